@@ -1,0 +1,57 @@
+#pragma once
+// The .hwbvh container: little-endian; magic, format version, target, section table, one checksum per
+// section. Layout in docs/blob-format.md (readable without this library). Files are written to a temporary
+// name and renamed, so a failed write never leaves a partial file. The reader checks every offset, size and
+// checksum before use and refuses unknown versions and targets with a clear message.
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace hwbvh::blob {
+
+inline constexpr uint32_t kFormatVersion = 1;
+
+enum class Target : uint32_t {
+  Rtip31 = 1,  ///< AMD RDNA 4 (RT IP 3.1) BVH8 compressed format
+  Rtip20 = 2,  ///< AMD RDNA 2/3 (RT IP 2.0) BVH4
+  Xe3 = 3,     ///< Intel Xe3 QBVH6 + QuadLeaf/STOC
+};
+
+enum class SectionType : uint32_t {
+  Nodes = 1,      ///< the node array exactly as the GPU reads it
+  Geometry = 2,   ///< source triangles (positions + ids) for the oracle and tools; binary, see docs
+  SceneMeta = 3,  ///< JSON: source file, geometries (names, triangle counts, bounds), degenerate count
+  BuildMeta = 4,  ///< JSON: build options and statistics
+};
+
+struct Section {
+  SectionType type{};
+  uint32_t alignment = 16;  ///< required alignment of the section's file offset (Nodes: 128)
+  std::vector<std::byte> data;
+};
+
+struct Blob {
+  Target target = Target::Rtip31;
+  std::vector<Section> sections;
+  /// The section of this type, or nullptr.
+  [[nodiscard]] const Section* find(SectionType type) const;
+  /// Same, but throws hwbvh::Error(BadInput) naming `file` if absent.
+  [[nodiscard]] const Section& require(SectionType type, const std::string& file) const;
+};
+
+const char* target_name(Target t);  ///< "rtip31", "rtip20", "xe3"
+
+/// Serialises to bytes (for tests and fuzzing).
+std::vector<std::byte> serialize(const Blob& blob);
+/// Parses and validates bytes; `name` is used in messages. Throws hwbvh::Error(BadInput).
+Blob parse(std::span<const std::byte> bytes, const std::string& name);
+
+/// Writes atomically: a temporary file in the same directory, then rename. Throws hwbvh::Error(Runtime).
+void write_file(const std::filesystem::path& path, const Blob& blob);
+/// Reads and validates; throws hwbvh::Error(BadInput) naming the file and the problem.
+Blob read_file(const std::filesystem::path& path);
+
+}  // namespace hwbvh::blob

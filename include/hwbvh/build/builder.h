@@ -1,0 +1,52 @@
+#pragma once
+// Build pipeline, format-neutral: scene triangles -> Embree binary BVH (rtcBuildBVH, SAH; spatial splits at
+// high quality) -> SAH-optimal collapse to WideBvh<8> (Ylitie, Karras, Laine 2017, "Efficient Incoherent Ray
+// Traversal on GPUs Through Compressed Wide BVHs") with leaves of triangle pairs.
+#include <cstdint>
+#include <functional>
+#include <span>
+
+#include "hwbvh/build/wide_bvh.h"
+#include "hwbvh/scene/scene.h"
+
+namespace hwbvh::build {
+
+enum class BuildQuality { Low, Medium, High };
+
+/// Format-supplied leaf test: true if these pairs can be stored as one leaf (e.g. fit one RT IP 3.1 primitive
+/// node). Keeps `build` ignorant of hardware layouts while letting it size leaves to what the format can hold.
+using LeafFitFn = std::function<bool(const Scene&, std::span<const PrimPair>)>;
+
+struct BuildOptions {
+  BuildQuality quality = BuildQuality::Medium;
+  int threads = 0;                 ///< 0 = all hardware threads; results are identical at any count
+  float box_step_cost = 1.0f;      ///< SAH cost of one traversal step on a box node (tests up to 8 children)
+  float pair_step_cost = 1.0f;     ///< SAH cost of one traversal step on a triangle pair
+  uint32_t max_leaf_pairs = 8;     ///< upper bound of pairs per leaf child
+  LeafFitFn leaf_fits;             ///< optional; empty = only max_leaf_pairs applies
+};
+
+struct BuildStats {
+  uint32_t input_triangles = 0;       ///< triangles in the scene
+  uint32_t degenerate_triangles = 0;  ///< zero-area triangles kept out of the BVH
+  uint32_t bvh_triangles = 0;         ///< triangles given to the builder
+  uint32_t references = 0;            ///< triangle references in leaves (> bvh_triangles with spatial splits)
+  uint32_t binary_nodes = 0;
+  uint32_t wide_nodes = 0;
+  uint32_t leaves = 0;
+  uint32_t pairs = 0;
+  double sah_cost = 0.0;              ///< SAH cost of the wide tree with the options' step costs
+  double seconds_binary = 0.0;        ///< Embree rtcBuildBVH
+  double seconds_collapse = 0.0;      ///< collapse + pairing
+};
+
+struct BuildResult {
+  WideBvh8 bvh;
+  BuildStats stats;
+};
+
+/// Builds the wide BVH of all non-degenerate triangles of `scene`. Deterministic: the same scene and options
+/// give the same tree at any thread count. Throws hwbvh::Error if the scene has no non-degenerate triangle.
+BuildResult build_wide_bvh(const Scene& scene, const BuildOptions& options);
+
+}  // namespace hwbvh::build

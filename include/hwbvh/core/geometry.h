@@ -1,0 +1,60 @@
+#pragma once
+// Vectors (glm), axis-aligned boxes and rays shared by every module.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <glm/vec2.hpp>
+#include <glm/vec3.hpp>
+
+namespace hwbvh {
+
+using Vec2 = glm::vec2;
+using Vec3 = glm::vec3;
+
+/// Axis-aligned box; the default value is empty (min = +inf, max = -inf) so it can be grown.
+struct Aabb {
+  Vec3 min{std::numeric_limits<float>::infinity()};
+  Vec3 max{-std::numeric_limits<float>::infinity()};
+
+  static Aabb of_point(Vec3 p) { return {p, p}; }
+  void grow(Vec3 p) {
+    min = glm::min(min, p);
+    max = glm::max(max, p);
+  }
+  void grow(const Aabb& b) {
+    min = glm::min(min, b.min);
+    max = glm::max(max, b.max);
+  }
+  [[nodiscard]] bool empty() const { return min.x > max.x || min.y > max.y || min.z > max.z; }
+  [[nodiscard]] Vec3 extent() const { return max - min; }
+  [[nodiscard]] Vec3 center() const { return (min + max) * 0.5f; }
+  /// Surface area; 0 for an empty box.
+  [[nodiscard]] float surface_area() const {
+    if (empty()) return 0.0f;
+    const Vec3 e = extent();
+    return 2.0f * (e.x * e.y + e.y * e.z + e.z * e.x);
+  }
+  [[nodiscard]] bool contains(Vec3 p) const {
+    return p.x >= min.x && p.y >= min.y && p.z >= min.z && p.x <= max.x && p.y <= max.y && p.z <= max.z;
+  }
+  [[nodiscard]] bool contains(const Aabb& b) const { return contains(b.min) && contains(b.max); }
+  friend bool operator==(const Aabb&, const Aabb&) = default;
+};
+
+inline Aabb triangle_bounds(Vec3 a, Vec3 b, Vec3 c) {
+  Aabb box = Aabb::of_point(a);
+  box.grow(b);
+  box.grow(c);
+  return box;
+}
+
+/// A ray with its valid parameter interval [tmin, tmax]. The direction need not be normalised.
+struct Ray {
+  Vec3 origin{0.0f};
+  Vec3 direction{0.0f, 0.0f, 1.0f};
+  float tmin = 0.0f;
+  float tmax = std::numeric_limits<float>::infinity();
+};
+
+}  // namespace hwbvh

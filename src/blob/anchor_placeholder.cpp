@@ -1,0 +1,1 @@
+namespace hwbvh { void blob_module_anchor() {} }

@@ -1,0 +1,1 @@
+namespace hwbvh { void emu_module_anchor() {} }

@@ -1,0 +1,1 @@
+namespace hwbvh { void rdna4_module_anchor() {} }

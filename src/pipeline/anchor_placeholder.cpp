@@ -1,0 +1,1 @@
+namespace hwbvh { void pipeline_module_anchor() {} }

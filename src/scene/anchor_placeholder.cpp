@@ -1,0 +1,1 @@
+namespace hwbvh { void scene_module_anchor() {} }
