@@ -43,15 +43,47 @@ struct Blob {
 };
 
 const char* target_name(Target t);  ///< "rtip31", "rtip20", "xe3"
+const char* section_type_name(SectionType t);  ///< "nodes", "geometry", "scene-meta", "build-meta"
+
+// File layout constants (docs/blob-format.md §1). Exposed for tools and tests that inspect raw bytes.
+inline constexpr char kMagic[8] = {'H', 'W', 'B', 'V', 'H', '\r', '\n', '\x1a'};
+inline constexpr std::size_t kFileHeaderBytes = 40;  ///< magic, version, target, count, reserved, size, checksum
+inline constexpr std::size_t kHeaderChecksumOffset = 32;  ///< u64 header checksum field inside the file header
+inline constexpr std::size_t kSectionEntryBytes = 32;     ///< type, alignment, offset, size, checksum
+inline constexpr uint32_t kMaxSections = 64;
+inline constexpr uint32_t kMaxAlignment = 4096;
+inline constexpr uint32_t kNodesAlignment = 128;  ///< Nodes sections start 128-byte aligned (a GPU node stride)
+
+/// 64-bit FNV-1a of `bytes` (offset basis 0xcbf29ce484222325, prime 0x100000001b3): the checksum of every
+/// section, and of the file header + section table.
+uint64_t checksum(std::span<const std::byte> bytes);
+
+/// Where a section sits in a file, as recorded in its section table (reported by `hwbvh info`).
+struct SectionEntry {
+  SectionType type{};
+  uint32_t alignment = 0;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  uint64_t checksum = 0;
+};
+
+struct FileLayout {
+  uint64_t file_size = 0;
+  std::vector<SectionEntry> sections;  ///< in section-table order
+};
 
 /// Serialises to bytes (for tests and fuzzing).
 std::vector<std::byte> serialize(const Blob& blob);
 /// Parses and validates bytes; `name` is used in messages. Throws hwbvh::Error(BadInput).
 Blob parse(std::span<const std::byte> bytes, const std::string& name);
+/// Same, and also reports the file's section table in `layout`.
+Blob parse(std::span<const std::byte> bytes, const std::string& name, FileLayout& layout);
 
 /// Writes atomically: a temporary file in the same directory, then rename. Throws hwbvh::Error(Runtime).
 void write_file(const std::filesystem::path& path, const Blob& blob);
 /// Reads and validates; throws hwbvh::Error(BadInput) naming the file and the problem.
 Blob read_file(const std::filesystem::path& path);
+/// Same, and also reports the file's section table in `layout`.
+Blob read_file(const std::filesystem::path& path, FileLayout& layout);
 
 }  // namespace hwbvh::blob

@@ -15,6 +15,7 @@ enum class BuildQuality { Low, Medium, High };
 
 /// Format-supplied leaf test: true if these pairs can be stored as one leaf (e.g. fit one RT IP 3.1 primitive
 /// node). Keeps `build` ignorant of hardware layouts while letting it size leaves to what the format can hold.
+/// Called concurrently from several threads; a lone triangle is assumed to always fit and is not asked about.
 using LeafFitFn = std::function<bool(const Scene&, std::span<const PrimPair>)>;
 
 struct BuildOptions {
@@ -22,7 +23,7 @@ struct BuildOptions {
   int threads = 0;                 ///< 0 = all hardware threads; results are identical at any count
   float box_step_cost = 1.0f;      ///< SAH cost of one traversal step on a box node (tests up to 8 children)
   float pair_step_cost = 1.0f;     ///< SAH cost of one traversal step on a triangle pair
-  uint32_t max_leaf_pairs = 8;     ///< upper bound of pairs per leaf child
+  uint32_t max_leaf_pairs = 8;     ///< upper bound of pairs per leaf child, 1..32
   LeafFitFn leaf_fits;             ///< optional; empty = only max_leaf_pairs applies
 };
 
@@ -46,7 +47,8 @@ struct BuildResult {
 };
 
 /// Builds the wide BVH of all non-degenerate triangles of `scene`. Deterministic: the same scene and options
-/// give the same tree at any thread count. Throws hwbvh::Error if the scene has no non-degenerate triangle.
+/// give the same tree at any thread count. Throws hwbvh::Error (BadInput) if the scene has no non-degenerate
+/// triangle or max_leaf_pairs is outside 1..32.
 BuildResult build_wide_bvh(const Scene& scene, const BuildOptions& options);
 
 }  // namespace hwbvh::build

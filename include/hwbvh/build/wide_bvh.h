@@ -31,17 +31,20 @@ struct WideBvh {
     uint32_t index = 0;       ///< internal child: index into nodes; leaf child: index of its first pair in pairs
     uint32_t pair_count = 0;  ///< 0 for an internal child; the number of pairs of a leaf child (>= 1)
     [[nodiscard]] bool is_leaf() const { return pair_count > 0; }
+    friend bool operator==(const Child&, const Child&) = default;
   };
 
   struct Node {
     std::array<Child, Width> children{};
     uint32_t child_count = 0;  ///< valid children are children[0 .. child_count-1], 1..Width
     Aabb bounds;               ///< union of the children's bounds
+    friend bool operator==(const Node&, const Node&) = default;
   };
 
   std::vector<Node> nodes;      ///< nodes[0] is the root; the root is always an internal node
   std::vector<PrimPair> pairs;  ///< leaf ranges index into this array; each leaf's pairs are contiguous
   Aabb bounds;                  ///< scene bounds (= nodes[0].bounds)
+  friend bool operator==(const WideBvh&, const WideBvh&) = default;
 };
 
 using WideBvh8 = WideBvh<8>;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hwbvh/core/geometry.h"
@@ -14,7 +15,8 @@ namespace hwbvh {
 inline constexpr uint32_t kNoIndex = 0xFFFFFFFFu;
 
 /// An alpha mask used by alpha-tested materials: one 8-bit alpha value per texel, row-major, row 0 = top of
-/// the image file (v = 1 in OBJ's texture space).
+/// the image file (v = 1 in OBJ's texture space). From the map_d image: the alpha channel of an RGBA image, the
+/// grey value of a grey or grey+alpha image, the Rec. 709 luminance of an RGB image.
 struct AlphaTexture {
   std::string path;  ///< as resolved on disk
   uint32_t width = 0;
@@ -54,7 +56,11 @@ struct Scene {
 
   [[nodiscard]] Vec3 vertex(uint32_t tri, int k) const { return positions[triangles[tri].v[k]]; }
   /// True for zero-area triangles (repeated vertex or collinear); they are counted but kept out of the BVH.
+  /// Exact: the cross product of two edges, computed in double from the float positions, is zero.
   [[nodiscard]] bool is_degenerate(uint32_t tri) const;
+  /// Number of triangles for which is_degenerate() holds.
+  [[nodiscard]] uint32_t degenerate_count() const;
+  /// Box around the vertices of all triangles (degenerate ones included; unreferenced positions are not).
   [[nodiscard]] Aabb bounds() const;
   [[nodiscard]] bool is_alpha_tested(uint32_t tri) const {
     const uint32_t m = triangles[tri].material;
@@ -65,6 +71,20 @@ struct Scene {
 /// Loads an OBJ file (and its MTL and map_d textures). Throws hwbvh::Error (BadInput) naming the file and the
 /// problem for: missing/unreadable file, binary garbage, malformed lines, face index out of range, NaN or
 /// infinite coordinates, a scene with no triangles, an unreadable alpha texture.
+///
+/// Reading rules (the OBJ is checked line by line; messages give the line):
+/// - Polygons are fan-triangulated: (0, k, k+1). Negative indices count back from the last element defined so
+///   far; positive indices may point further down the file. `l`, `p`, `vn`, `vp` are checked, then ignored.
+/// - `g a b` names the geometry "a b"; `o name` takes the rest of the line; a bare `g`/`o`, or faces before any
+///   group, mean "default". Groups that never get a face make no geometry.
+/// - A triangle has texture coordinates only when all three corners give one.
+/// - `usemtl` takes the rest of the line as the material name. Materials come from every `mtllib` in order (the
+///   first definition of a name wins); an MTL file that does not exist is ignored (its materials are unknown and
+///   triangles using them get no material). Only `map_d` makes a material alpha-tested; `d` and `Tr` do not.
+///   Texture names are relative to the MTL's folder and may use backslashes. Materials sharing a map_d file
+///   share one AlphaTexture.
+/// - Accepted but ignored: `s`, `mg`, `lod`, display attributes; rejected: free-form geometry and unknown
+///   statements. In MTL files only `newmtl`, `Kd` and `map_d` are checked; other statements are ignored.
 Scene load_obj(const std::filesystem::path& path);
 
 /// Same, from memory (used by the fuzz targets). `name` is used in messages; `base_dir` resolves mtllib and

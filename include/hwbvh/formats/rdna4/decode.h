@@ -46,7 +46,7 @@ DecodedBoxNode decode_box_node(const NodeDwords& node);
 /// 52-bit primitive node header (§4.2), with derived prefix lengths.
 struct PrimitiveHeader {
   std::array<uint32_t, 3> payload_bits{};  ///< Lx, Ly, Lz (1..32)
-  std::array<uint32_t, 3> prefix_bits{};   ///< Px, Py, Pz = 32 - T - L (may be negative in a malformed node)
+  std::array<uint32_t, 3> prefix_bits{};   ///< Px, Py, Pz = 32 - T - L (a header where one is negative is rejected)
   uint32_t trailing_zeros = 0;             ///< T
   uint32_t geo_anchor_bits = 0;            ///< GA
   uint32_t geo_payload_bits = 0;           ///< GP

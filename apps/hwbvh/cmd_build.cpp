@@ -1,0 +1,88 @@
+// hwbvh build SCENE.obj -o OUT.hwbvh: OBJ scene -> encoded RT IP 3.1 BVH in a blob file, with a report.
+#include <filesystem>
+#include <map>
+#include <memory>
+
+#include "commands.h"
+#include "hwbvh/core/error.h"
+#include "hwbvh/pipeline/pipeline.h"
+#include "output.h"
+#include "progress.h"
+
+namespace hwbvh::cli {
+namespace {
+
+struct BuildArgs {
+  std::string scene;
+  std::string output;
+  std::string quality = "medium";
+  std::string obb = "on";
+  float obb_ratio = rdna4::EncodeOptions{}.obb_accept_ratio;
+  int threads = 0;
+  bool json = false;
+  bool quiet = false;
+};
+
+// Refuses "-o" naming the input scene, which the atomic rename would otherwise replace.
+void check_output_is_not_input(const BuildArgs& a) {
+  std::error_code ec;
+  if (std::filesystem::equivalent(a.scene, a.output, ec))
+    throw Error(ErrorKind::BadInput, a.output, "the output would overwrite the input scene");
+}
+
+int run_build(const BuildArgs& a) {
+  check_output_is_not_input(a);
+  pipeline::BuildBlobOptions options;
+  const std::map<std::string, build::BuildQuality> qualities = {
+      {"low", build::BuildQuality::Low}, {"medium", build::BuildQuality::Medium}, {"high", build::BuildQuality::High}};
+  options.build.quality = qualities.at(a.quality);  // CLI11 checked membership
+  options.build.threads = a.threads;
+  options.encode.obb = a.obb == "on";
+  options.encode.obb_accept_ratio = a.obb_ratio;
+  options.encode.threads = a.threads;
+
+  pipeline::BuildReport report;
+  {
+    Progress progress("hwbvh build", !a.quiet);
+    report = pipeline::build_file(a.scene, a.output, options,
+                                  [&](pipeline::Phase p) { progress.phase(pipeline::phase_name(p)); });
+  }
+  if (a.json) {
+    Json j = report_json(report);
+    j["output"] = a.output;
+    print_json(j);
+  } else {
+    Table t;
+    t.row("output", a.output);
+    add_report_rows(t, report);
+    t.print();
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_build_command(CLI::App& app) {
+  auto args = std::make_shared<BuildArgs>();
+  CLI::App* sub = app.add_subcommand("build", "Build an RT IP 3.1 (RDNA 4) BVH from an OBJ scene into a blob file");
+  sub->add_option("scene", args->scene, "OBJ scene file")->required();
+  sub->add_option("-o,--output", args->output, "blob file to write (.hwbvh)")->required();
+  sub->add_option("--quality", args->quality, "BVH build quality; high adds spatial splits")
+      ->check(CLI::IsMember({"low", "medium", "high"}))
+      ->capture_default_str();
+  sub->add_option("--obb", args->obb, "oriented bounding boxes in box nodes")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  sub->add_option("--obb-ratio", args->obb_ratio,
+                  "accept a node's OBB only if its children's OBB area < R x their AABB area")
+      ->check(CLI::Range(0.0f, 1.0f))
+      ->capture_default_str();
+  sub->add_option("--threads", args->threads, "worker threads; 0 = all (output is identical at any count)")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str();
+  sub->add_flag("--json", args->json, "print the report as one JSON object");
+  sub->add_flag("--quiet", args->quiet, "no progress indicator");
+  return {sub, [args] { return run_build(*args); }};
+}
+
+}  // namespace hwbvh::cli

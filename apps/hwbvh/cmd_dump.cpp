@@ -1,0 +1,256 @@
+// hwbvh dump FILE: the decoded nodes of a blob's RT IP 3.1 node section (pipeline/inspect.h, which reads the
+// bytes only through formats/rdna4/decode.h), breadth-first from the root or one node.
+#include <fmt/format.h>
+
+#include <memory>
+#include <optional>
+
+#include "commands.h"
+#include "hwbvh/blob/blob.h"
+#include "hwbvh/blob/bytes.h"
+#include "hwbvh/core/error.h"
+#include "hwbvh/pipeline/inspect.h"
+#include "output.h"
+
+namespace hwbvh::cli {
+namespace {
+
+using pipeline::DumpedNode;
+using pipeline::NodeDump;
+using rdna4::NodeKind;
+
+struct DumpArgs {
+  std::string file;
+  std::string node;     ///< --node OFFSET
+  std::string pointer;  ///< --pointer P
+  int64_t max_nodes = 64;
+  bool json = false;
+};
+
+std::string vec(Vec3 v) { return fmt::format("({}, {}, {})", v.x, v.y, v.z); }
+Json vec_json(Vec3 v) { return Json::array({v.x, v.y, v.z}); }
+template <class T>
+std::string triple(const std::array<T, 3>& a) {
+  return fmt::format("({}, {}, {})", a[0], a[1], a[2]);
+}
+
+const char* child_type_name(uint32_t node_type) {
+  if (node_type == rdna4::kTypeBox) return "box";
+  if (node_type == rdna4::kTypeInstance) return "instance";
+  return (node_type & 7) <= 3 ? "primitive" : "unsupported";
+}
+
+const char* nav_name(uint32_t nav) {
+  switch (nav) {
+    case rdna4::kNavEndOfPair: return "end-of-pair";
+    case rdna4::kNavEndOfNode: return "end-of-node";
+    case rdna4::kNavEndOfRange: return "end-of-range";
+  }
+  return "unknown";
+}
+
+std::string obb_text(uint32_t index) { return index == rdna4::kNoObb ? "none" : fmt::format("{}", index); }
+
+// ---- text ----------------------------------------------------------------------------------------------
+
+void print_box(const DumpedNode& n) {
+  const rdna4::DecodedBoxNode& b = *n.box;
+  fmt::print("box node @{:#x}  pointer {:#x}  parent {:#x}  index in parent {}\n", n.offset, n.pointer,
+             b.parent_pointer, b.index_in_parent);
+  fmt::print("  origin {}  exponents {}  obb {}  children {}  internal base {:#x}  leaf base {:#x}  no-sort {}\n",
+             vec(b.origin), triple(b.exponent), obb_text(b.obb_index), b.child_count, b.internal_base, b.leaf_base,
+             b.no_sort ? 1 : 0);
+  for (uint32_t k = 0; k < b.child_count; ++k) {
+    const rdna4::ChildInfoFields& c = b.info[k];
+    fmt::print("  child {}  pointer {:#x}  {} (type {})  range {}  flags {:#x}  mask {:#04x}  min {}  max {}\n", k,
+               b.child_pointer[k], child_type_name(c.node_type), c.node_type, c.range_length, c.box_flags,
+               c.instance_mask, vec(b.child_box[k].min), vec(b.child_box[k].max));
+  }
+}
+
+void print_triangle(int k, const rdna4::DecodedTriangle& t) {
+  if (!t.valid) {
+    fmt::print("    tri{}  invalid\n", k);
+    return;
+  }
+  fmt::print("    tri{}  indices {}  prim {}  geo {}  {}{}{}\n", k, triple(t.index), t.primitive_id, t.geometry_id,
+             t.opaque ? "opaque" : "non-opaque", t.double_sided ? "  double-sided" : "",
+             t.procedural ? "  procedural" : "");
+  fmt::print("          v0 {}  v1 {}  v2 {}\n", vec(t.vertex[0]), vec(t.vertex[1]), vec(t.vertex[2]));
+}
+
+void print_primitive(const DumpedNode& n) {
+  fmt::print("primitive node @{:#x}  pointer {:#x}\n", n.offset, n.pointer);
+  if (!n.primitive_header) {
+    fmt::print("  malformed header\n");
+    return;
+  }
+  const rdna4::PrimitiveHeader& h = *n.primitive_header;
+  fmt::print("  pairs {}  payload bits {}  prefix bits {}  trailing zeros {}  vertex type {}\n", h.pair_count,
+             triple(h.payload_bits), triple(h.prefix_bits), h.trailing_zeros, h.vertex_type);
+  fmt::print("  prim id anchor/payload bits {}/{}  geo id anchor/payload bits {}/{}  midpoint {}\n",
+             h.prim_anchor_bits, h.prim_payload_bits, h.geo_anchor_bits, h.geo_payload_bits, h.midpoint);
+  for (std::size_t i = 0; i < n.pairs.size(); ++i) {
+    if (!n.pairs[i]) {
+      fmt::print("  pair {}  malformed\n", i);
+      continue;
+    }
+    const rdna4::DecodedPair& p = *n.pairs[i];
+    fmt::print("  pair {}  stop {}  nav {}\n", i, p.range_stop ? 1 : 0, nav_name(p.navigation));
+    for (int k = 0; k < 2; ++k) print_triangle(k, p.tri[k]);
+  }
+}
+
+void print_text(const std::string& file, const NodeDump& d) {
+  if (d.header) {
+    const rdna4::NodeSectionHeader& h = *d.header;
+    fmt::print("{}: node section {} bytes, {} slots, root {:#x}, {} box nodes, {} primitive nodes, bounds {} {}\n",
+               file, d.section_bytes, h.node_slots, h.root_pointer, h.box_nodes, h.primitive_nodes, vec(h.bounds.min),
+               vec(h.bounds.max));
+  } else {
+    fmt::print("{}: node section {} bytes, malformed section header\n", file, d.section_bytes);
+  }
+  for (const DumpedNode& n : d.nodes) n.kind == NodeKind::Box ? print_box(n) : print_primitive(n);
+  if (d.not_shown > 0) fmt::print("... {} more nodes not shown (--max-nodes)\n", d.not_shown);
+  for (const std::string& p : d.problems) fmt::print("problem: {}\n", p);
+}
+
+// ---- JSON ----------------------------------------------------------------------------------------------
+
+Json box_json(const rdna4::DecodedBoxNode& b) {
+  Json children = Json::array();
+  for (uint32_t k = 0; k < b.child_count; ++k) {
+    const rdna4::ChildInfoFields& c = b.info[k];
+    children.push_back({{"pointer", b.child_pointer[k]},
+                        {"type", child_type_name(c.node_type)},
+                        {"node_type", c.node_type},
+                        {"range_length", c.range_length},
+                        {"box_flags", c.box_flags},
+                        {"instance_mask", c.instance_mask},
+                        {"min", vec_json(b.child_box[k].min)},
+                        {"max", vec_json(b.child_box[k].max)}});
+  }
+  return {{"internal_base", b.internal_base},
+          {"leaf_base", b.leaf_base},
+          {"parent_pointer", b.parent_pointer},
+          {"origin", vec_json(b.origin)},
+          {"exponents", b.exponent},
+          {"no_sort", b.no_sort},
+          {"index_in_parent", b.index_in_parent},
+          {"obb_index", b.obb_index == rdna4::kNoObb ? Json(nullptr) : Json(b.obb_index)},
+          {"children", std::move(children)}};
+}
+
+Json triangle_json(const rdna4::DecodedTriangle& t) {
+  if (!t.valid) return nullptr;
+  return {{"indices", t.index},
+          {"vertices", {vec_json(t.vertex[0]), vec_json(t.vertex[1]), vec_json(t.vertex[2])}},
+          {"primitive_id", t.primitive_id},
+          {"geometry_id", t.geometry_id},
+          {"opaque", t.opaque},
+          {"double_sided", t.double_sided},
+          {"procedural", t.procedural}};
+}
+
+Json primitive_json(const DumpedNode& n) {
+  if (!n.primitive_header) return {{"header", nullptr}};
+  const rdna4::PrimitiveHeader& h = *n.primitive_header;
+  Json pairs = Json::array();
+  for (const auto& p : n.pairs) {
+    if (!p) {
+      pairs.push_back(nullptr);
+      continue;
+    }
+    pairs.push_back({{"range_stop", p->range_stop},
+                     {"navigation", nav_name(p->navigation)},
+                     {"tri0", triangle_json(p->tri[0])},
+                     {"tri1", triangle_json(p->tri[1])}});
+  }
+  return {{"header",
+           {{"pair_count", h.pair_count},
+            {"payload_bits", h.payload_bits},
+            {"prefix_bits", h.prefix_bits},
+            {"trailing_zeros", h.trailing_zeros},
+            {"vertex_type", h.vertex_type},
+            {"prim_anchor_bits", h.prim_anchor_bits},
+            {"prim_payload_bits", h.prim_payload_bits},
+            {"geo_anchor_bits", h.geo_anchor_bits},
+            {"geo_payload_bits", h.geo_payload_bits},
+            {"midpoint", h.midpoint}}},
+          {"pairs", std::move(pairs)}};
+}
+
+Json dump_json(const std::string& file, const NodeDump& d) {
+  Json nodes = Json::array();
+  for (const DumpedNode& n : d.nodes) {
+    Json j = {{"offset", n.offset}, {"pointer", n.pointer}, {"kind", n.kind == NodeKind::Box ? "box" : "primitive"}};
+    j.update(n.kind == NodeKind::Box ? box_json(*n.box) : primitive_json(n));
+    nodes.push_back(std::move(j));
+  }
+  Json header = nullptr;
+  if (d.header) {
+    header = {{"root_pointer", d.header->root_pointer},
+              {"node_slots", d.header->node_slots},
+              {"box_nodes", d.header->box_nodes},
+              {"primitive_nodes", d.header->primitive_nodes},
+              {"bounds", {{"min", vec_json(d.header->bounds.min)}, {"max", vec_json(d.header->bounds.max)}}}};
+  }
+  return {{"file", file},         {"section_bytes", d.section_bytes}, {"header", std::move(header)},
+          {"nodes", std::move(nodes)}, {"not_shown", d.not_shown},   {"problems", d.problems}};
+}
+
+// ---- command -------------------------------------------------------------------------------------------
+
+int run_dump(const DumpArgs& a) {
+  const blob::Blob b = blob::read_file(a.file);
+  if (b.target != blob::Target::Rtip31)
+    throw Error(ErrorKind::BadInput, a.file,
+                fmt::format("dump reads rtip31 node sections; this blob's target is {}", blob::target_name(b.target)));
+  const blob::Section& nodes = b.require(blob::SectionType::Nodes, a.file);
+  if (nodes.data.size() % rdna4::kNodeBytes != 0)
+    throw Error(ErrorKind::BadInput, a.file,
+                fmt::format("nodes section is {} bytes, not a whole number of 128-byte nodes", nodes.data.size()));
+  const std::vector<uint32_t> dwords = blob::bytes_to_dwords(nodes.data);
+
+  NodeDump d;
+  if (!a.pointer.empty()) {
+    const uint64_t p = parse_unsigned(a.pointer, "--pointer");
+    if (p > 0xFFFFFFFFu) throw Error(ErrorKind::BadInput, "", "--pointer: node pointers are 32-bit values");
+    d = pipeline::dump_pointer(dwords, static_cast<uint32_t>(p));
+  } else if (!a.node.empty()) {
+    d = pipeline::dump_offset(dwords, parse_unsigned(a.node, "--node"));
+  } else {
+    d = pipeline::dump_tree(dwords, static_cast<std::size_t>(a.max_nodes));
+  }
+
+  if (a.json) {
+    print_json(dump_json(a.file, d));
+  } else {
+    print_text(a.file, d);
+  }
+  if (!d.problems.empty()) {
+    throw Error(ErrorKind::BadInput, a.file,
+                fmt::format("malformed node section: {} problem(s); first: {}", d.problems.size(), d.problems[0]));
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_dump_command(CLI::App& app) {
+  auto args = std::make_shared<DumpArgs>();
+  CLI::App* sub = app.add_subcommand("dump", "Print the decoded nodes of a blob file (RT IP 3.1)");
+  sub->add_option("file", args->file, "blob file (.hwbvh)")->required();
+  auto* node = sub->add_option("--node", args->node,
+                               "only the node at this byte offset of the node section (decimal or 0x hex)");
+  auto* pointer = sub->add_option("--pointer", args->pointer,
+                                  "only the node this node pointer addresses, e.g. 0x15 for the root");
+  node->excludes(pointer);
+  sub->add_option("--max-nodes", args->max_nodes, "nodes to print, breadth-first from the root; 0 = all")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  sub->add_flag("--json", args->json, "print one JSON object");
+  return {sub, [args] { return run_dump(*args); }};
+}
+
+}  // namespace hwbvh::cli

@@ -1,0 +1,79 @@
+// hwbvh info FILE: the build report stored in a blob (its BuildMeta section), the file size and the sections.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "commands.h"
+#include "hwbvh/blob/blob.h"
+#include "hwbvh/core/error.h"
+#include "hwbvh/pipeline/pipeline.h"
+#include "output.h"
+
+namespace hwbvh::cli {
+namespace {
+
+struct InfoArgs {
+  std::string file;
+  bool json = false;
+};
+
+std::string section_text(const blob::Blob& b, blob::SectionType type, const std::string& file) {
+  const blob::Section& s = b.require(type, file);
+  return {reinterpret_cast<const char*>(s.data.data()), s.data.size()};
+}
+
+int run_info(const InfoArgs& a) {
+  blob::FileLayout layout;
+  const blob::Blob b = blob::read_file(a.file, layout);
+  const pipeline::BuildReport report =
+      pipeline::report_from_json(section_text(b, blob::SectionType::BuildMeta, a.file), a.file);
+  const Json scene = Json::parse(section_text(b, blob::SectionType::SceneMeta, a.file), nullptr, false);
+  if (!scene.is_object()) throw Error(ErrorKind::BadInput, a.file, "scene-meta section is not a JSON object");
+  const auto count = [&](const char* key) { return scene.contains(key) ? scene[key].size() : std::size_t{0}; };
+
+  if (a.json) {
+    Json sections = Json::array();
+    for (const blob::SectionEntry& s : layout.sections) {
+      sections.push_back({{"type", blob::section_type_name(s.type)},
+                          {"offset", s.offset},
+                          {"size", s.size},
+                          {"alignment", s.alignment},
+                          {"checksum", hex(s.checksum)}});
+    }
+    print_json({{"file", a.file},
+                {"file_size", layout.file_size},
+                {"format_version", blob::kFormatVersion},
+                {"target", blob::target_name(b.target)},
+                {"sections", std::move(sections)},
+                {"report", report_json(report)},
+                {"scene", scene}});
+    return 0;
+  }
+  Table t;
+  t.row("file", a.file);
+  t.row("file size", fmt::format("{} bytes", layout.file_size));
+  t.row("format version", fmt::format("{}", blob::kFormatVersion));
+  t.row("geometries", fmt::format("{}", count("geometries")));
+  t.row("materials", fmt::format("{}", count("materials")));
+  add_report_rows(t, report);
+  t.blank();
+  for (const blob::SectionEntry& s : layout.sections) {
+    t.row(fmt::format("section {}", blob::section_type_name(s.type)),
+          fmt::format("offset {:>10}  size {:>10}  align {:>4}  checksum {:#018x}", s.offset, s.size, s.alignment,
+                      s.checksum));
+  }
+  t.print();
+  return 0;
+}
+
+}  // namespace
+
+Command add_info_command(CLI::App& app) {
+  auto args = std::make_shared<InfoArgs>();
+  CLI::App* sub = app.add_subcommand("info", "Show the build report, size and sections of a blob file");
+  sub->add_option("file", args->file, "blob file (.hwbvh)")->required();
+  sub->add_flag("--json", args->json, "print one JSON object");
+  return {sub, [args] { return run_info(*args); }};
+}
+
+}  // namespace hwbvh::cli

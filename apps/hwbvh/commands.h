@@ -1,0 +1,23 @@
+#pragma once
+// The hwbvh subcommands. Each add_* registers one subcommand and its options on the top-level app and returns
+// it with the function that runs it once the command line has been parsed. Results go to stdout, diagnostics to stderr;
+// errors are thrown as hwbvh::Error and turned into exit codes by main.
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace hwbvh::cli {
+
+/// Runs a parsed subcommand; returns the process exit code.
+using RunFn = std::function<int()>;
+
+struct Command {
+  CLI::App* app = nullptr;  ///< the registered subcommand
+  RunFn run;
+};
+
+Command add_build_command(CLI::App& app);  ///< hwbvh build SCENE.obj -o OUT.hwbvh
+Command add_info_command(CLI::App& app);   ///< hwbvh info FILE
+Command add_dump_command(CLI::App& app);   ///< hwbvh dump FILE
+
+}  // namespace hwbvh::cli

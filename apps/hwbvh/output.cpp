@@ -1,0 +1,67 @@
+#include "output.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "hwbvh/core/error.h"
+
+namespace hwbvh::cli {
+
+void Table::print() const {
+  std::size_t width = 0;
+  for (const auto& [label, value] : rows_) width = std::max(width, label.size());
+  std::string out;
+  for (const auto& [label, value] : rows_) {
+    if (label.empty()) {
+      out += '\n';
+    } else {
+      out += fmt::format("{:<{}}  {}\n", label, width, value);
+    }
+  }
+  fmt::print("{}", out);
+}
+
+void add_report_rows(Table& t, const pipeline::BuildReport& r) {
+  t.row("scene", r.source);
+  t.row("target", r.target);
+  t.row("triangles", fmt::format("{} ({} degenerate, skipped)", r.triangles, r.degenerate_triangles));
+  t.row("box nodes", fmt::format("{}", r.box_nodes));
+  t.row("primitive nodes", fmt::format("{}", r.primitive_nodes));
+  t.row("node bytes", fmt::format("{}", r.node_bytes));
+  t.row("bytes per triangle", fmt::format("{:.2f}", r.bytes_per_triangle));
+  t.row("triangles per primitive node", fmt::format("{:.2f}", r.triangles_per_primitive_node));
+  t.row("triangle pairs", fmt::format("{}", r.pairs));
+  t.row("box nodes with an OBB", fmt::format("{:.1f} %", 100.0 * r.obb_box_share));
+  t.row("SAH cost", fmt::format("{:.3f}", r.sah_cost));
+  t.row("spatial-split references", fmt::format("{}", r.spatial_split_references));
+  t.row("quality", r.quality);
+  t.row("obb", r.obb ? fmt::format("on (accept ratio {})", r.obb_ratio) : std::string("off"));
+  if (!r.run) return;
+  t.row("threads", fmt::format("{}", r.run->threads));
+  const pipeline::PhaseSeconds& s = r.run->seconds;
+  const std::pair<const char*, double> phases[] = {{"load", s.load},     {"bvh", s.bvh},       {"collapse", s.collapse},
+                                                   {"obb", s.obb},       {"encode", s.encode}, {"write", s.write},
+                                                   {"total", s.total()}};
+  for (const auto& [name, seconds] : phases) t.row(fmt::format("seconds {}", name), fmt::format("{:.3f}", seconds));
+}
+
+Json report_json(const pipeline::BuildReport& report) { return Json::parse(pipeline::report_to_json(report)); }
+
+void print_json(const Json& json) { fmt::print("{}\n", json.dump(2)); }
+
+std::string hex(uint64_t value) { return fmt::format("{:#x}", value); }
+
+uint64_t parse_unsigned(const std::string& text, const std::string& option) {
+  const bool is_hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+  const char* begin = text.data() + (is_hex ? 2 : 0);
+  const char* end = text.data() + text.size();
+  uint64_t value = 0;
+  const auto [ptr, ec] = std::from_chars(begin, end, value, is_hex ? 16 : 10);
+  if (text.empty() || ec != std::errc() || ptr != end)
+    throw Error(ErrorKind::BadInput, "", fmt::format("{}: '{}' is not a decimal or 0x-prefixed number", option, text));
+  return value;
+}
+
+}  // namespace hwbvh::cli

@@ -1,0 +1,119 @@
+// bench_build: the whole hwbvh build pipeline (Embree binary BVH, SAH collapse, pairing, OBB selection,
+// RT IP 3.1 encoding) against Embree's own scene commit on the same triangles, in the same process.
+//
+//   bench_build [--runs N] [--threads N] [--grid QUADS_PER_SIDE] [SCENE.obj ...]
+// Without scene arguments it uses ../shared/scenes/ogre.obj (when present) and a generated 2M-triangle grid.
+#include <embree3/rtcore.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench_common.h"
+#include "hwbvh/build/builder.h"
+#include "hwbvh/formats/rdna4/encode.h"
+
+namespace {
+
+using namespace hwbvh;
+
+struct EmbreeScene {
+  RTCDevice device;
+  explicit EmbreeScene(int threads) {
+    const std::string config = "threads=" + std::to_string(threads);
+    device = rtcNewDevice(config.c_str());
+  }
+  ~EmbreeScene() { rtcReleaseDevice(device); }
+
+  /// Builds and commits an Embree scene of all triangles; returns nothing, the timing is the point.
+  void commit(const Scene& scene, RTCBuildQuality quality) const {
+    RTCScene rs = rtcNewScene(device);
+    rtcSetSceneBuildQuality(rs, quality);
+    RTCGeometry g = rtcNewGeometry(device, RTC_GEOMETRY_TYPE_TRIANGLE);
+    rtcSetGeometryBuildQuality(g, quality);
+    auto* v = static_cast<float*>(rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3,
+                                                          3 * sizeof(float), scene.positions.size()));
+    std::memcpy(v, scene.positions.data(), scene.positions.size() * 3 * sizeof(float));
+    auto* t = static_cast<uint32_t*>(rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3,
+                                                             3 * sizeof(uint32_t), scene.triangles.size()));
+    for (std::size_t i = 0; i < scene.triangles.size(); ++i)
+      for (int k = 0; k < 3; ++k) t[3 * i + k] = scene.triangles[i].v[k];
+    rtcCommitGeometry(g);
+    rtcAttachGeometry(rs, g);
+    rtcReleaseGeometry(g);
+    rtcCommitScene(rs);
+    rtcReleaseScene(rs);
+  }
+};
+
+void run_scene(const Scene& scene, int runs, int threads) {
+  build::BuildOptions bo;
+  bo.threads = threads;
+  bo.quality = build::BuildQuality::Medium;
+  bo.leaf_fits = rdna4::primitive_leaf_fits;
+  rdna4::EncodeOptions eo;
+  eo.threads = threads;
+  rdna4::EncodeStats stats;
+  build::BuildStats bstats;
+  const double hwbvh_medium = bench::median_seconds(runs, [&] {
+    auto built = build::build_wide_bvh(scene, bo);
+    bstats = built.stats;
+    stats = rdna4::encode(scene, built.bvh, eo).stats;
+  });
+  bo.quality = build::BuildQuality::High;
+  const double hwbvh_high = bench::median_seconds(runs, [&] {
+    auto built = build::build_wide_bvh(scene, bo);
+    (void)rdna4::encode(scene, built.bvh, eo);
+  });
+  const EmbreeScene embree(threads);
+  const double embree_default = bench::median_seconds(runs, [&] { embree.commit(scene, RTC_BUILD_QUALITY_MEDIUM); });
+  const double embree_high = bench::median_seconds(runs, [&] { embree.commit(scene, RTC_BUILD_QUALITY_HIGH); });
+  const double tris = static_cast<double>(scene.triangles.size());
+  std::printf("scene\t%s\ttriangles\t%zu\n", scene.source.c_str(), scene.triangles.size());
+  std::printf("  hwbvh pipeline (medium)      %9.3f s   %7.2f Mtri/s\n", hwbvh_medium, tris / hwbvh_medium * 1e-6);
+  std::printf("  hwbvh pipeline (high/splits) %9.3f s   %7.2f Mtri/s\n", hwbvh_high, tris / hwbvh_high * 1e-6);
+  std::printf("  embree commit (default)      %9.3f s\n", embree_default);
+  std::printf("  embree commit (high)         %9.3f s\n", embree_high);
+  std::printf("  ratio hwbvh(medium) / embree(high)    %.2fx\n", hwbvh_medium / embree_high);
+  std::printf("  ratio hwbvh(high) / embree(high)      %.2fx\n", hwbvh_high / embree_high);
+  std::printf("  ratio hwbvh(medium) / embree(default) %.2fx\n", hwbvh_medium / embree_default);
+  std::printf("  phases (medium): binary %.3f s, collapse %.3f s, obb %.3f s, encode %.3f s\n",
+              bstats.seconds_binary, bstats.seconds_collapse, stats.seconds_obb, stats.seconds_encode);
+  std::printf("  blob: %.2f bytes/triangle, %.2f triangles/primitive node, %.1f%% OBB box nodes\n",
+              static_cast<double>(stats.node_bytes) / tris, static_cast<double>(stats.triangles) / stats.primitive_nodes,
+              100.0 * stats.obb_box_nodes / stats.box_nodes);
+  std::printf("  peak resident memory so far: %.1f bytes/triangle (%.0f MB)\n", bench::peak_rss_bytes() / tris,
+              bench::peak_rss_bytes() / 1e6);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int runs = 5, threads = 0;
+  uint32_t grid = 1000;  // 1000^2 quads = 2,000,000 triangles
+  std::vector<std::string> scenes;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--runs" && i + 1 < argc) runs = std::atoi(argv[++i]);
+    else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
+    else if (a == "--grid" && i + 1 < argc) grid = static_cast<uint32_t>(std::atoi(argv[++i]));
+    else scenes.push_back(a);
+  }
+  if (threads <= 0) threads = static_cast<int>(std::thread::hardware_concurrency());
+  bench::print_header("bench_build", threads);
+  if (scenes.empty()) {
+    const std::string ogre = std::string(HWBVH_SHARED_DIR) + "/scenes/ogre.obj";
+    if (std::filesystem::exists(ogre)) scenes.push_back(ogre);
+  }
+  try {
+    for (const auto& path : scenes) run_scene(load_obj(path), runs, threads);
+    if (grid > 0) run_scene(bench::displaced_grid(grid), std::max(1, runs / 2), threads);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_build: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,32 @@
+#pragma once
+// BinaryBvh: the flat, index-based binary tree the builder collapses into WideBvh<8>. Produced by the Embree
+// adapter (embree_builder.h) with one reference per leaf, so the collapse alone decides what a real leaf holds.
+#include <cstdint>
+#include <vector>
+
+#include "hwbvh/core/geometry.h"
+#include "hwbvh/scene/scene.h"
+
+namespace hwbvh::build {
+
+struct BinaryBvh {
+  /// A triangle reference: the whole triangle's box, or a clipped part of it after spatial splits.
+  struct Ref {
+    Aabb bounds;
+    uint32_t triangle = kNoIndex;  ///< index into Scene::triangles
+  };
+
+  struct Node {
+    Aabb bounds;                ///< exact union of the boxes of the references below
+    uint32_t left = kNoIndex;   ///< kNoIndex for a leaf; otherwise left == own index + 1 (depth-first preorder)
+    uint32_t right = kNoIndex;
+    uint32_t first_ref = 0;     ///< the subtree's references are refs[first_ref .. first_ref + ref_count)
+    uint32_t ref_count = 0;     ///< >= 1
+    [[nodiscard]] bool is_leaf() const { return left == kNoIndex; }
+  };
+
+  std::vector<Node> nodes;  ///< depth-first preorder, nodes[0] is the root
+  std::vector<Ref> refs;    ///< in leaf order, so every subtree's references are contiguous
+};
+
+}  // namespace hwbvh::build

@@ -1,0 +1,20 @@
+#pragma once
+// Embree adapter: builds a BinaryBvh with Embree 3's rtcBuildBVH (binned SAH; Morton at low quality; SAH with
+// spatial splits at high quality, splitting references by exact triangle clipping, see spatial_split.h).
+#include <cstdint>
+#include <span>
+
+#include "hwbvh/build/binary_bvh.h"
+#include "hwbvh/build/builder.h"
+#include "hwbvh/scene/scene.h"
+
+namespace hwbvh::build {
+
+/// Builds a binary BVH over `triangles` (indices into scene.triangles; all non-degenerate, at least one) with
+/// options.quality, options.threads and SAH costs derived from the step costs. Every leaf holds exactly one
+/// reference; nodes are numbered in depth-first preorder, so the result is identical at any thread count
+/// (high quality runs Embree single-threaded: its spatial-split builder is not deterministic in parallel).
+/// Throws hwbvh::Error (Runtime) if Embree fails.
+BinaryBvh build_binary_bvh(const Scene& scene, std::span<const uint32_t> triangles, const BuildOptions& options);
+
+}  // namespace hwbvh::build

@@ -1,0 +1,11 @@
+#pragma once
+// Surface area heuristic cost of a wide tree, with the cost model the collapse optimises (collapse.h).
+#include "hwbvh/build/wide_bvh.h"
+
+namespace hwbvh::build {
+
+/// SAH cost: sum over wide nodes of SA(node)/SA(root) * box_step_cost plus sum over leaf children of
+/// SA(leaf)/SA(root) * pair_step_cost * pairs. Leaf boxes are the children's stored (possibly clipped) bounds.
+double sah_cost(const WideBvh8& bvh, float box_step_cost, float pair_step_cost);
+
+}  // namespace hwbvh::build

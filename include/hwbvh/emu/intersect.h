@@ -1,0 +1,133 @@
+#pragma once
+// IMAGE_BVH8_INTERSECT_RAY as emulated (shared/spec/rtip31-format.md §5, GPURT's
+// `image_bvh8_intersect_ray_3_1`): one 128-byte RT IP 3.1 node tested against one ray, returning the 10 result
+// dwords the shader sees.
+//
+//   box node (ptr & 7 == 5)      DW0..7 = child pointers, primitives first then boxes, each group ascending by the
+//                                sort key, INVALID_NODE (0xFFFFFFFF) for misses; DW8, DW9 = 0xFFFFFFFF
+//   primitive node (ptr & 7 <= 3) DW0..3 = tri0 (t, |I| | procedural<<31, |J| | non_opaque<<31, prim << 1 | back),
+//                                DW4..7 = tri1 (or (+inf, 1.0, 1.0, 0) when tri1 is invalid),
+//                                DW8, DW9 = geometry id << 2 | navigation, for tri0 / tri1
+//   instance node (ptr & 7 == 6) all 0xFFFFFFFF for now: there is no TLAS yet (§5.5 not modelled)
+//   ptr & 7 == 4 or 7            all 0xFFFFFFFF (§5.2)
+//
+// The emulation reads node bytes only through the RT IP 3.1 decoder (formats/rdna4/decode.h). Floating-point
+// steps are written one IEEE operation per statement, with std::fma / std::fmin / std::fmax exactly where the spec
+// uses fma / minNum / maxNum, so the result does not depend on how the compiler would otherwise contract them.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "hwbvh/core/geometry.h"
+#include "hwbvh/formats/rdna4/node_pointer.h"
+
+namespace hwbvh::emu {
+
+/// Why a node could not be intersected. Any fault stops the ray that hit it (never undefined behaviour).
+enum class NodeFault : uint8_t {
+  None,
+  OutOfRange,          ///< the 128-byte node lies (partly) outside the node memory
+  Misaligned,          ///< box or instance pointer with bit 3 set: not on a 128-byte node boundary (§1.1)
+  MalformedPrimitive,  ///< primitive header or pair descriptor rejected by the decoder, or pair >= pair count
+  UnsupportedNode,     ///< traversal only: pointer type 4/7, or an instance node (no TLAS support yet)
+};
+
+/// Short lowercase name for messages ("out of range", ...).
+const char* fault_name(NodeFault fault);
+
+/// A bounds-checked view of a node section: byte 0 is the section start that node pointers are relative to.
+struct NodeMemory {
+  std::span<const uint32_t> dwords;
+
+  /// Copies the 128-byte node that `pointer` addresses (byte offset (pointer & ~0xF) << 3, §1.1) into `out`.
+  /// Returns NodeFault::None, or OutOfRange / Misaligned without touching memory outside `dwords`.
+  NodeFault fetch(uint32_t pointer, rdna4::NodeDwords& out) const;
+};
+
+/// The ten pointer flags of the 64-bit BVH base pointer, bits 54..63 (§1.4).
+struct PointerFlags {
+  bool force_opaque = false;           ///< bit 54
+  bool force_non_opaque = false;       ///< bit 55
+  bool disable_triangle_cull = false;  ///< bit 56 (carried, not consulted by the emulation, §5.4)
+  bool flip_facedness = false;         ///< bit 57
+  bool cull_back_facing = false;       ///< bit 58
+  bool cull_front_facing = false;      ///< bit 59
+  bool cull_opaque = false;            ///< bit 60
+  bool cull_non_opaque = false;        ///< bit 61
+  bool skip_triangles = false;         ///< bit 62
+  bool skip_procedural = false;        ///< bit 63
+
+  /// From the 10-bit value `base_ptr >> 54`.
+  static PointerFlags from_bits(uint32_t bits);
+  /// The 10-bit value that goes into base pointer bits 54..63.
+  [[nodiscard]] uint32_t bits() const;
+  friend bool operator==(const PointerFlags&, const PointerFlags&) = default;
+};
+
+/// Box sorting heuristics of the BVH T# (bits 54:53).
+enum class SortHeuristic : uint8_t {
+  Closest = 0,          ///< key = clamped entry distance
+  LargestFirst = 1,     ///< key = clamped entry - clamped exit (largest interval first)
+  ClosestMidpoint = 2,  ///< key = entry + exit (unclamped; NaN entry -> 0, NaN exit -> +inf)
+  Disabled = 3,         ///< "reserved": GPURT's emulation does not sort
+};
+
+/// Descriptor (T#) controls of the intersect instruction (§5.1). Defaults are GPURT's emulation.
+struct IntersectOptions {
+  bool box_sort = true;                           ///< box_sort_en
+  SortHeuristic heuristic = SortHeuristic::Closest;
+  uint32_t box_grow = 6;                          ///< box_grow_value, 0..255 ulps of 2^-24 on the far plane
+  bool sort_triangles_first = true;               ///< primitive pointers sort before boxes
+  bool wide_sort = true;                          ///< false: slots 0..3 and 4..7 are sorted separately
+
+  /// Throws hwbvh::Error(BadInput) if box_grow > 255 or the heuristic is not 0..3.
+  void validate() const;
+};
+
+/// The ray operands of the instruction (VADDR groups 1..3).
+struct RayOperands {
+  Vec3 origin{0.0f};
+  Vec3 direction{0.0f, 0.0f, 1.0f};
+  float extent = 0.0f;          ///< ray_extent: the current t_max; box hits need entry <= extent * G
+  uint32_t instance_mask = 0xFF;  ///< 8 bits
+};
+
+inline constexpr std::size_t kResultDwords = 10;
+using IntersectDwords = std::array<uint32_t, kResultDwords>;
+
+/// The instruction's 10 result dwords plus what the counters need.
+struct IntersectResult {
+  IntersectDwords dw{};
+  rdna4::NodeKind kind = rdna4::NodeKind::Unsupported;
+  uint32_t box_tests = 0;       ///< slab tests performed: 8 per box node (all slots, §5.6)
+  uint32_t triangle_tests = 0;  ///< ray/triangle tests: 1 per non-procedural valid triangle of the pair
+  bool obb_rotated = false;     ///< the ray was rotated into an OBB node's frame
+  NodeFault fault = NodeFault::None;  ///< non-None: dw is all 0xFFFFFFFF
+};
+
+/// Emulates IMAGE_BVH8_INTERSECT_RAY on node `node_pointer` (§5.2 dispatch, §5.3 box path, §5.4 primitive path).
+/// `flags` are the base pointer's flags; `options` the descriptor controls (must pass validate()).
+IntersectResult image_bvh8_intersect_ray(const NodeMemory& memory, const PointerFlags& flags, const RayOperands& ray,
+                                         uint32_t node_pointer, const IntersectOptions& options);
+
+/// The box growth factor G = f32(1 + box_grow * 2^-24) of §5.3 step 5 (box_grow 6 -> 0x3F800003).
+float box_grow_factor(uint32_t box_grow);
+
+/// One triangle slot of a primitive-node result, read the way GPURT's `Bvh8IntersectResult` does (§5.4).
+struct TriangleSlot {
+  float t = 0.0f;             ///< asfloat(slot.x); +inf for a miss
+  float u = 0.0f;             ///< |slot.y|: barycentric weight of vertex i1
+  float v = 0.0f;             ///< |slot.z|: barycentric weight of vertex i2
+  bool procedural = false;    ///< slot.y sign bit
+  bool non_opaque = false;    ///< slot.z sign bit
+  uint32_t primitive_id = 0;  ///< slot.w >> 1
+  bool back_face = false;     ///< slot.w & 1
+  uint32_t geometry_id = 0;   ///< ext >> 2
+  uint32_t navigation = 0;    ///< ext & 3
+};
+
+/// Reads triangle `k` (0 or 1) from a primitive-node result.
+TriangleSlot read_triangle_slot(const IntersectDwords& dw, int k);
+
+}  // namespace hwbvh::emu

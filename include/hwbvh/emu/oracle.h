@@ -1,0 +1,100 @@
+#pragma once
+// The Embree oracle (design.md rule 3): every emulated ray's closest hit is checked against Embree 3's
+// rtcIntersect1 on the same triangles, and every shadow ray against rtcOccluded1. The triangles come from the
+// blob's Geometry section, the same one the emulated BVH was encoded from: one Embree triangle geometry per
+// geometry id, with Embree's geomID = our geometry id and primID = our primitive id, so ids compare directly.
+// Triangles flagged degenerate are kept (so ids stay aligned) but collapsed to a point, because the BVH leaves
+// them out and the oracle must see the triangles the emulator traces. Embree runs in robust mode
+// (RTC_SCENE_FLAG_ROBUST) with a high-quality build; it is linked privately and never appears in this header.
+//
+// Agreement rule, per ray: closest-hit rays agree when (a) both miss, (b) both hit the same geometry and
+// primitive, or (c) both hit and |t_emu - t_embree| <= 1e-4 * max(|t_embree|, FLT_MIN) (edges shared by two
+// triangles, ties). Shadow (any-hit) rays agree when both are occluded or both are not.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "hwbvh/blob/geometry_section.h"
+#include "hwbvh/core/geometry.h"
+
+namespace hwbvh::emu {
+
+/// Relative t tolerance of agreement rule (c).
+inline constexpr float kAgreementRelativeT = 1e-4f;
+
+/// A closest hit, from Embree or converted from the emulator ({r.hit, r.t, r.geometry_id, r.primitive_id}).
+struct OracleHit {
+  bool hit = false;
+  float t = std::numeric_limits<float>::infinity();  ///< distance along the ray, in units of its direction
+  uint32_t geometry = kNoIndex;
+  uint32_t primitive = kNoIndex;
+  Vec2 barycentrics{0.0f};  ///< (u, v): weights of the triangle's vertices v[1] and v[2]
+  Vec3 normal{0.0f};        ///< unnormalised geometric normal (v1 - v0) x (v2 - v0)
+};
+
+/// Embree 3 scene over a Geometry section. Queries are const and safe to call from many threads at once.
+class Oracle {
+ public:
+  /// Builds the Embree scene. `threads` is Embree's build thread count (0 = all hardware threads); `file` names
+  /// the section's source in messages. Throws hwbvh::Error(BadInput) if a vertex index is out of range, a
+  /// geometry id is >= 2^24, or a geometry's primitive ids are not exactly 0..n-1 (n its triangle count);
+  /// hwbvh::Error(Runtime) if Embree fails.
+  explicit Oracle(const blob::GeometrySection& geometry, const std::string& file = {}, int threads = 0);
+  ~Oracle();
+  Oracle(Oracle&&) noexcept;
+  Oracle& operator=(Oracle&&) noexcept;
+  Oracle(const Oracle&) = delete;
+  Oracle& operator=(const Oracle&) = delete;
+
+  /// Closest hit within [ray.tmin, ray.tmax] (rtcIntersect1); hit == false for a miss.
+  [[nodiscard]] OracleHit trace_closest(const Ray& ray) const;
+  /// True if any triangle is hit within [ray.tmin, ray.tmax] (rtcOccluded1).
+  [[nodiscard]] bool occluded(const Ray& ray) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+enum class Disagreement : uint8_t {
+  None,                       ///< the ray agrees
+  EmuMissEmbreeHit,           ///< the emulator missed, Embree hit
+  EmuHitEmbreeMiss,           ///< the emulator hit, Embree missed
+  DifferentPrimitiveFarther,  ///< both hit different primitives; the emulator's is farther beyond tolerance
+  DifferentPrimitiveCloser,   ///< both hit different primitives; the emulator's is closer beyond tolerance
+  OcclusionMismatch,          ///< shadow ray: one says occluded, the other not
+};
+inline constexpr std::size_t kDisagreementCount = 6;
+
+/// Short kebab-case name for tables and JSON ("none", "emu-miss-embree-hit", ...).
+[[nodiscard]] const char* disagreement_name(Disagreement d);
+
+/// Classifies a closest-hit ray by the agreement rule above.
+[[nodiscard]] Disagreement compare(const OracleHit& emu, const OracleHit& embree);
+/// Classifies a shadow ray: None or OcclusionMismatch.
+[[nodiscard]] Disagreement compare(bool emu_occluded, bool embree_occluded);
+
+/// Agreement counts over many rays. Sums over threads or batches with operator+= are order-independent.
+struct AgreementStats {
+  std::array<uint64_t, kDisagreementCount> by_cause{};  ///< rays per outcome, indexed by Disagreement
+  /// Largest |t_emu - t_embree| / max(|t_embree|, FLT_MIN) over rays where both hit (agreeing or not).
+  double worst_relative_t_error = 0.0;
+
+  /// Classifies one closest-hit ray, counts it and returns the outcome.
+  Disagreement add(const OracleHit& emu, const OracleHit& embree);
+  /// Classifies one shadow ray, counts it and returns the outcome.
+  Disagreement add(bool emu_occluded, bool embree_occluded);
+
+  [[nodiscard]] uint64_t count(Disagreement d) const { return by_cause[static_cast<std::size_t>(d)]; }
+  [[nodiscard]] uint64_t rays() const;
+  [[nodiscard]] uint64_t agreeing() const { return count(Disagreement::None); }
+  [[nodiscard]] uint64_t disagreeing() const { return rays() - agreeing(); }
+
+  AgreementStats& operator+=(const AgreementStats& o);
+  friend bool operator==(const AgreementStats&, const AgreementStats&) = default;
+};
+
+}  // namespace hwbvh::emu

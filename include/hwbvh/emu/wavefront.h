@@ -1,0 +1,48 @@
+#pragma once
+// Wave32 lockstep model: rays are grouped into waves of 32 in the order given; in each wave iteration every
+// still-running lane performs one traversal step (traversal.h), and a wave runs until its last lane finishes.
+// Per-iteration active-lane and node-type counts give SIMD efficiency and node-type divergence. Waves are
+// independent, run in parallel through hwbvh::Executor, and each writes only its own output slots, so results are
+// identical at any thread count. This is a functional model: it counts work, not cycles.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "hwbvh/core/parallel.h"
+#include "hwbvh/emu/traversal.h"
+
+namespace hwbvh::emu {
+
+inline constexpr uint32_t kWaveSize = 32;
+
+struct WaveStats {
+  uint32_t lanes = 0;                  ///< rays in this wave (32, fewer for the last wave)
+  uint64_t iterations = 0;             ///< wave iterations = largest step count of its lanes
+  uint64_t active_lane_steps = 0;      ///< sum over iterations of lanes that stepped
+  uint64_t box_lane_steps = 0;         ///< sum over iterations of lanes that stepped on a box node
+  uint64_t primitive_lane_steps = 0;   ///< sum over iterations of lanes that stepped on a primitive node
+  uint64_t mixed_iterations = 0;       ///< iterations in which both box and primitive lanes were active
+
+  /// Active lane-steps / (32 x iterations); 1 for an empty wave.
+  [[nodiscard]] double simd_efficiency() const;
+  WaveStats& operator+=(const WaveStats& o);
+  friend bool operator==(const WaveStats&, const WaveStats&) = default;
+};
+
+struct TraceOutput {
+  std::vector<RayResult> rays;                       ///< one per input ray, same order
+  std::vector<WaveStats> waves;                      ///< one per wave of 32 rays
+  std::vector<std::vector<uint32_t>> node_sequences;  ///< per ray, if options.record_node_sequence; else empty
+
+  /// Sum of all rays' counters.
+  [[nodiscard]] RayCounters total_counters() const;
+  /// Sum of all waves' statistics (lanes sums to the ray count).
+  [[nodiscard]] WaveStats total_waves() const;
+};
+
+/// Traces `rays` through the BLAS at `root` in `memory`, 32 lanes per wave. Throws hwbvh::Error(BadInput) for
+/// invalid options; node faults are reported per ray, never thrown.
+TraceOutput trace_rays(const NodeMemory& memory, uint32_t root, std::span<const Ray> rays,
+                       const TraceOptions& options, const Executor& executor);
+
+}  // namespace hwbvh::emu

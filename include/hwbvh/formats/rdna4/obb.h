@@ -1,0 +1,23 @@
+#pragma once
+// RT IP 3.1 oriented bounding boxes, builder side (shared/spec/rtip31-format.md §3.4, Appendix B).
+//
+// A box node may name one of 104 hardware rotations (DW7 [6:0], 127 = none); the hardware matrices are
+// decoded by decode.h's obb_matrix. The builder maps a candidate rotation to an index through the axis-angle
+// lookup table of Appendix B.
+#include <cstdint>
+
+#include "hwbvh/core/geometry.h"
+#include "hwbvh/formats/rdna4/decode.h"
+
+namespace hwbvh::rdna4 {
+
+/// Axis-angle LUT lookup (Appendix B) of a rotation given by its rows; may return 127 (no OBB).
+uint32_t matrix_to_obb_index(const Mat3Rows& rows);
+
+/// Best of the three cyclic row permutations of `rows` (§3.4); may return 127.
+uint32_t matrix_to_best_obb_index(const Mat3Rows& rows);
+
+/// Step A of §3.4: the edge/normal frame of a triangle mapped to an index (127 if degenerate).
+uint32_t triangle_obb_candidate(Vec3 v0, Vec3 v1, Vec3 v2);
+
+}  // namespace hwbvh::rdna4

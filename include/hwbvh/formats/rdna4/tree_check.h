@@ -1,0 +1,34 @@
+#pragma once
+// Whole-tree check of an RT IP 3.1 node section, using only the decoder (decode.h): what a GPU would reach
+// from the root. Used by the property tests, by `hwbvh info --check`, and to refuse hostile blobs.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "hwbvh/scene/scene.h"
+
+namespace hwbvh::rdna4 {
+
+struct TreeCheckResult {
+  std::vector<std::string> problems;   ///< empty when the tree is well formed
+  uint32_t box_nodes = 0;              ///< box nodes reached from the root
+  uint32_t primitive_nodes = 0;        ///< primitive nodes reached
+  uint32_t obb_box_nodes = 0;
+  uint64_t triangles = 0;              ///< triangle references reached
+  uint32_t max_depth = 0;              ///< box-node levels below the root
+  /// Per scene triangle: how many times it was reached (only when a scene is given).
+  std::vector<uint32_t> triangle_references;
+  [[nodiscard]] bool ok() const { return problems.empty(); }
+};
+
+/// Walks the node section from the root. Checks: the section header; every pointer in range, aligned and of a
+/// known type; no box node reached twice (no cycles, no sharing); parent pointers and index_in_parent agree
+/// with the tree; primitive ranges end with a stop bit; every slot of the section is reached. With a scene:
+/// every decoded triangle is bit-identical to the scene triangle its ids name, and every decoded child box (in
+/// its node's OBB frame, with the intersector's float rotation) contains every triangle below it.
+/// At most `max_problems` problems are recorded.
+TreeCheckResult check_encoded_tree(std::span<const uint32_t> dwords, const Scene* scene,
+                                   std::size_t max_problems = 20);
+
+}  // namespace hwbvh::rdna4

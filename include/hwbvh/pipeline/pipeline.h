@@ -1,0 +1,99 @@
+#pragma once
+// The build pipeline as one call: Scene -> build::build_wide_bvh (with the format's leaf-fit test) ->
+// rdna4::encode -> a blob::Blob with the sections Nodes, Geometry, SceneMeta and BuildMeta
+// (docs/blob-format.md), plus the BuildReport that `hwbvh build` prints and `hwbvh info` reads back.
+//
+// Determinism: blobs are byte-identical for the same scene and options at any thread count. The report's
+// run-dependent part (RunInfo: thread count, wall-clock seconds per phase) is printed but never written into
+// the BuildMeta section; everything else in the report is a pure function of the input.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "hwbvh/blob/blob.h"
+#include "hwbvh/build/builder.h"
+#include "hwbvh/formats/rdna4/encode.h"
+#include "hwbvh/scene/scene.h"
+
+namespace hwbvh::pipeline {
+
+struct BuildBlobOptions {
+  build::BuildOptions build;    ///< leaf_fits is overwritten with rdna4::primitive_leaf_fits
+  rdna4::EncodeOptions encode;
+};
+
+/// Wall-clock seconds per pipeline phase.
+struct PhaseSeconds {
+  double load = 0.0;      ///< OBJ/MTL/texture loading (build_file only)
+  double bvh = 0.0;       ///< Embree binary BVH
+  double collapse = 0.0;  ///< collapse to the 8-wide tree + pairing
+  double obb = 0.0;       ///< OBB selection
+  double encode = 0.0;    ///< node encoding and layout
+  double write = 0.0;     ///< serialising and writing the file (build_file only)
+  [[nodiscard]] double total() const { return load + bvh + collapse + obb + encode + write; }
+  friend bool operator==(const PhaseSeconds&, const PhaseSeconds&) = default;
+};
+
+/// The part of a report that differs between runs of the same input; never stored in blob files.
+struct RunInfo {
+  int threads = 0;  ///< worker threads used (0 in the options resolves to the hardware thread count)
+  PhaseSeconds seconds;
+  friend bool operator==(const RunInfo&, const RunInfo&) = default;
+};
+
+struct BuildReport {
+  std::string source;                     ///< scene file name, without its directory
+  std::string target = "rtip31";          ///< blob::target_name
+  uint64_t triangles = 0;                 ///< triangles in the scene
+  uint64_t degenerate_triangles = 0;      ///< zero-area triangles, kept out of the BVH
+  uint64_t box_nodes = 0;
+  uint64_t primitive_nodes = 0;
+  uint64_t node_bytes = 0;                ///< Nodes section size, including its 128-byte header
+  double bytes_per_triangle = 0.0;        ///< node_bytes / (triangles - degenerate_triangles)
+  double triangles_per_primitive_node = 0.0;  ///< mean triangle references per primitive node
+  uint64_t pairs = 0;                     ///< triangle pairs stored in primitive nodes
+  double obb_box_share = 0.0;             ///< share of box nodes with an OBB, 0..1
+  double sah_cost = 0.0;                  ///< SAH cost of the wide tree (build::BuildStats::sah_cost)
+  uint64_t spatial_split_references = 0;  ///< triangle references added by spatial splits
+  // Options used.
+  std::string quality = "medium";  ///< "low", "medium" or "high"
+  bool obb = true;
+  double obb_ratio = 0.0;          ///< rdna4::EncodeOptions::obb_accept_ratio
+  std::optional<RunInfo> run;      ///< set for a build just run; absent when read back from a file
+  friend bool operator==(const BuildReport&, const BuildReport&) = default;
+};
+
+struct BuildBlobResult {
+  blob::Blob blob;
+  BuildReport report;
+};
+
+enum class Phase { Loading, Building, Encoding, Writing };
+/// "loading", "building", "encoding", "writing".
+const char* phase_name(Phase phase);
+/// Called when a phase starts (e.g. to drive a progress display). Building covers BVH and collapse.
+using ProgressFn = std::function<void(Phase)>;
+
+const char* quality_name(build::BuildQuality quality);  ///< "low", "medium", "high"
+
+/// Builds and encodes `scene` and assembles the blob (target rtip31) with its four sections.
+/// Throws hwbvh::Error from the builder or encoder (e.g. BadInput for a scene without usable triangles).
+BuildBlobResult build_blob(const Scene& scene, const BuildBlobOptions& options, const ProgressFn& progress = {});
+
+/// load_obj(scene_path) + build_blob + blob::write_file(output), with the load and write phases timed.
+/// Nothing is written unless every earlier step succeeded, and a failed write leaves no file.
+BuildReport build_file(const std::filesystem::path& scene_path, const std::filesystem::path& output,
+                       const BuildBlobOptions& options, const ProgressFn& progress = {});
+
+/// The report as one JSON object (docs/blob-format.md §5); `run` is included only when present.
+std::string report_to_json(const BuildReport& report);
+/// Parses report_to_json's output (e.g. a BuildMeta section). Throws hwbvh::Error(BadInput) naming `file`.
+BuildReport report_from_json(std::string_view json, const std::string& file);
+
+/// The SceneMeta section's JSON for `scene` (docs/blob-format.md §4).
+std::string scene_meta_json(const Scene& scene);
+
+}  // namespace hwbvh::pipeline

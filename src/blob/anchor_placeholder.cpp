@@ -1,1 +1,0 @@
-namespace hwbvh { void blob_module_anchor() {} }

@@ -1,0 +1,322 @@
+// The .hwbvh container: serialisation, validation and atomic file writes (docs/blob-format.md).
+#include "hwbvh/blob/blob.h"
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+
+#include <unistd.h>
+
+#include "hwbvh/blob/bytes.h"
+#include "hwbvh/core/error.h"
+#include "message.h"
+
+namespace hwbvh::blob {
+namespace {
+
+// File header field offsets (docs/blob-format.md §1).
+constexpr std::size_t kVersionOffset = 8;
+constexpr std::size_t kTargetOffset = 12;
+constexpr std::size_t kCountOffset = 16;
+constexpr std::size_t kReservedOffset = 20;
+constexpr std::size_t kFileSizeOffset = 24;
+
+bool is_known_target(uint32_t t) { return t >= 1 && t <= 3; }
+bool is_known_section_type(uint32_t t) { return t >= 1 && t <= 4; }
+bool is_valid_alignment(uint32_t a) { return a >= 1 && a <= kMaxAlignment && std::has_single_bit(a); }
+uint32_t required_alignment(SectionType t) { return t == SectionType::Nodes ? kNodesAlignment : 1; }
+
+uint64_t align_up(uint64_t v, uint64_t alignment) { return (v + alignment - 1) / alignment * alignment; }
+
+std::string section_label(std::size_t index, uint32_t type) {
+  return is_known_section_type(type)
+             ? detail::cat("section ", index, " (", section_type_name(static_cast<SectionType>(type)), ")")
+             : detail::cat("section ", index);
+}
+
+// FNV-1a over several byte ranges, as if they were concatenated.
+class Fnv1a64 {
+ public:
+  void add(std::span<const std::byte> bytes) {
+    for (std::byte b : bytes) hash_ = (hash_ ^ std::to_integer<uint64_t>(b)) * 0x100000001b3ull;
+  }
+  [[nodiscard]] uint64_t value() const { return hash_; }
+
+ private:
+  uint64_t hash_ = 0xcbf29ce484222325ull;
+};
+
+// The checksum of the file header (without its checksum field) followed by the section table.
+uint64_t header_checksum(std::span<const std::byte> file, std::size_t table_end) {
+  Fnv1a64 h;
+  h.add(file.subspan(0, kHeaderChecksumOffset));
+  h.add(file.subspan(kFileHeaderBytes, table_end - kFileHeaderBytes));
+  return h.value();
+}
+
+// Recognises a magic altered by CR/LF conversion, so the message can say what happened.
+bool is_text_mangled_magic(std::span<const std::byte> bytes) {
+  const auto text = [&](std::size_t n) {
+    return std::string_view(reinterpret_cast<const char*>(bytes.data()), std::min(n, bytes.size()));
+  };
+  return text(7) == std::string_view("HWBVH\n\x1a", 7) || text(9) == std::string_view("HWBVH\r\r\n\x1a", 9);
+}
+
+Blob parse_impl(std::span<const std::byte> bytes, const std::string& name, FileLayout* layout) {
+  const auto fail = [&](const std::string& problem) { throw_bad_input(name, problem); };
+  const uint64_t size = bytes.size();
+  const std::string_view magic(kMagic, sizeof kMagic);
+
+  // Magic and version first: a future version may change everything after them.
+  if (size == 0) fail("empty file (not an hwbvh blob)");
+  const std::string_view head(reinterpret_cast<const char*>(bytes.data()), std::min<uint64_t>(size, 8));
+  if (head != magic.substr(0, head.size())) {
+    if (is_text_mangled_magic(bytes))
+      fail("the file was altered by a text-mode transfer (line endings converted); copy it in binary mode");
+    fail("not an hwbvh blob (bad magic)");
+  }
+  if (size < kTargetOffset) fail(detail::cat("truncated: ", size, " bytes, too short for the file header"));
+  const uint32_t version = load_le32(bytes, kVersionOffset);
+  if (version != kFormatVersion)
+    fail(detail::cat("unsupported format version ", version, " (this hwbvh reads version ", kFormatVersion, ")"));
+  if (size < kFileHeaderBytes)
+    fail(detail::cat("truncated: ", size, " bytes, too short for the ", kFileHeaderBytes, "-byte file header"));
+
+  // Section table, declared file size, then the checksum that covers both.
+  const uint32_t count = load_le32(bytes, kCountOffset);
+  if (count > kMaxSections) fail(detail::cat("section count ", count, " exceeds the limit of ", kMaxSections));
+  const uint64_t table_end = kFileHeaderBytes + uint64_t{count} * kSectionEntryBytes;
+  if (table_end > size)
+    fail(detail::cat("truncated: ", size, " bytes, the section table ends at byte ", table_end));
+  const uint64_t recorded_size = load_le64(bytes, kFileSizeOffset);
+  if (recorded_size > size)
+    fail(detail::cat("truncated: ", size, " bytes, the header records ", recorded_size, " bytes"));
+  if (recorded_size < size)
+    fail(detail::cat(size, " bytes, but the header records ", recorded_size,
+                     " bytes (trailing data or corrupted header)"));
+  const uint64_t stored_header_sum = load_le64(bytes, kHeaderChecksumOffset);
+  const uint64_t header_sum = header_checksum(bytes, table_end);
+  if (stored_header_sum != header_sum)
+    fail(detail::cat("header checksum mismatch (stored ", detail::hex64(stored_header_sum), ", computed ",
+                     detail::hex64(header_sum), "): file header or section table corrupted"));
+  const uint32_t target = load_le32(bytes, kTargetOffset);
+  if (!is_known_target(target)) fail(detail::cat("unknown target ", target, " (known: 1 rtip31, 2 rtip20, 3 xe3)"));
+  if (load_le32(bytes, kReservedOffset) != 0) fail("reserved header field (bytes 20..23) is not zero");
+
+  // Section entries: type, alignment, bounds (overflow-safe: offset <= size, then size <= size - offset).
+  std::vector<SectionEntry> entries(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    const std::size_t e = kFileHeaderBytes + std::size_t{i} * kSectionEntryBytes;
+    const uint32_t type = load_le32(bytes, e);
+    const uint32_t alignment = load_le32(bytes, e + 4);
+    const uint64_t offset = load_le64(bytes, e + 8);
+    const uint64_t length = load_le64(bytes, e + 16);
+    const std::string label = section_label(i, type);
+    if (!is_known_section_type(type)) fail(detail::cat(label, ": unknown section type ", type));
+    const auto section_type = static_cast<SectionType>(type);
+    for (uint32_t j = 0; j < i; ++j)
+      if (entries[j].type == section_type)
+        fail(detail::cat("duplicate ", section_type_name(section_type), " section (table entries ", j, " and ", i,
+                         ")"));
+    if (!is_valid_alignment(alignment))
+      fail(detail::cat(label, ": alignment ", alignment, " is not a power of two in 1..", kMaxAlignment));
+    if (alignment % required_alignment(section_type) != 0)
+      fail(detail::cat(label, ": alignment ", alignment, " is below the required ",
+                       required_alignment(section_type)));
+    if (offset > size || length > size - offset)
+      fail(detail::cat(label, ": offset ", offset, " + size ", length, " runs past the end of the file (", size,
+                       " bytes)"));
+    if (offset < table_end)
+      fail(detail::cat(label, ": offset ", offset, " lies inside the file header or section table (which end at ",
+                       table_end, ")"));
+    if (offset % alignment != 0)
+      fail(detail::cat(label, ": offset ", offset, " is not a multiple of its alignment ", alignment));
+    entries[i] = {section_type, alignment, offset, length, load_le64(bytes, e + 24)};
+  }
+
+  // Overlaps, and padding: every byte outside the header, table and sections must be zero, so that no bit of
+  // the file escapes a check.
+  std::vector<uint32_t> order(count);
+  for (uint32_t i = 0; i < count; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return std::pair(entries[a].offset, a) < std::pair(entries[b].offset, b);
+  });
+  uint64_t covered = table_end;
+  uint32_t previous = count;
+  const auto check_padding = [&](uint64_t from, uint64_t to) {
+    for (uint64_t p = from; p < to; ++p)
+      if (bytes[p] != std::byte{0})
+        fail(detail::cat("non-zero padding byte at offset ", p, " (outside every section): corrupted"));
+  };
+  for (uint32_t i : order) {
+    const SectionEntry& s = entries[i];
+    if (s.offset < covered)  // never for the first: offsets were checked against table_end
+      fail(detail::cat("sections ", previous, " and ", i, " overlap"));
+    check_padding(covered, s.offset);
+    covered = std::max(covered, s.offset + s.size);
+    previous = i;
+  }
+  check_padding(covered, size);
+
+  Blob blob;
+  blob.target = static_cast<Target>(target);
+  blob.sections.reserve(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    const SectionEntry& s = entries[i];
+    const auto data = bytes.subspan(s.offset, s.size);
+    const uint64_t sum = checksum(data);
+    if (sum != s.checksum)
+      fail(detail::cat(section_label(i, static_cast<uint32_t>(s.type)), ": checksum mismatch (stored ",
+                       detail::hex64(s.checksum), ", computed ", detail::hex64(sum), "): section data corrupted"));
+    blob.sections.push_back({s.type, s.alignment, std::vector<std::byte>(data.begin(), data.end())});
+  }
+  if (layout) *layout = {size, std::move(entries)};
+  return blob;
+}
+
+std::string errno_text() { return std::strerror(errno); }
+
+Blob read_impl(const std::filesystem::path& path, FileLayout* layout) {
+  const std::string name = path.string();
+  std::FILE* f = std::fopen(name.c_str(), "rb");
+  if (!f) throw_bad_input(name, "cannot open: " + errno_text());
+  std::vector<std::byte> bytes;
+  std::byte chunk[1 << 16];
+  std::size_t n = 0;
+  while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) bytes.insert(bytes.end(), chunk, chunk + n);
+  const bool failed = std::ferror(f) != 0;
+  const std::string why = failed ? errno_text() : std::string();
+  std::fclose(f);
+  if (failed) throw_bad_input(name, "cannot read: " + why);
+  return parse_impl(bytes, name, layout);
+}
+
+}  // namespace
+
+const Section* Blob::find(SectionType type) const {
+  for (const Section& s : sections)
+    if (s.type == type) return &s;
+  return nullptr;
+}
+
+const Section& Blob::require(SectionType type, const std::string& file) const {
+  const Section* s = find(type);
+  if (!s) throw_bad_input(file, detail::cat("has no ", section_type_name(type), " section"));
+  return *s;
+}
+
+const char* target_name(Target t) {
+  switch (t) {
+    case Target::Rtip31: return "rtip31";
+    case Target::Rtip20: return "rtip20";
+    case Target::Xe3: return "xe3";
+  }
+  return "unknown";
+}
+
+const char* section_type_name(SectionType t) {
+  switch (t) {
+    case SectionType::Nodes: return "nodes";
+    case SectionType::Geometry: return "geometry";
+    case SectionType::SceneMeta: return "scene-meta";
+    case SectionType::BuildMeta: return "build-meta";
+  }
+  return "unknown";
+}
+
+uint64_t checksum(std::span<const std::byte> bytes) {
+  Fnv1a64 h;
+  h.add(bytes);
+  return h.value();
+}
+
+std::vector<std::byte> serialize(const Blob& blob) {
+  // The writer is the library itself, so a malformed Blob is a programming error, reported as Runtime.
+  const auto invalid = [](const std::string& problem) {
+    throw Error(ErrorKind::Runtime, "", "cannot serialize blob: " + problem);
+  };
+  const std::size_t count = blob.sections.size();
+  if (count > kMaxSections) invalid(detail::cat(count, " sections (limit ", kMaxSections, ")"));
+  for (std::size_t i = 0; i < count; ++i) {
+    const Section& s = blob.sections[i];
+    if (!is_known_section_type(static_cast<uint32_t>(s.type)))
+      invalid(detail::cat("section ", i, " has an unknown type"));
+    if (!is_valid_alignment(s.alignment) || s.alignment % required_alignment(s.type) != 0)
+      invalid(detail::cat(section_type_name(s.type), " section alignment ", s.alignment));
+    for (std::size_t j = 0; j < i; ++j)
+      if (blob.sections[j].type == s.type) invalid(detail::cat("duplicate ", section_type_name(s.type), " section"));
+  }
+
+  // Canonical layout: sections in table order, each at the next multiple of its alignment, zero padding.
+  const uint64_t table_end = kFileHeaderBytes + count * kSectionEntryBytes;
+  std::vector<uint64_t> offsets(count);
+  uint64_t end = table_end;
+  for (std::size_t i = 0; i < count; ++i) {
+    offsets[i] = align_up(end, blob.sections[i].alignment);
+    end = offsets[i] + blob.sections[i].data.size();
+  }
+
+  std::vector<std::byte> out;
+  out.reserve(end);
+  for (char c : kMagic) out.push_back(static_cast<std::byte>(c));
+  append_le32(out, kFormatVersion);
+  append_le32(out, static_cast<uint32_t>(blob.target));
+  append_le32(out, static_cast<uint32_t>(count));
+  append_le32(out, 0);  // reserved
+  append_le64(out, end);
+  append_le64(out, 0);  // header checksum, filled in below
+  for (std::size_t i = 0; i < count; ++i) {
+    const Section& s = blob.sections[i];
+    append_le32(out, static_cast<uint32_t>(s.type));
+    append_le32(out, s.alignment);
+    append_le64(out, offsets[i]);
+    append_le64(out, s.data.size());
+    append_le64(out, checksum(s.data));
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    out.resize(offsets[i], std::byte{0});
+    out.insert(out.end(), blob.sections[i].data.begin(), blob.sections[i].data.end());
+  }
+  store_le64(out, kHeaderChecksumOffset, header_checksum(out, table_end));
+  return out;
+}
+
+Blob parse(std::span<const std::byte> bytes, const std::string& name) { return parse_impl(bytes, name, nullptr); }
+
+Blob parse(std::span<const std::byte> bytes, const std::string& name, FileLayout& layout) {
+  return parse_impl(bytes, name, &layout);
+}
+
+void write_file(const std::filesystem::path& path, const Blob& blob) {
+  const std::vector<std::byte> bytes = serialize(blob);
+  const std::string name = path.string();
+  // Same directory as the target, so the final rename never crosses file systems.
+  const std::string tmp = detail::cat(name, ".tmp-", ::getpid());
+  const auto fail = [&](const std::string& what) {
+    const std::string why = errno_text();
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    throw Error(ErrorKind::Runtime, name, detail::cat("cannot write: ", what, ": ", why));
+  };
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) fail("cannot create " + tmp);
+  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() && std::fflush(f) == 0 &&
+                       ::fsync(::fileno(f)) == 0;
+  if (!written) {
+    const int saved = errno;
+    std::fclose(f);
+    errno = saved;
+    fail("writing " + tmp);
+  }
+  if (std::fclose(f) != 0) fail("closing " + tmp);
+  if (std::rename(tmp.c_str(), name.c_str()) != 0) fail("renaming " + tmp);
+}
+
+Blob read_file(const std::filesystem::path& path) { return read_impl(path, nullptr); }
+
+Blob read_file(const std::filesystem::path& path, FileLayout& layout) { return read_impl(path, &layout); }
+
+}  // namespace hwbvh::blob

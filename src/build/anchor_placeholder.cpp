@@ -1,1 +1,0 @@
-namespace hwbvh { void build_module_anchor() {} }

@@ -1,0 +1,63 @@
+#include "hwbvh/build/builder.h"
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "hwbvh/build/collapse.h"
+#include "hwbvh/build/embree_builder.h"
+#include "hwbvh/build/pairing.h"
+#include "hwbvh/build/sah.h"
+#include "hwbvh/core/error.h"
+
+namespace hwbvh::build {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+BuildResult build_wide_bvh(const Scene& scene, const BuildOptions& options) {
+  if (options.max_leaf_pairs < 1 || 2 * options.max_leaf_pairs > TrianglePairing::kMaxTriangles) {
+    throw_bad_input(scene.source, "max_leaf_pairs must be 1.." + std::to_string(TrianglePairing::kMaxTriangles / 2) +
+                                      ", got " + std::to_string(options.max_leaf_pairs));
+  }
+  BuildResult result;
+  BuildStats& stats = result.stats;
+  stats.input_triangles = static_cast<uint32_t>(scene.triangles.size());
+
+  std::vector<uint32_t> triangles;
+  triangles.reserve(scene.triangles.size());
+  for (uint32_t t = 0; t < stats.input_triangles; ++t) {
+    if (scene.is_degenerate(t)) {
+      ++stats.degenerate_triangles;
+    } else {
+      triangles.push_back(t);
+    }
+  }
+  if (triangles.empty()) throw_bad_input(scene.source, "no non-degenerate triangles");
+  stats.bvh_triangles = static_cast<uint32_t>(triangles.size());
+
+  auto start = std::chrono::steady_clock::now();
+  const BinaryBvh binary = build_binary_bvh(scene, triangles, options);
+  stats.seconds_binary = seconds_since(start);
+  stats.binary_nodes = static_cast<uint32_t>(binary.nodes.size());
+
+  start = std::chrono::steady_clock::now();
+  result.bvh = collapse_to_wide(scene, binary, options);
+  stats.seconds_collapse = seconds_since(start);
+
+  const WideBvh8& bvh = result.bvh;
+  stats.wide_nodes = static_cast<uint32_t>(bvh.nodes.size());
+  stats.pairs = static_cast<uint32_t>(bvh.pairs.size());
+  for (const WideBvh8::Node& node : bvh.nodes) {
+    for (uint32_t i = 0; i < node.child_count; ++i) stats.leaves += node.children[i].is_leaf() ? 1 : 0;
+  }
+  for (const PrimPair& pair : bvh.pairs) stats.references += pair.has_tri1() ? 2 : 1;
+  stats.sah_cost = sah_cost(bvh, options.box_step_cost, options.pair_step_cost);
+  return result;
+}
+
+}  // namespace hwbvh::build

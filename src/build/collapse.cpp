@@ -1,0 +1,206 @@
+#include "hwbvh/build/collapse.h"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <vector>
+
+#include "hwbvh/build/pairing.h"
+#include "hwbvh/core/parallel.h"
+
+namespace hwbvh::build {
+namespace {
+
+constexpr int kWidth = WideBvh8::kWidth;
+constexpr float kInfinity = std::numeric_limits<float>::infinity();
+constexpr uint8_t kLeaf = 1;
+// Subtrees of at most this many binary nodes are evaluated as one parallel task.
+constexpr uint32_t kTaskNodes = 4096;
+
+// Dynamic-programming state of one binary node n.
+struct Entry {
+  std::array<float, kWidth> cost{};    ///< cost[i-1] = C(n, i): lowest cost of n's subtree as <= i subtrees
+  std::array<uint8_t, kWidth> how{};   ///< how[0]: kLeaf or 0 (wide node); how[i-1], i >= 2: 0 = as C(n, i-1),
+                                       ///< k > 0 = k subtrees from the left child and i-k from the right
+  uint8_t node_split = 0;              ///< k of the best split into 8, used when n becomes a wide node
+};
+
+struct Scratch {
+  std::vector<uint32_t> triangles;
+  std::vector<PrimPair> pairs;
+};
+
+class Collapser {
+ public:
+  Collapser(const Scene& scene, const BinaryBvh& binary, const BuildOptions& options)
+      : scene_(scene), binary_(binary), options_(options), pairing_(scene), dp_(binary.nodes.size()) {
+    const float root_area = binary.nodes[0].bounds.surface_area();
+    area_scale_ = root_area > 0.0f ? 1.0f / root_area : 1.0f;
+  }
+
+  WideBvh8 run() {
+    evaluate_all();
+    return extract();
+  }
+
+ private:
+  // Bottom-up pass. Nodes are in preorder, so a subtree is the index range [n, n + size(n)) and children come
+  // after their parent: small subtrees are evaluated in parallel (back to front), then the nodes above them.
+  void evaluate_all() {
+    const auto count = static_cast<uint32_t>(binary_.nodes.size());
+    std::vector<uint32_t> size(count, 1);
+    for (uint32_t n = count; n-- > 0;) {
+      const BinaryBvh::Node& node = binary_.nodes[n];
+      if (!node.is_leaf()) size[n] = 1 + size[node.left] + size[node.right];
+    }
+    std::vector<uint32_t> tasks, top;
+    for (std::vector<uint32_t> stack{0}; !stack.empty();) {
+      const uint32_t n = stack.back();
+      stack.pop_back();
+      if (size[n] <= kTaskNodes) {
+        tasks.push_back(n);
+        continue;
+      }
+      top.push_back(n);
+      stack.push_back(binary_.nodes[n].right);
+      stack.push_back(binary_.nodes[n].left);
+    }
+    Executor(options_.threads).for_each(0, tasks.size(), [&](size_t t) {
+      Scratch scratch;
+      for (uint32_t n = tasks[t] + size[tasks[t]]; n-- > tasks[t];) evaluate(n, scratch);
+    });
+    std::sort(top.begin(), top.end());
+    Scratch scratch;
+    for (auto it = top.rbegin(); it != top.rend(); ++it) evaluate(*it, scratch);
+  }
+
+  void evaluate(uint32_t n, Scratch& scratch) {
+    const BinaryBvh::Node& node = binary_.nodes[n];
+    const float area = node.bounds.surface_area() * area_scale_;
+    Entry& e = dp_[n];
+    if (node.is_leaf()) {
+      // One reference (the Embree adapter's leaf size): always a valid leaf, whatever i.
+      e.cost.fill(leaf_cost(n, area, kInfinity, scratch));
+      e.how.fill(0);
+      e.how[0] = kLeaf;
+      return;
+    }
+    const Entry& l = dp_[node.left];
+    const Entry& r = dp_[node.right];
+    // distribute[i-1]: best split of i subtrees between the children (Ylitie et al., C_distribute).
+    std::array<float, kWidth> distribute{};
+    std::array<uint8_t, kWidth> split{};
+    for (int i = 2; i <= kWidth; ++i) {
+      distribute[i - 1] = kInfinity;
+      for (int k = 1; k < i; ++k) {
+        const float c = l.cost[k - 1] + r.cost[i - k - 1];
+        if (c < distribute[i - 1]) {
+          distribute[i - 1] = c;
+          split[i - 1] = static_cast<uint8_t>(k);
+        }
+      }
+    }
+    const float internal = area * options_.box_step_cost + distribute[kWidth - 1];
+    e.node_split = split[kWidth - 1];
+    const float leaf = leaf_cost(n, area, internal, scratch);
+    e.cost[0] = std::min(leaf, internal);
+    e.how[0] = leaf < internal ? kLeaf : 0;
+    for (int i = 2; i <= kWidth; ++i) {
+      const bool fewer = e.cost[i - 2] <= distribute[i - 1];
+      e.cost[i - 1] = fewer ? e.cost[i - 2] : distribute[i - 1];
+      e.how[i - 1] = fewer ? 0 : split[i - 1];
+    }
+  }
+
+  // Distinct triangles of n's references, sorted; false if n has too many references to be a leaf.
+  bool leaf_triangles(uint32_t n, std::vector<uint32_t>& out) const {
+    const BinaryBvh::Node& node = binary_.nodes[n];
+    if (node.ref_count > 2 * options_.max_leaf_pairs) return false;
+    out.clear();
+    for (uint32_t i = 0; i < node.ref_count; ++i) out.push_back(binary_.refs[node.first_ref + i].triangle);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return true;
+  }
+
+  // SAH cost of n's subtree as one leaf, or infinity if it cannot be a leaf or costs at least `bound` (then
+  // it would not be chosen, so pairing and the format's fit test are skipped).
+  float leaf_cost(uint32_t n, float area, float bound, Scratch& scratch) const {
+    if (!leaf_triangles(n, scratch.triangles)) return kInfinity;
+    const float step = area * options_.pair_step_cost;
+    if (step * static_cast<float>((scratch.triangles.size() + 1) / 2) >= bound) return kInfinity;
+    scratch.pairs.clear();
+    const uint32_t pairs = pairing_.pair(scratch.triangles, scratch.pairs);
+    const float cost = step * static_cast<float>(pairs);
+    if (pairs > options_.max_leaf_pairs || cost >= bound) return kInfinity;
+    const bool lone_triangle = scratch.triangles.size() == 1;
+    if (options_.leaf_fits && !lone_triangle && !options_.leaf_fits(scene_, scratch.pairs)) return kInfinity;
+    return cost;
+  }
+
+  // The binary nodes that become the (at most i) subtrees of C(n, i), left to right.
+  void subtrees(uint32_t n, int i, std::vector<uint32_t>& out) const {
+    while (i > 1 && dp_[n].how[i - 1] == 0) --i;
+    if (i == 1) {
+      out.push_back(n);
+      return;
+    }
+    const int k = dp_[n].how[i - 1];
+    subtrees(binary_.nodes[n].left, k, out);
+    subtrees(binary_.nodes[n].right, i - k, out);
+  }
+
+  // Top-down pass: breadth-first wide nodes; the root is always a wide node.
+  WideBvh8 extract() const {
+    WideBvh8 out;
+    std::vector<uint32_t> source{0};  // binary node of each wide node
+    out.nodes.emplace_back();
+    std::vector<uint32_t> children;
+    Scratch scratch;
+    for (size_t w = 0; w < out.nodes.size(); ++w) {
+      const uint32_t b = source[w];
+      const BinaryBvh::Node& node = binary_.nodes[b];
+      children.clear();
+      if (node.is_leaf()) {
+        children.push_back(b);
+      } else {
+        const int k = dp_[b].node_split;
+        subtrees(node.left, k, children);
+        subtrees(node.right, kWidth - k, children);
+      }
+      WideBvh8::Node wide;
+      for (const uint32_t c : children) {
+        WideBvh8::Child& child = wide.children[wide.child_count++];
+        child.bounds = binary_.nodes[c].bounds;
+        wide.bounds.grow(child.bounds);
+        if (dp_[c].how[0] == kLeaf) {
+          leaf_triangles(c, scratch.triangles);
+          child.index = static_cast<uint32_t>(out.pairs.size());
+          child.pair_count = pairing_.pair(scratch.triangles, out.pairs);
+        } else {
+          child.index = static_cast<uint32_t>(out.nodes.size());
+          out.nodes.emplace_back();
+          source.push_back(c);
+        }
+      }
+      out.nodes[w] = wide;
+    }
+    out.bounds = out.nodes[0].bounds;
+    return out;
+  }
+
+  const Scene& scene_;
+  const BinaryBvh& binary_;
+  const BuildOptions& options_;
+  TrianglePairing pairing_;
+  std::vector<Entry> dp_;
+  float area_scale_ = 1.0f;
+};
+
+}  // namespace
+
+WideBvh8 collapse_to_wide(const Scene& scene, const BinaryBvh& binary, const BuildOptions& options) {
+  return Collapser(scene, binary, options).run();
+}
+
+}  // namespace hwbvh::build

@@ -1,1 +1,0 @@
-namespace hwbvh { void emu_module_anchor() {} }

@@ -1,0 +1,168 @@
+#include "hwbvh/emu/lds_stack.h"
+
+#include <algorithm>
+#include <string>
+
+#include "hwbvh/core/bits.h"
+#include "hwbvh/core/error.h"
+#include "hwbvh/formats/rdna4/node_pointer.h"
+
+namespace hwbvh::emu {
+namespace {
+
+using rdna4::is_sentinel;
+using rdna4::kInvalidNode;
+
+// Next pointer of a primitive range (§6.3 advance): the next pair of the same node (pair 3 -> 4 is type 3 -> 8),
+// or pair 0 of the next 128-byte node.
+uint32_t advance_range(uint32_t p, bool end_of_node) {
+  if (end_of_node) return (p & ~0xFu) + 0x10u;
+  return (p & 0xFu) == 3 ? (p ^ 0xBu) : p + 1;
+}
+
+bool is_primitive_type(uint32_t p) { return (p & 7u) <= 3; }
+
+}  // namespace
+
+void StackOptions::validate() const {
+  if (size < 2 || size > kMaxStackSize) {
+    throw Error(ErrorKind::BadInput, "", "LDS stack size " + std::to_string(size) + " is outside 2..64");
+  }
+}
+
+uint32_t StackAddress::pack() const {
+  return (valid_count & 31u) | (to_tlas & 31u) << 5 | (write_index & 31u) << 10 | (base & 0x3FFFu) << 15 |
+         uint32_t{tlas_in_stack} << 29 | uint32_t{overflowed} << 30 | uint32_t{blas_to_tlas_pop} << 31;
+}
+
+StackAddress StackAddress::unpack(uint32_t packed) {
+  StackAddress a;
+  a.valid_count = field(packed, 4, 0);
+  a.to_tlas = field(packed, 9, 5);
+  a.write_index = field(packed, 14, 10);
+  a.base = field(packed, 28, 15);
+  a.tlas_in_stack = field(packed, 29, 29) != 0;
+  a.overflowed = field(packed, 30, 30) != 0;
+  a.blas_to_tlas_pop = field(packed, 31, 31) != 0;
+  return a;
+}
+
+LdsStack::LdsStack(const StackOptions& options, uint32_t base) : size_(options.size) {
+  options.validate();
+  address_.base = base;
+}
+
+void LdsStack::push(uint32_t value) {
+  StackAddress& a = address_;
+  if (a.valid_count == size_) {  // the oldest live entry is about to be overwritten
+    a.overflowed = true;
+    ++traffic_.lost;
+  }
+  ring_[a.write_index] = value;
+  a.write_index = (a.write_index + 1) % size_;
+  if (a.to_tlas == size_) a.tlas_in_stack = false;  // every TLAS entry has been overwritten
+  a.to_tlas = std::min(a.to_tlas + 1, size_);
+  a.valid_count = std::min(a.valid_count + 1, size_);
+  ++traffic_.pushes;
+}
+
+void LdsStack::push8(uint32_t last, const std::array<uint32_t, 8>& r, bool primitive_range) {
+  // A real node pointer as `last` means a walk-back re-visit: only the slots sorted after it are pushed. On RT IP
+  // 3.1 every primitive slot counts as already visited, because primitives always sort first.
+  const bool walkback = !is_sentinel(last);
+  std::array<bool, 8> match{};
+  bool any_match = false;
+  for (int k = 0; k < 8; ++k) {
+    match[k] = r[k] == last || (primitive_range && is_primitive_type(r[k]));
+    any_match = any_match || match[k];
+  }
+  bool valid = !walkback || any_match;
+  // last = 0xFFFFFFF8 | nav: continue the primitive range of the node in slot 7.
+  const bool range_update = primitive_range && !walkback && (last & 4u) == 0;
+  if (primitive_range) {
+    const bool range_end = range_update && (last & 2u) != 0;
+    valid = (valid || is_primitive_type(last)) && !range_end;
+  }
+
+  bool skip_lo = false, skip_hi = false;
+  for (int k = 7; k >= 4; --k) {
+    uint32_t x = r[k];
+    if (is_sentinel(x) && valid && !skip_hi) {
+      if ((x & 2u) == 0) skip_lo = true;
+      if ((x & 4u) == 0) skip_hi = true;
+    }
+    if (k == 6 && range_update) skip_lo = skip_hi = true;
+    if (walkback && match[k]) valid = false;
+    if (valid && !is_sentinel(x) && !skip_hi) {
+      if (k == 7 && range_update) x = advance_range(x, (last & 1u) != 0);
+      push(x);
+    }
+  }
+  for (int k = 3; k >= 0; --k) {
+    const uint32_t x = r[k];
+    if (is_sentinel(x) && (x & 2u) == 0 && valid && !skip_lo) skip_lo = true;
+    if (walkback && match[k]) valid = false;
+    if (valid && !is_sentinel(x) && !skip_lo) push(x);
+  }
+  traffic_.max_depth = std::max(traffic_.max_depth, address_.valid_count);
+}
+
+uint32_t LdsStack::pop() {
+  StackAddress& a = address_;
+  a.blas_to_tlas_pop = a.to_tlas == 0 && a.tlas_in_stack;
+  if (a.blas_to_tlas_pop) a.tlas_in_stack = false;
+  if (a.valid_count == 0) {
+    a.blas_to_tlas_pop = false;
+    a.tlas_in_stack = false;
+    return a.overflowed ? kInvalidNode : rdna4::kTerminalNode;
+  }
+  a.to_tlas = a.to_tlas > 0 ? a.to_tlas - 1 : 0;
+  --a.valid_count;
+  a.write_index = (a.write_index + size_ - 1) % size_;
+  const uint32_t x = ring_[a.write_index];
+  ++traffic_.pops;
+  if ((x & 7u) == rdna4::kTypeInstance) {  // entering a BLAS next
+    if (a.tlas_in_stack) {                  // nested: the parent level's entries are dropped
+      traffic_.lost += a.valid_count - std::min(a.valid_count, a.to_tlas);
+      a.valid_count = a.to_tlas;
+      a.overflowed = true;
+    }
+    a.tlas_in_stack = true;
+    a.to_tlas = 0;
+  }
+  return x;
+}
+
+uint32_t LdsStack::try_pop() {
+  StackAddress& a = address_;
+  if ((a.to_tlas == 0 && a.tlas_in_stack) || a.valid_count == 0) return kInvalidNode;
+  const uint32_t top = (a.write_index + size_ - 1) % size_;
+  if ((ring_[top] & 7u) == rdna4::kTypeInstance) return kInvalidNode;
+  a.to_tlas = a.to_tlas > 0 ? a.to_tlas - 1 : 0;
+  --a.valid_count;
+  a.write_index = top;
+  ++traffic_.pops;
+  return ring_[top];
+}
+
+uint32_t ds_bvh_stack_push8_pop1(LdsStack& stack, uint32_t last_node, const std::array<uint32_t, 8>& data,
+                                 bool primitive_range) {
+  stack.push8(last_node, data, primitive_range);
+  return stack.pop();
+}
+
+std::array<uint32_t, 2> ds_bvh_stack_push8_pop2(LdsStack& stack, uint32_t last_node,
+                                                const std::array<uint32_t, 8>& data) {
+  stack.push8(last_node, data, false);
+  uint32_t second = stack.pop();
+  uint32_t first;
+  if ((second & 7u) == 1) {  // triangle 1 of a pair node: also test triangle 0 of the same node
+    first = second & ~7u;
+  } else {
+    first = stack.try_pop();
+    if (first == kInvalidNode) std::swap(first, second);
+  }
+  return {first, second};
+}
+
+}  // namespace hwbvh::emu

@@ -1,0 +1,225 @@
+#include "hwbvh/emu/oracle.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <embree3/rtcore.h>
+
+#include "hwbvh/core/error.h"
+
+namespace hwbvh::emu {
+namespace {
+
+// Embree keeps a table indexed by geomID; a corrupt id must not make it allocate gigabytes.
+constexpr uint32_t kMaxGeometryId = (1u << 24) - 1;
+
+void fill_ray(RTCRay& r, const Ray& ray) {
+  r.org_x = ray.origin.x;
+  r.org_y = ray.origin.y;
+  r.org_z = ray.origin.z;
+  r.tnear = ray.tmin;
+  r.dir_x = ray.direction.x;
+  r.dir_y = ray.direction.y;
+  r.dir_z = ray.direction.z;
+  r.time = 0.0f;
+  r.tfar = ray.tmax;
+  r.mask = 0xFFFFFFFFu;
+  r.id = 0;
+  r.flags = 0;
+}
+
+}  // namespace
+
+struct Oracle::Impl {
+  RTCDevice device = nullptr;
+  RTCScene scene = nullptr;
+  // Shared with every Embree geometry; one float of padding because Embree reads vertices with 16-byte loads.
+  std::vector<float> vertices;
+  std::string first_error;  // from Embree's error callback, for the exception message
+
+  ~Impl() {
+    if (scene) rtcReleaseScene(scene);
+    if (device) rtcReleaseDevice(device);
+  }
+
+  void check(const std::string& file, const char* what) const {
+    const RTCError code = rtcGetDeviceError(device);
+    if (code != RTC_ERROR_NONE || !first_error.empty()) {
+      throw Error(ErrorKind::Runtime, file,
+                  std::string("Embree failed to ") + what + ": " +
+                      (first_error.empty() ? "error code " + std::to_string(static_cast<int>(code)) : first_error));
+    }
+  }
+};
+
+Oracle::Oracle(const blob::GeometrySection& geometry, const std::string& file, int threads)
+    : impl_(std::make_unique<Impl>()) {
+  const auto fail = [&](const std::string& problem) { throw_bad_input(file, "geometry for the oracle: " + problem); };
+
+  // Check ids and group triangle indices by geometry, each geometry's list indexed by primitive id.
+  std::map<uint32_t, std::vector<uint32_t>> by_geometry;
+  for (uint32_t i = 0; i < geometry.triangles.size(); ++i) {
+    const auto& tri = geometry.triangles[i];
+    for (uint32_t v : tri.v) {
+      if (v >= geometry.positions.size()) {
+        fail("triangle " + std::to_string(i) + " vertex index " + std::to_string(v) + " is out of range (" +
+             std::to_string(geometry.positions.size()) + " positions)");
+      }
+    }
+    if (tri.geometry > kMaxGeometryId) {
+      fail("triangle " + std::to_string(i) + " geometry id " + std::to_string(tri.geometry) + " exceeds 2^24 - 1");
+    }
+    by_geometry[tri.geometry].push_back(i);
+  }
+  for (auto& [id, tris] : by_geometry) {
+    std::vector<uint32_t> by_primitive(tris.size(), kNoIndex);
+    for (uint32_t i : tris) {
+      const uint32_t p = geometry.triangles[i].primitive;
+      if (p >= tris.size() || by_primitive[p] != kNoIndex) {
+        fail("geometry " + std::to_string(id) + " primitive ids are not 0.." + std::to_string(tris.size() - 1) +
+             " (triangle " + std::to_string(i) + " has primitive id " + std::to_string(p) + ")");
+      }
+      by_primitive[p] = i;
+    }
+    tris = std::move(by_primitive);
+  }
+
+  Impl& im = *impl_;
+  const std::string config = "threads=" + std::to_string(std::max(threads, 0));
+  im.device = rtcNewDevice(config.c_str());
+  if (!im.device) {
+    throw Error(ErrorKind::Runtime, file, "Embree device creation failed (error code " +
+                                              std::to_string(static_cast<int>(rtcGetDeviceError(nullptr))) + ")");
+  }
+  rtcSetDeviceErrorFunction(
+      im.device,
+      [](void* user, RTCError, const char* message) {
+        auto& first = static_cast<Impl*>(user)->first_error;
+        if (first.empty()) first = message ? message : "unknown error";
+      },
+      &im);
+
+  im.vertices.resize(3 * geometry.positions.size() + 1, 0.0f);
+  for (std::size_t i = 0; i < geometry.positions.size(); ++i) {
+    for (int k = 0; k < 3; ++k) im.vertices[3 * i + k] = geometry.positions[i][k];
+  }
+
+  im.scene = rtcNewScene(im.device);
+  rtcSetSceneFlags(im.scene, RTC_SCENE_FLAG_ROBUST);
+  rtcSetSceneBuildQuality(im.scene, RTC_BUILD_QUALITY_HIGH);
+  for (const auto& [id, tris] : by_geometry) {
+    RTCGeometry geom = rtcNewGeometry(im.device, RTC_GEOMETRY_TYPE_TRIANGLE);
+    rtcSetSharedGeometryBuffer(geom, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3, im.vertices.data(), 0,
+                               3 * sizeof(float), geometry.positions.size());
+    auto* index = static_cast<uint32_t*>(
+        rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3, 3 * sizeof(uint32_t), tris.size()));
+    if (!index) {
+      rtcReleaseGeometry(geom);
+      im.check(file, "allocate an index buffer");
+      throw Error(ErrorKind::Runtime, file, "Embree failed to allocate an index buffer");
+    }
+    for (std::size_t p = 0; p < tris.size(); ++p) {
+      const auto& tri = geometry.triangles[tris[p]];
+      for (int k = 0; k < 3; ++k) index[3 * p + k] = tri.degenerate() ? tri.v[0] : tri.v[k];
+    }
+    rtcSetGeometryBuildQuality(geom, RTC_BUILD_QUALITY_HIGH);
+    rtcCommitGeometry(geom);
+    rtcAttachGeometryByID(im.scene, geom, id);
+    rtcReleaseGeometry(geom);
+  }
+  rtcCommitScene(im.scene);
+  im.check(file, "build its scene");
+  // Queries run on many threads; the callback writes unsynchronised state, so it only watches construction.
+  rtcSetDeviceErrorFunction(im.device, nullptr, nullptr);
+}
+
+Oracle::~Oracle() = default;
+Oracle::Oracle(Oracle&&) noexcept = default;
+Oracle& Oracle::operator=(Oracle&&) noexcept = default;
+
+OracleHit Oracle::trace_closest(const Ray& ray) const {
+  RTCIntersectContext context;
+  rtcInitIntersectContext(&context);
+  RTCRayHit rh{};
+  fill_ray(rh.ray, ray);
+  rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
+  rh.hit.primID = RTC_INVALID_GEOMETRY_ID;
+  std::fill(std::begin(rh.hit.instID), std::end(rh.hit.instID), RTC_INVALID_GEOMETRY_ID);
+  rtcIntersect1(impl_->scene, &context, &rh);
+  if (rh.hit.geomID == RTC_INVALID_GEOMETRY_ID) return {};
+  return {true, rh.ray.tfar, rh.hit.geomID, rh.hit.primID, {rh.hit.u, rh.hit.v},
+          {rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z}};
+}
+
+bool Oracle::occluded(const Ray& ray) const {
+  RTCIntersectContext context;
+  rtcInitIntersectContext(&context);
+  RTCRay r{};
+  fill_ray(r, ray);
+  rtcOccluded1(impl_->scene, &context, &r);
+  return r.tfar == -std::numeric_limits<float>::infinity();  // Embree's "occluded" mark
+}
+
+const char* disagreement_name(Disagreement d) {
+  switch (d) {
+    case Disagreement::None: return "none";
+    case Disagreement::EmuMissEmbreeHit: return "emu-miss-embree-hit";
+    case Disagreement::EmuHitEmbreeMiss: return "emu-hit-embree-miss";
+    case Disagreement::DifferentPrimitiveFarther: return "different-primitive-farther";
+    case Disagreement::DifferentPrimitiveCloser: return "different-primitive-closer";
+    case Disagreement::OcclusionMismatch: return "occlusion-mismatch";
+  }
+  return "unknown";
+}
+
+namespace {
+
+/// |t_emu - t_embree| relative to |t_embree| (or FLT_MIN, so t_embree = 0 does not divide by zero).
+double relative_t_error(float t_emu, float t_embree) {
+  const double scale = std::max<double>(std::abs(t_embree), std::numeric_limits<float>::min());
+  return std::abs(static_cast<double>(t_emu) - static_cast<double>(t_embree)) / scale;
+}
+
+}  // namespace
+
+Disagreement compare(const OracleHit& emu, const OracleHit& embree) {
+  if (!emu.hit && !embree.hit) return Disagreement::None;
+  if (!emu.hit) return Disagreement::EmuMissEmbreeHit;
+  if (!embree.hit) return Disagreement::EmuHitEmbreeMiss;
+  if (emu.geometry == embree.geometry && emu.primitive == embree.primitive) return Disagreement::None;
+  if (relative_t_error(emu.t, embree.t) <= kAgreementRelativeT) return Disagreement::None;
+  return emu.t > embree.t ? Disagreement::DifferentPrimitiveFarther : Disagreement::DifferentPrimitiveCloser;
+}
+
+Disagreement compare(bool emu_occluded, bool embree_occluded) {
+  return emu_occluded == embree_occluded ? Disagreement::None : Disagreement::OcclusionMismatch;
+}
+
+Disagreement AgreementStats::add(const OracleHit& emu, const OracleHit& embree) {
+  const Disagreement d = compare(emu, embree);
+  ++by_cause[static_cast<std::size_t>(d)];
+  if (emu.hit && embree.hit) {
+    worst_relative_t_error = std::max(worst_relative_t_error, relative_t_error(emu.t, embree.t));
+  }
+  return d;
+}
+
+Disagreement AgreementStats::add(bool emu_occluded, bool embree_occluded) {
+  const Disagreement d = compare(emu_occluded, embree_occluded);
+  ++by_cause[static_cast<std::size_t>(d)];
+  return d;
+}
+
+uint64_t AgreementStats::rays() const { return std::accumulate(by_cause.begin(), by_cause.end(), uint64_t{0}); }
+
+AgreementStats& AgreementStats::operator+=(const AgreementStats& o) {
+  for (std::size_t i = 0; i < by_cause.size(); ++i) by_cause[i] += o.by_cause[i];
+  worst_relative_t_error = std::max(worst_relative_t_error, o.worst_relative_t_error);
+  return *this;
+}
+
+}  // namespace hwbvh::emu

@@ -1,0 +1,147 @@
+#include "hwbvh/emu/traversal.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "hwbvh/core/error.h"
+#include "hwbvh/formats/rdna4/decode.h"
+
+namespace hwbvh::emu {
+namespace {
+
+using rdna4::kInvalidNode;
+using rdna4::NodeKind;
+
+bool has_nan(Vec3 v) { return std::isnan(v.x) || std::isnan(v.y) || std::isnan(v.z); }
+
+}  // namespace
+
+void TraceOptions::validate() const {
+  stack.validate();
+  intersect.validate();
+  if (step_limit == 0) throw Error(ErrorKind::BadInput, "", "the step limit must be at least 1");
+}
+
+RayTraversal::RayTraversal(const NodeMemory& memory, uint32_t root, const Ray& ray, const TraceOptions& options)
+    : memory_(&memory), options_(&options), stack_(options.stack), node_(root) {
+  if (has_nan(ray.origin) || has_nan(ray.direction)) {
+    done_ = true;
+    return;
+  }
+  // tmin by moving the origin (§7.1): the intersector itself only knows [0, extent].
+  tmin_ = ray.tmin;
+  for (int c = 0; c < 3; ++c) {
+    const float offset = ray.tmin * ray.direction[c];
+    ray_.origin[c] = ray.origin[c] + offset;
+  }
+  ray_.direction = ray.direction;
+  ray_.instance_mask = options.instance_mask;
+  t_max_ = ray.tmax - ray.tmin;
+  closest_t_ = t_max_;
+}
+
+void RayTraversal::finish(NodeFault fault, uint32_t node) {
+  result_.fault = fault;
+  result_.fault_node = node;
+  done_ = true;
+}
+
+void RayTraversal::process_primitive_hits(const IntersectDwords& dw) {
+  // The closer of the two triangles first (tri0 on ties), so a first-hit ray stops on the nearer one (§7.4).
+  const TriangleSlot s0 = read_triangle_slot(dw, 0), s1 = read_triangle_slot(dw, 1);
+  const bool tri0_first = s0.t <= s1.t;
+  for (const TriangleSlot& s : {tri0_first ? s0 : s1, tri0_first ? s1 : s0}) {
+    // No intersection shaders: a procedural candidate never becomes a hit. Non-opaque candidates are accepted
+    // as if their any-hit shader accepted them.
+    if (s.procedural || !(s.t < closest_t_)) continue;
+    closest_t_ = s.t;
+    result_.hit = true;
+    result_.t = s.t + tmin_;
+    result_.primitive_id = s.primitive_id;
+    result_.geometry_id = s.geometry_id;
+    result_.barycentrics = {s.u, s.v};
+    result_.front_face = !s.back_face;
+    if (options_->any_hit) {
+      done_ = true;
+      return;
+    }
+  }
+}
+
+void RayTraversal::walk_back(uint32_t prev) {
+  // The stack ran dry after losing entries: re-visit the parent of the node just processed, pushing only the
+  // children sorted after it. A primitive's parent is the last box node intersected; a box's is its DW2.
+  last_ = prev;
+  if (rdna4::node_kind(prev) == NodeKind::Primitive) {
+    node_ = parent_;
+    return;
+  }
+  rdna4::NodeDwords node;
+  const NodeFault fault = memory_->fetch(prev, node);
+  node_ = fault == NodeFault::None ? rdna4::decode_box_node(node).parent_pointer : kInvalidNode;
+}
+
+StepInfo RayTraversal::step() {
+  StepInfo info{node_, rdna4::node_kind(node_), last_ != kInvalidNode, false};
+  RayOperands op = ray_;
+  op.extent = info.walk_back ? t_max_ : closest_t_;  // walk-back re-visits with the original t_max
+  const IntersectResult res = image_bvh8_intersect_ray(*memory_, options_->flags, op, node_, options_->intersect);
+  NodeFault fault = res.fault;
+  if (fault == NodeFault::None && (res.kind == NodeKind::Instance || res.kind == NodeKind::Unsupported)) {
+    fault = NodeFault::UnsupportedNode;
+  }
+  if (fault != NodeFault::None) {
+    finish(fault, node_);
+    info.faulted = true;
+    return info;
+  }
+
+  RayCounters& c = result_.counters;
+  ++c.steps;
+  c.walk_back_steps += info.walk_back ? 1 : 0;
+  c.box_tests += res.box_tests;
+  c.triangle_tests += res.triangle_tests;
+
+  std::array<uint32_t, 8> data;
+  std::copy_n(res.dw.begin(), 8, data.begin());
+  if (res.kind == NodeKind::Primitive) {
+    ++c.primitive_node_steps;
+    process_primitive_hits(res.dw);
+    if (done_) return info;  // first hit accepted: the loop ends before the stack operation
+    // Continue the primitive range: the stack advances this pointer unless nav says END_OF_RANGE.
+    data[7] = node_;
+    last_ = rdna4::kEndSearch | (res.dw[8] & 3u);
+  } else {
+    ++c.box_node_steps;
+    c.obb_steps += res.obb_rotated ? 1 : 0;
+    parent_ = node_;
+  }
+
+  const uint32_t prev = node_;
+  node_ = ds_bvh_stack_push8_pop1(stack_, last_, data);
+  last_ = kInvalidNode;
+  if (node_ == kInvalidNode) walk_back(prev);
+
+  const StackTraffic& traffic = stack_.traffic();
+  c.stack_pushes = traffic.pushes;
+  c.stack_pops = traffic.pops;
+  c.stack_lost = traffic.lost;
+  c.max_stack_depth = traffic.max_depth;
+
+  if (node_ >= rdna4::kEndSearch) {
+    done_ = true;
+  } else if (c.steps >= options_->step_limit) {
+    c.step_limit_hits = 1;
+    done_ = true;
+  }
+  return info;
+}
+
+RayResult trace_ray(const NodeMemory& memory, uint32_t root, const Ray& ray, const TraceOptions& options) {
+  options.validate();
+  RayTraversal lane(memory, root, ray, options);
+  while (!lane.done()) lane.step();
+  return lane.result();
+}
+
+}  // namespace hwbvh::emu

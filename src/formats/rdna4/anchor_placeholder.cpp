@@ -1,1 +1,0 @@
-namespace hwbvh { void rdna4_module_anchor() {} }

@@ -1,0 +1,469 @@
+// Whole-tree RT IP 3.1 encoder (shared/spec/rtip31-format.md §2.4, §2.7, §3.4, §4.8).
+//
+// Steps:
+//   1. OBB choice, bottom-up: per box node, candidate rotations from its children; accept the one whose child
+//      bounds have the smallest total surface area if it beats the axis-aligned total by options.obb_accept_ratio.
+//   2. Leaf packing per box node (§4.8 "longest prefix that fits"): the leaf children of one box node form a batch
+//      whose pairs are packed greedily into consecutive primitive nodes; ranges may continue into the next node.
+//   3. Layout, breadth-first: a node's box children get consecutive slots (internal_base), its primitive nodes
+//      follow as one run (leaf_base). Slot 0 is the node-section header, the root is slot 1 (pointer 0x15).
+//   4. Box nodes are encoded with their children's bounds expressed in the chosen frame.
+#include "hwbvh/formats/rdna4/encode.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include "hwbvh/core/error.h"
+#include "hwbvh/core/parallel.h"
+#include "hwbvh/formats/rdna4/box_node.h"
+#include "hwbvh/formats/rdna4/decode.h"
+#include "hwbvh/formats/rdna4/node_section.h"
+#include "hwbvh/formats/rdna4/obb.h"
+#include "hwbvh/formats/rdna4/primitive_node.h"
+
+namespace hwbvh::rdna4 {
+namespace {
+
+using build::PrimPair;
+using build::WideBvh8;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+PrimTriangleInput triangle_input(const Scene& scene, uint32_t tri) {
+  const Triangle& t = scene.triangles[tri];
+  PrimTriangleInput in;
+  for (int k = 0; k < 3; ++k) in.v[k] = scene.positions[t.v[k]];
+  in.primitive_id = t.primitive;
+  in.geometry_id = t.geometry;
+  in.opaque = !scene.is_alpha_tested(tri);
+  return in;
+}
+
+PrimPairInput pair_input(const Scene& scene, const PrimPair& pair, bool range_stop) {
+  PrimPairInput in;
+  in.tri0 = triangle_input(scene, pair.tri0);
+  if (pair.has_tri1()) in.tri1 = triangle_input(scene, pair.tri1);
+  in.range_stop = range_stop;
+  return in;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// OBB selection
+// ---------------------------------------------------------------------------------------------------------
+
+// Bounds of a point set in a rotated frame, computed in double and padded so that the float rotation the
+// intersector applies (§3.3) cannot push geometry outside the stored box.
+struct FrameBounds {
+  std::array<double, 3> lo{};
+  std::array<double, 3> hi{};
+};
+
+class HullProjector {
+ public:
+  explicit HullProjector(const Mat3Rows& m) {
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) rows_[r][c] = m[r][c];
+  }
+  void reset() {
+    for (int r = 0; r < 3; ++r) {
+      b_.lo[r] = std::numeric_limits<double>::infinity();
+      b_.hi[r] = -std::numeric_limits<double>::infinity();
+    }
+  }
+  void add(Vec3 p) {
+    for (int r = 0; r < 3; ++r) {
+      const double d = rows_[r][0] * p.x + rows_[r][1] * p.y + rows_[r][2] * p.z;
+      b_.lo[r] = std::min(b_.lo[r], d);
+      b_.hi[r] = std::max(b_.hi[r], d);
+    }
+  }
+  [[nodiscard]] const FrameBounds& bounds() const { return b_; }
+
+ private:
+  std::array<std::array<double, 3>, 3> rows_{};
+  FrameBounds b_;
+};
+
+// Relative padding of OBB child bounds: GPURT grows each child by 7.15e-7 x the node's largest extent (§3.4);
+// we pad by the magnitude of the projected coordinates too, which covers the float rotation error of the ray.
+constexpr double kObbPadding = 4.0e-6;
+
+Aabb padded_aabb(const FrameBounds& b) {
+  double scale = 0.0;
+  for (int r = 0; r < 3; ++r) scale = std::max({scale, std::abs(b.lo[r]), std::abs(b.hi[r]), b.hi[r] - b.lo[r]});
+  const double pad = kObbPadding * scale;
+  Aabb box;
+  for (int r = 0; r < 3; ++r) {
+    box.min[r] = std::nextafter(static_cast<float>(b.lo[r] - pad), -std::numeric_limits<float>::infinity());
+    box.max[r] = std::nextafter(static_cast<float>(b.hi[r] + pad), std::numeric_limits<float>::infinity());
+  }
+  return box;
+}
+
+std::array<Vec3, 8> box_corners(const Aabb& b) {
+  std::array<Vec3, 8> c{};
+  for (int i = 0; i < 8; ++i) c[i] = {(i & 1) ? b.max.x : b.min.x, (i & 2) ? b.max.y : b.min.y, (i & 4) ? b.max.z : b.min.z};
+  return c;
+}
+
+// What a parent needs to know about a chosen child frame: the child's OBB as 8 world-space corners.
+struct NodeFrame {
+  uint32_t obb_index = kNoObb;
+  std::array<Aabb, 8> child_boxes{};  // children's bounds in the node's frame (AABBs when obb_index == kNoObb)
+  std::array<Vec3, 8> obb_corners{};  // world-space corners of the node's OBB (valid when obb_index != kNoObb)
+};
+
+class ObbChooser {
+ public:
+  ObbChooser(const Scene& scene, const WideBvh8& bvh, const EncodeOptions& options)
+      : scene_(scene), bvh_(bvh), options_(options), frames_(bvh.nodes.size()) {}
+
+  // Bottom-up by depth so every node sees its children's final frames; nodes of one depth run in parallel.
+  std::vector<NodeFrame> choose(const Executor& executor) {
+    std::vector<std::vector<uint32_t>> levels;
+    levels.push_back({0});
+    while (true) {
+      std::vector<uint32_t> next;
+      for (uint32_t n : levels.back()) {
+        const auto& node = bvh_.nodes[n];
+        for (uint32_t c = 0; c < node.child_count; ++c)
+          if (!node.children[c].is_leaf()) next.push_back(node.children[c].index);
+      }
+      if (next.empty()) break;
+      levels.push_back(std::move(next));
+    }
+    for (auto level = levels.rbegin(); level != levels.rend(); ++level) {
+      const auto& nodes = *level;
+      executor.for_each(0, nodes.size(), [&](std::size_t i) { frames_[nodes[i]] = choose_node(nodes[i]); }, 16);
+    }
+    return std::move(frames_);
+  }
+
+ private:
+  // Projects everything we know bounds child c into frame m: a leaf's triangle vertices (intersected with its
+  // clipped AABB, which matters with spatial splits), or a box child's AABB and OBB corners (the geometry lies
+  // inside both, so the tighter bound per axis is valid).
+  FrameBounds child_bounds_in(const WideBvh8::Child& child, HullProjector& proj) const {
+    proj.reset();
+    for (const Vec3& p : box_corners(child.bounds)) proj.add(p);
+    FrameBounds result = proj.bounds();
+    proj.reset();
+    if (child.is_leaf()) {
+      for (uint32_t p = child.index; p < child.index + child.pair_count; ++p) {
+        const PrimPair& pair = bvh_.pairs[p];
+        for (uint32_t tri : {pair.tri0, pair.tri1}) {
+          if (tri == kNoIndex) continue;
+          for (int k = 0; k < 3; ++k) proj.add(scene_.vertex(tri, k));
+        }
+      }
+    } else {
+      const NodeFrame& f = frames_[child.index];
+      if (f.obb_index == kNoObb) return result;
+      for (const Vec3& p : f.obb_corners) proj.add(p);
+    }
+    // Both sets bound the geometry, so their intersection does; an empty intersection can only come from
+    // rounding on a flat child, and then the AABB projection alone is kept.
+    for (int r = 0; r < 3; ++r) {
+      const double lo = std::max(result.lo[r], proj.bounds().lo[r]);
+      const double hi = std::min(result.hi[r], proj.bounds().hi[r]);
+      if (lo <= hi) {
+        result.lo[r] = lo;
+        result.hi[r] = hi;
+      }
+    }
+    return result;
+  }
+
+  std::vector<uint32_t> candidates(const WideBvh8::Node& node) const {
+    std::vector<uint32_t> out;
+    auto add = [&](uint32_t index) {
+      if (index < kObbMatrixCount && std::find(out.begin(), out.end(), index) == out.end()) out.push_back(index);
+    };
+    for (uint32_t c = 0; c < node.child_count; ++c) {
+      const auto& child = node.children[c];
+      if (child.is_leaf()) {
+        const uint32_t tri = bvh_.pairs[child.index].tri0;
+        add(triangle_obb_candidate(scene_.vertex(tri, 0), scene_.vertex(tri, 1), scene_.vertex(tri, 2)));
+      } else {
+        add(frames_[child.index].obb_index);
+      }
+    }
+    return out;
+  }
+
+  NodeFrame choose_node(uint32_t n) const {
+    const auto& node = bvh_.nodes[n];
+    NodeFrame best;
+    double aabb_area = 0.0;
+    for (uint32_t c = 0; c < node.child_count; ++c) {
+      best.child_boxes[c] = node.children[c].bounds;
+      aabb_area += node.children[c].bounds.surface_area();
+    }
+    if (!options_.obb || aabb_area <= 0.0) return best;
+
+    double best_area = options_.obb_accept_ratio * aabb_area;
+    for (uint32_t index : candidates(node)) {
+      const Mat3Rows m = obb_matrix(index);
+      HullProjector proj(m);
+      std::array<Aabb, 8> boxes{};
+      double area = 0.0;
+      for (uint32_t c = 0; c < node.child_count && area < best_area; ++c) {
+        boxes[c] = padded_aabb(child_bounds_in(node.children[c], proj));
+        area += boxes[c].surface_area();
+      }
+      if (area < best_area) {
+        best_area = area;
+        best.obb_index = index;
+        best.child_boxes = boxes;
+      }
+    }
+    if (best.obb_index != kNoObb) {
+      // World-space corners of the node's OBB, padded in its own frame first. M is orthonormal, so M^T maps
+      // frame -> world: a frame point p' goes to sum_r M[r] * p'[r] (in double, then widened to float).
+      FrameBounds frame;
+      for (int r = 0; r < 3; ++r) {
+        frame.lo[r] = std::numeric_limits<double>::infinity();
+        frame.hi[r] = -std::numeric_limits<double>::infinity();
+        for (uint32_t c = 0; c < node.child_count; ++c) {
+          frame.lo[r] = std::min<double>(frame.lo[r], best.child_boxes[c].min[r]);
+          frame.hi[r] = std::max<double>(frame.hi[r], best.child_boxes[c].max[r]);
+        }
+      }
+      const Aabb padded = padded_aabb(frame);
+      const Mat3Rows m = obb_matrix(best.obb_index);
+      const auto corners = box_corners(padded);
+      for (int i = 0; i < 8; ++i) {
+        for (int a = 0; a < 3; ++a) {
+          const double w = double(m[0][a]) * corners[i].x + double(m[1][a]) * corners[i].y + double(m[2][a]) * corners[i].z;
+          best.obb_corners[i][a] = static_cast<float>(w);
+        }
+      }
+    }
+    return best;
+  }
+
+  const Scene& scene_;
+  const WideBvh8& bvh_;
+  const EncodeOptions& options_;
+  std::vector<NodeFrame> frames_;
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// Leaf packing (§4.8)
+// ---------------------------------------------------------------------------------------------------------
+
+struct PackedBatch {
+  std::vector<NodeDwords> nodes;          // primitive nodes of this box node's leaf children, in order
+  std::array<uint32_t, 8> start_node{};   // per leaf child (in leaf order): node index where its range starts
+  std::array<uint32_t, 8> start_pair{};   // and the pair index inside that node
+};
+
+// Greedy "longest prefix that fits": pairs of all leaf children of one box node in slot order, cut at pair
+// boundaries; a range may continue into the next node (the stop bit marks its last pair).
+PackedBatch pack_leaves(const Scene& scene, const WideBvh8& bvh, std::span<const WideBvh8::Child> leaves) {
+  std::vector<PrimPairInput> all;
+  std::vector<uint32_t> owner;  // leaf index of each pair
+  for (uint32_t l = 0; l < leaves.size(); ++l) {
+    for (uint32_t p = 0; p < leaves[l].pair_count; ++p) {
+      const bool stop = p + 1 == leaves[l].pair_count;
+      all.push_back(pair_input(scene, bvh.pairs[leaves[l].index + p], stop));
+      owner.push_back(l);
+    }
+  }
+  PackedBatch batch;
+  std::size_t begin = 0;
+  while (begin < all.size()) {
+    std::size_t count = 1;
+    while (begin + count < all.size() && count < 8 &&
+           primitive_node_fits(std::span(all).subspan(begin, count + 1)))
+      ++count;
+    auto node = encode_primitive_node(std::span(all).subspan(begin, count));
+    if (!node) {
+      throw Error(ErrorKind::Runtime, scene.source,
+                  "a triangle pair does not fit an RT IP 3.1 primitive node (ids out of range?)");
+    }
+    const auto node_index = static_cast<uint32_t>(batch.nodes.size());
+    for (std::size_t i = begin; i < begin + count; ++i) {
+      const bool range_start = i == 0 || owner[i] != owner[i - 1];
+      if (range_start) {
+        batch.start_node[owner[i]] = node_index;
+        batch.start_pair[owner[i]] = static_cast<uint32_t>(i - begin);
+      }
+    }
+    batch.nodes.push_back(*node);
+    begin += count;
+  }
+  return batch;
+}
+
+uint32_t leaf_box_flags(const Scene& scene, const WideBvh8& bvh, const WideBvh8::Child& leaf) {
+  bool all_opaque = true, all_non_opaque = true;
+  for (uint32_t p = leaf.index; p < leaf.index + leaf.pair_count; ++p) {
+    for (uint32_t tri : {bvh.pairs[p].tri0, bvh.pairs[p].tri1}) {
+      if (tri == kNoIndex) continue;
+      const bool opaque = !scene.is_alpha_tested(tri);
+      all_opaque = all_opaque && opaque;
+      all_non_opaque = all_non_opaque && !opaque;
+    }
+  }
+  return kBoxFlagOnlyTriangles | (all_opaque ? kBoxFlagOnlyOpaque : 0u) |
+         (all_non_opaque ? kBoxFlagOnlyNonOpaque : 0u);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Layout and node encoding
+// ---------------------------------------------------------------------------------------------------------
+
+struct BoxPlan {
+  std::array<uint32_t, 8> order{};  // WideBvh child indices in slot order: box children first, then leaves
+  uint32_t box_children = 0;
+  uint32_t leaf_children = 0;
+  uint32_t slot = 0;                // this node's 128-byte slot
+  uint32_t first_box_slot = 0;      // internal_base slot
+  uint32_t first_prim_slot = 0;     // leaf_base slot
+  uint32_t parent_slot = 0;         // 0 for the root
+  uint32_t index_in_parent = 0;
+  uint32_t box_flags = 0;           // AND over the subtree, for the parent's child info
+};
+
+}  // namespace
+
+bool primitive_leaf_fits(const Scene& scene, std::span<const build::PrimPair> pairs) {
+  if (pairs.empty() || pairs.size() > 8) return false;
+  std::array<PrimPairInput, 8> in{};
+  for (std::size_t i = 0; i < pairs.size(); ++i) in[i] = pair_input(scene, pairs[i], i + 1 == pairs.size());
+  return primitive_node_fits(std::span(in).first(pairs.size()));
+}
+
+EncodedBvh encode(const Scene& scene, const build::WideBvh8& bvh, const EncodeOptions& options) {
+  if (bvh.nodes.empty()) throw Error(ErrorKind::Runtime, scene.source, "empty BVH cannot be encoded");
+  const Executor executor(options.threads);
+  EncodedBvh out;
+
+  auto start = Clock::now();
+  const std::vector<NodeFrame> frames = ObbChooser(scene, bvh, options).choose(executor);
+  out.stats.seconds_obb = seconds_since(start);
+  start = Clock::now();
+
+  // Slot order within each node, and leaf packing per node (independent, parallel).
+  const std::size_t node_count = bvh.nodes.size();
+  std::vector<BoxPlan> plans(node_count);
+  std::vector<PackedBatch> batches(node_count);
+  executor.for_each(0, node_count, [&](std::size_t n) {
+    const auto& node = bvh.nodes[n];
+    BoxPlan& plan = plans[n];
+    std::array<WideBvh8::Child, 8> leaves{};
+    for (uint32_t c = 0; c < node.child_count; ++c)
+      if (!node.children[c].is_leaf()) plan.order[plan.box_children++] = c;
+    for (uint32_t c = 0; c < node.child_count; ++c) {
+      if (!node.children[c].is_leaf()) continue;
+      leaves[plan.leaf_children] = node.children[c];
+      plan.order[plan.box_children + plan.leaf_children++] = c;
+    }
+    batches[n] = pack_leaves(scene, bvh, std::span(leaves).first(plan.leaf_children));
+  }, 64);
+
+  // Breadth-first slot assignment: slot 0 = section header, slot 1 = root.
+  uint32_t next_slot = 2;
+  std::vector<uint32_t> queue{0};
+  plans[0].slot = 1;
+  for (std::size_t q = 0; q < queue.size(); ++q) {
+    const uint32_t n = queue[q];
+    BoxPlan& plan = plans[n];
+    plan.first_box_slot = next_slot;
+    for (uint32_t s = 0; s < plan.box_children; ++s) {
+      const uint32_t child = bvh.nodes[n].children[plan.order[s]].index;
+      plans[child].slot = next_slot++;
+      plans[child].parent_slot = plan.slot;
+      plans[child].index_in_parent = s;
+      queue.push_back(child);
+    }
+    plan.first_prim_slot = next_slot;
+    next_slot += static_cast<uint32_t>(batches[n].nodes.size());
+  }
+  if (queue.size() != node_count) {
+    throw Error(ErrorKind::Runtime, scene.source, "BVH has unreachable nodes; refusing to encode");
+  }
+
+  // Box flags: AND over the subtree, children before parents (reverse breadth-first order).
+  for (auto it = queue.rbegin(); it != queue.rend(); ++it) {
+    const auto& node = bvh.nodes[*it];
+    uint32_t flags = 0xF;
+    for (uint32_t c = 0; c < node.child_count; ++c) {
+      const auto& child = node.children[c];
+      flags &= child.is_leaf() ? leaf_box_flags(scene, bvh, child) : plans[child.index].box_flags;
+    }
+    plans[*it].box_flags = flags;
+  }
+
+  out.dwords.assign(std::size_t{next_slot} * kNodeDwords, 0u);
+  auto slot_pointer = [](uint32_t slot, uint32_t type) { return make_node_pointer(uint64_t{slot} * kNodeBytes, type); };
+
+  executor.for_each(0, node_count, [&](std::size_t n) {
+    const auto& node = bvh.nodes[n];
+    const BoxPlan& plan = plans[n];
+    const PackedBatch& batch = batches[n];
+    const NodeFrame& frame = frames[n];
+    BoxNodeInput in;
+    in.internal_base = slot_pointer(plan.first_box_slot, 0);
+    in.leaf_base = slot_pointer(plan.first_prim_slot, 0);
+    in.parent_pointer = n == 0 ? kInvalidNode : slot_pointer(plan.parent_slot, kTypeBox);
+    in.index_in_parent = plan.index_in_parent;
+    in.obb_index = frame.obb_index;
+    in.child_count = node.child_count;
+    for (uint32_t s = 0; s < node.child_count; ++s) {
+      const uint32_t c = plan.order[s];
+      const auto& child = node.children[c];
+      BoxChildInput& ci = in.children[s];
+      ci.box = frame.child_boxes[c];
+      ci.instance_mask = 0xFF;
+      if (!child.is_leaf()) {
+        ci.node_type = kTypeBox;
+        ci.range_length = 1;
+        ci.box_flags = plans[child.index].box_flags;
+      } else {
+        const uint32_t leaf = s - plan.box_children;
+        ci.node_type = pair_node_type(batch.start_pair[leaf]);
+        const uint32_t next_start =
+            leaf + 1 < plan.leaf_children ? batch.start_node[leaf + 1] : static_cast<uint32_t>(batch.nodes.size());
+        ci.range_length = next_start - batch.start_node[leaf];
+        ci.box_flags = leaf_box_flags(scene, bvh, child);
+      }
+    }
+    const NodeDwords box = encode_box_node(in);
+    std::copy(box.begin(), box.end(), out.dwords.begin() + std::ptrdiff_t{plan.slot} * kNodeDwords);
+    for (std::size_t p = 0; p < batch.nodes.size(); ++p) {
+      std::copy(batch.nodes[p].begin(), batch.nodes[p].end(),
+                out.dwords.begin() + std::ptrdiff_t(plan.first_prim_slot + p) * kNodeDwords);
+    }
+  }, 64);
+
+  // Statistics and the section header.
+  EncodeStats& st = out.stats;
+  st.box_nodes = static_cast<uint32_t>(node_count);
+  for (std::size_t n = 0; n < node_count; ++n) {
+    st.primitive_nodes += static_cast<uint32_t>(batches[n].nodes.size());
+    st.obb_box_nodes += frames[n].obb_index != kNoObb ? 1 : 0;
+    st.leaf_ranges += plans[n].leaf_children;
+  }
+  st.pairs = static_cast<uint32_t>(bvh.pairs.size());
+  for (const auto& pair : bvh.pairs) st.triangles += pair.has_tri1() ? 2 : 1;
+  st.node_bytes = uint64_t{next_slot} * kNodeBytes;
+  NodeSectionHeader header;
+  header.root_pointer = kRootPointer;
+  header.node_slots = next_slot;
+  header.box_nodes = st.box_nodes;
+  header.primitive_nodes = st.primitive_nodes;
+  header.bounds = bvh.bounds;
+  const NodeDwords header_dwords = write_node_section_header(header);
+  std::copy(header_dwords.begin(), header_dwords.end(), out.dwords.begin());
+  st.seconds_encode = seconds_since(start);
+  return out;
+}
+
+}  // namespace hwbvh::rdna4

@@ -1,0 +1,88 @@
+// RT IP 3.1 OBB index selection, builder side (shared/spec/rtip31-format.md §3.4, Appendix B).
+//
+// Computed in float, like GPURT's shader code, so that the axis-angle cells match its choice.
+#include "hwbvh/formats/rdna4/obb.h"
+
+#include <cmath>
+
+#include <glm/geometric.hpp>
+
+#include "formats/rdna4/obb_tables.h"
+
+namespace hwbvh::rdna4 {
+namespace {
+
+float det(const Mat3Rows& r) { return glm::dot(r[0], glm::cross(r[1], r[2])); }
+
+/// AMD's float -> uint conversion: NaN and negatives become 0; then the LUT's bin clamp at 15.
+uint32_t lut_bin(float x) {
+  if (!(x > 0.0f)) return 0;
+  return x >= 15.0f ? 15u : static_cast<uint32_t>(x);
+}
+
+/// Σ_r |dot(R[r], Q[π(r)])| maximised over the 6 row permutations π.
+float match_score(const Mat3Rows& r, const Mat3Rows& q) {
+  static constexpr int kPerm[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+  float best = 0.0f;
+  for (const auto& perm : kPerm) {
+    float s = 0.0f;
+    for (int row = 0; row < 3; ++row) s += std::fabs(glm::dot(r[row], q[perm[row]]));
+    best = std::max(best, s);
+  }
+  return best;
+}
+
+}  // namespace
+
+uint32_t matrix_to_obb_index(const Mat3Rows& r) {
+  // Rotation axis from the antisymmetric part, angle from the trace.
+  Vec3 axis{r[2][1] - r[1][2], r[0][2] - r[2][0], r[1][0] - r[0][1]};
+  float angle = std::acos(0.5f * (r[0][0] + r[1][1] + r[2][2] - 1.0f));
+  const float length = std::sqrt(glm::dot(axis, axis));
+  // A symmetric matrix (identity, 180° rotations) has no axis: GPURT's 0/0 gives NaN, which AMD's float->uint
+  // conversion turns into bin 0, so such a matrix reads LUT row (0, 0) at its angle bin (§3.4).
+  uint32_t xi = 0, yi = 0;
+  if (length > 0.0f) {
+    axis /= length;
+    if (axis.z < 0.0f) {
+      axis = -axis;
+      angle = -angle;
+    }
+    xi = lut_bin((axis.x + 1.0f) / 0.125f);
+    yi = lut_bin((axis.y + 1.0f) / 0.125f);
+  }
+  if (angle < 0.0f) angle += 6.283185306f;
+  const uint32_t ai = lut_bin(angle / 0.392699081625f);  // bins of pi/8
+  return detail::kObbAxisAngleLut[xi * 256 + yi * 16 + ai];
+}
+
+uint32_t matrix_to_best_obb_index(const Mat3Rows& rows) {
+  Mat3Rows r = rows;
+  if (det(r) < 0.0f) r[2] = -r[2];
+  uint32_t best = kNoObb;
+  float best_score = -1.0f;
+  for (int shift = 0; shift < 3; ++shift) {
+    const Mat3Rows permuted{r[shift], r[(shift + 1) % 3], r[(shift + 2) % 3]};
+    const uint32_t index = matrix_to_obb_index(permuted);
+    const float score = match_score(r, obb_matrix(index));  // obb_matrix(127) is the identity
+    if (score > best_score) {
+      best = index;
+      best_score = score;
+    }
+  }
+  return best;
+}
+
+uint32_t triangle_obb_candidate(Vec3 v0, Vec3 v1, Vec3 v2) {
+  const auto unit = [](Vec3 v, Vec3& out) {
+    const float len = std::sqrt(glm::dot(v, v));
+    if (!(len > 0.0f) || !std::isfinite(len)) return false;
+    out = v / len;
+    return true;
+  };
+  Vec3 e0{0.0f}, e1{0.0f}, n{0.0f};
+  if (!unit(v1 - v0, e0) || !unit(v2 - v1, e1) || !unit(glm::cross(e0, e1), n)) return kNoObb;
+  return matrix_to_best_obb_index({e0, n, glm::cross(e0, n)});
+}
+
+}  // namespace hwbvh::rdna4

@@ -1,0 +1,166 @@
+// RT IP 3.1 compressed primitive node encoder (shared/spec/rtip31-format.md §4.1-4.6, Appendix D item 6).
+#include "hwbvh/formats/rdna4/primitive_node.h"
+
+#include <algorithm>
+#include <bit>
+
+#include "hwbvh/core/bits.h"
+
+namespace hwbvh::rdna4 {
+namespace {
+
+constexpr uint32_t kMaxPairs = 8;
+constexpr uint32_t kMaxVertices = 16;
+constexpr uint32_t kHeaderBits = 52;
+constexpr uint32_t kDescriptorBits = 29;
+constexpr uint32_t kBudgetBits = 1024 - kHeaderBits;  // 972
+constexpr uint32_t kPrimIdLimit = 1u << 31;
+constexpr uint32_t kGeoIdLimit = 1u << 30;
+
+using VertexBits = std::array<uint32_t, 3>;
+
+/// Everything needed to write a node, computed without allocating (the builder calls the fit test per leaf).
+struct Layout {
+  std::array<VertexBits, kMaxVertices> vertex{};
+  uint32_t vertex_count = 0;
+  std::array<std::array<uint32_t, 6>, kMaxPairs> index{};  ///< per pair: tri0 i0,i1,i2 then tri1 i0,i1,i2
+  uint32_t trailing_zeros = 0;
+  std::array<uint32_t, 3> prefix{}, payload{};  ///< P and L per axis
+  uint32_t prim_anchor = 0, prim_anchor_bits = 0, prim_payload_bits = 0;
+  uint32_t geo_anchor = 0, geo_anchor_bits = 0, geo_payload_bits = 0;
+};
+
+constexpr uint32_t round_up_even(uint32_t x) { return (x + 1) & ~1u; }
+
+VertexBits bits_of(Vec3 v) { return {float_bits(v.x), float_bits(v.y), float_bits(v.z)}; }
+
+/// Index of `v` in the layout's vertex list, appending it when new (bit-pattern identity, so +0/-0 and NaN
+/// payloads survive). Returns kMaxVertices when the list is full.
+uint32_t find_or_add(Layout& layout, const VertexBits& v) {
+  for (uint32_t i = 0; i < layout.vertex_count; ++i) {
+    const VertexBits& w = layout.vertex[i];
+    if (w[0] == v[0] && w[1] == v[1] && w[2] == v[2]) return i;  // cheaper than std::array's memcmp
+  }
+  if (layout.vertex_count == kMaxVertices) return kMaxVertices;
+  layout.vertex[layout.vertex_count] = v;
+  return layout.vertex_count++;
+}
+
+/// Plans the node; nullopt if the pairs do not fit (§4.6).
+std::optional<Layout> plan(std::span<const PrimPairInput> pairs) {
+  if (pairs.empty() || pairs.size() > kMaxPairs) return std::nullopt;
+  Layout layout;
+  const PrimTriangleInput& anchor = pairs[0].tri0;
+  layout.prim_anchor = anchor.primitive_id;
+  layout.geo_anchor = anchor.geometry_id;
+  uint32_t prim_diff = 0, geo_diff = 0;
+  for (size_t p = 0; p < pairs.size(); ++p) {
+    for (uint32_t k = 0; k < 2; ++k) {
+      const PrimTriangleInput* tri = k == 0 ? &pairs[p].tri0 : (pairs[p].tri1 ? &*pairs[p].tri1 : nullptr);
+      if (tri == nullptr) continue;
+      if (tri->primitive_id >= kPrimIdLimit || tri->geometry_id >= kGeoIdLimit) return std::nullopt;
+      prim_diff |= tri->primitive_id ^ layout.prim_anchor;
+      geo_diff |= tri->geometry_id ^ layout.geo_anchor;
+      for (uint32_t c = 0; c < 3; ++c) {
+        const uint32_t i = find_or_add(layout, bits_of(tri->v[c]));
+        if (i == kMaxVertices) return std::nullopt;
+        layout.index[p][3 * k + c] = i;
+      }
+    }
+  }
+
+  // §4.3: drop the trailing zeros common to all coordinates and, per axis, the leading bits shared with vertex 0.
+  uint32_t all = 0;
+  VertexBits diff{};
+  for (uint32_t i = 0; i < layout.vertex_count; ++i) {
+    for (int a = 0; a < 3; ++a) {
+      all |= layout.vertex[i][a];
+      diff[a] |= layout.vertex[i][a] ^ layout.vertex[0][a];
+    }
+  }
+  layout.trailing_zeros = all == 0 ? 0 : static_cast<uint32_t>(std::countr_zero(all));  // all +0.0: T = 0
+  uint32_t prefix_total = 0, vertex_bits = 0;
+  for (int a = 0; a < 3; ++a) {
+    const uint32_t shared = diff[a] == 0 ? 31 : static_cast<uint32_t>(std::countl_zero(diff[a]));
+    layout.prefix[a] = std::min(shared, 31 - layout.trailing_zeros);  // keeps L >= 1
+    layout.payload[a] = 32 - layout.prefix[a] - layout.trailing_zeros;
+    prefix_total += layout.prefix[a];
+    vertex_bits += layout.payload[a];
+  }
+
+  // §4.5: IDs are stored as the anchor (triangle 0) plus per-triangle payloads of the differing low bits.
+  layout.prim_anchor_bits = bit_length(layout.prim_anchor);
+  layout.prim_payload_bits = bit_length(prim_diff);
+  layout.geo_anchor_bits = round_up_even(bit_length(layout.geo_anchor));
+  layout.geo_payload_bits = round_up_even(bit_length(geo_diff));
+
+  const auto pair_count = static_cast<uint32_t>(pairs.size());
+  const uint32_t used = kDescriptorBits * pair_count +
+                        (2 * pair_count - 1) * (layout.prim_payload_bits + layout.geo_payload_bits) +
+                        layout.vertex_count * vertex_bits + prefix_total + layout.prim_anchor_bits +
+                        layout.geo_anchor_bits;
+  if (used > kBudgetBits) return std::nullopt;
+  return layout;
+}
+
+}  // namespace
+
+bool primitive_node_fits(std::span<const PrimPairInput> pairs) { return plan(pairs).has_value(); }
+
+std::optional<NodeDwords> encode_primitive_node(std::span<const PrimPairInput> pairs) {
+  const std::optional<Layout> planned = plan(pairs);
+  if (!planned) return std::nullopt;
+  const Layout& layout = *planned;
+  const auto pair_count = static_cast<uint32_t>(pairs.size());
+  const uint32_t midpoint = 1024 - kDescriptorBits * pair_count -
+                            (2 * pair_count - 1) * layout.prim_payload_bits - layout.prim_anchor_bits;
+
+  NodeDwords node{};
+  std::span<uint32_t> dw(node);
+  // §4.2 header.
+  dw[0] = (layout.payload[0] - 1) | (layout.payload[1] - 1) << 5 | (layout.payload[2] - 1) << 10 |
+          layout.trailing_zeros << 15 | (layout.geo_anchor_bits / 2) << 20 | (layout.geo_payload_bits / 2) << 24 |
+          (pair_count - 1) << 28;  // bit 31 vertex type 0 = float32
+  dw[1] = layout.prim_anchor_bits | layout.prim_payload_bits << 5 | midpoint << 10;
+
+  // §4.3 prefixes (the top P bits of vertex 0), then the vertex payloads.
+  uint32_t at = kHeaderBits;
+  for (int a = 0; a < 3; ++a) {
+    const uint32_t p = layout.prefix[a];
+    if (p > 0) set_bits(dw, at, p, layout.vertex[0][a] >> (32 - p));
+    at += p;
+  }
+  for (uint32_t i = 0; i < layout.vertex_count; ++i) {
+    for (int a = 0; a < 3; ++a) {
+      set_bits(dw, at, layout.payload[a], layout.vertex[i][a] >> layout.trailing_zeros);
+      at += layout.payload[a];
+    }
+  }
+
+  // §4.5 ID sections around the midpoint, then §4.4 descriptors from the top.
+  set_bits(dw, midpoint, layout.prim_anchor_bits, layout.prim_anchor);
+  set_bits(dw, midpoint - layout.geo_anchor_bits, layout.geo_anchor_bits, layout.geo_anchor);
+  for (uint32_t p = 0; p < pair_count; ++p) {
+    const PrimPairInput& pair = pairs[p];
+    uint32_t desc = layout.index[p][2] << 25 | layout.index[p][1] << 21 | layout.index[p][0] << 17 |
+                    uint32_t{pair.tri0.opaque} << 16 | uint32_t{pair.range_stop};
+    if (pair.tri1) {
+      desc |= layout.index[p][5] << 11 | layout.index[p][4] << 7 | layout.index[p][3] << 3 |
+              uint32_t{pair.tri1->opaque} << 2;
+    }
+    set_bits(dw, 1024 - kDescriptorBits * (p + 1), kDescriptorBits, desc);
+
+    for (uint32_t k = 0; k < 2; ++k) {
+      const uint32_t t = 2 * p + k;
+      const PrimTriangleInput* tri = k == 0 ? &pair.tri0 : (pair.tri1 ? &*pair.tri1 : nullptr);
+      if (t == 0 || tri == nullptr) continue;
+      set_bits(dw, midpoint + layout.prim_anchor_bits + (t - 1) * layout.prim_payload_bits,
+               layout.prim_payload_bits, tri->primitive_id);
+      set_bits(dw, midpoint - layout.geo_anchor_bits - t * layout.geo_payload_bits, layout.geo_payload_bits,
+               tri->geometry_id);
+    }
+  }
+  return node;
+}
+
+}  // namespace hwbvh::rdna4

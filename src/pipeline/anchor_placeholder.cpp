@@ -1,1 +1,0 @@
-namespace hwbvh { void pipeline_module_anchor() {} }

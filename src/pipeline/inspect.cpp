@@ -1,0 +1,190 @@
+#include "hwbvh/pipeline/inspect.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <deque>
+#include <map>
+#include <set>
+
+namespace hwbvh::pipeline {
+namespace {
+
+using rdna4::NodeKind;
+
+std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string node_name(NodeKind kind, uint64_t offset) {
+  return std::string(kind == NodeKind::Box ? "box node @" : "primitive node @") + hex(offset);
+}
+
+struct Pending {
+  uint32_t pointer;
+  std::string via;  ///< how the walk got here, for messages
+};
+
+class Walker {
+ public:
+  Walker(std::span<const uint32_t> dwords, bool keep_nodes) : dwords_(dwords), keep_nodes_(keep_nodes) {
+    out_.section_bytes = uint64_t{dwords.size()} * 4;
+    std::string error;
+    out_.header = rdna4::read_node_section_header(dwords.data(), dwords.size(), &error);
+    if (out_.header) {
+      out_.root_pointer = out_.header->root_pointer;
+    } else {
+      out_.problems.push_back("node section header: " + error + "; assuming root pointer 0x15");
+    }
+  }
+
+  /// Breadth-first from the root, stopping after max_nodes decoded nodes (0 = no limit).
+  void walk(std::size_t max_nodes) {
+    std::deque<Pending> queue{{out_.root_pointer, "root pointer"}};
+    std::size_t visited = 0;
+    while (!queue.empty()) {
+      if (max_nodes != 0 && visited >= max_nodes) {
+        count_not_shown(queue);
+        return;
+      }
+      Pending next = std::move(queue.front());
+      queue.pop_front();
+      if (visit(next, &queue)) ++visited;
+    }
+  }
+
+  /// Decodes one node without following its children.
+  void visit_one(uint32_t pointer, const std::string& via) { visit({pointer, via}, nullptr); }
+
+  [[nodiscard]] std::optional<NodeKind> kind_at(uint64_t offset) const {
+    const auto it = seen_.find(offset);
+    return it == seen_.end() ? std::nullopt : std::optional(it->second);
+  }
+
+  NodeDump take() { return std::move(out_); }
+  void problem(std::string text) { out_.problems.push_back(std::move(text)); }
+
+ private:
+  // Checks the pointer and decodes its node; children are appended to `queue` when given. False if the node was
+  // not decoded (bad pointer, or already visited).
+  bool visit(const Pending& at, std::deque<Pending>* queue) {
+    const uint32_t p = at.pointer;
+    const NodeKind kind = rdna4::node_kind(p);
+    const uint64_t offset = rdna4::node_byte_offset(p);
+    if (p >= rdna4::kEndSearch) {
+      problem(at.via + ": sentinel " + hex(p) + " where a node pointer was expected");
+      return false;
+    }
+    if (kind == NodeKind::Instance || kind == NodeKind::Unsupported) {
+      problem(at.via + ": pointer " + hex(p) + " has node type " + std::to_string(p & 7) +
+              ", which a bottom-level RT IP 3.1 BVH does not use");
+      return false;
+    }
+    if (offset == 0) {
+      problem(at.via + ": pointer " + hex(p) + " addresses the node-section header (offset 0)");
+      return false;
+    }
+    if (out_.section_bytes < rdna4::kNodeBytes || offset > out_.section_bytes - rdna4::kNodeBytes) {
+      problem(at.via + ": pointer " + hex(p) + " addresses offset " + hex(offset) +
+              ", past the end of the node section (" + std::to_string(out_.section_bytes) + " bytes)");
+      return false;
+    }
+    if (const auto it = seen_.find(offset); it != seen_.end()) {
+      if (it->second != kind) {
+        problem(at.via + ": " + node_name(kind, offset) + " was already reached as a " +
+                (it->second == NodeKind::Box ? "box" : "primitive") + " node");
+      } else if (kind == NodeKind::Box) {
+        problem(at.via + ": " + node_name(kind, offset) + " is reached a second time (cycle or shared subtree)");
+      }
+      return false;  // several ranges may share a primitive node: decoded once
+    }
+    seen_.emplace(offset, kind);
+
+    rdna4::NodeDwords node{};
+    std::copy_n(dwords_.begin() + static_cast<std::ptrdiff_t>(offset / 4), rdna4::kNodeDwords, node.begin());
+    DumpedNode d;
+    d.offset = offset;
+    d.pointer = p;
+    d.kind = kind;
+    if (kind == NodeKind::Box) {
+      d.box = rdna4::decode_box_node(node);
+      for (uint32_t k = 0; queue && k < d.box->child_count; ++k)
+        queue->push_back({d.box->child_pointer[k], "child " + std::to_string(k) + " of " + node_name(kind, offset)});
+    } else {
+      decode_primitive(node, at, d, queue);
+    }
+    if (keep_nodes_) out_.nodes.push_back(std::move(d));
+    return true;
+  }
+
+  void decode_primitive(const rdna4::NodeDwords& node, const Pending& at, DumpedNode& d,
+                        std::deque<Pending>* queue) {
+    const std::string name = node_name(NodeKind::Primitive, d.offset);
+    std::string error;
+    d.primitive_header = rdna4::decode_primitive_header(node, &error);
+    if (!d.primitive_header) {
+      problem(at.via + ": " + name + ": " + error);
+      return;
+    }
+    const uint32_t pair_count = d.primitive_header->pair_count;
+    if (rdna4::pair_index(at.pointer) >= pair_count) {
+      problem(at.via + ": pointer " + hex(at.pointer) + " enters pair " +
+              std::to_string(rdna4::pair_index(at.pointer)) + " but " + name + " has " + std::to_string(pair_count) +
+              " pairs");
+    }
+    for (uint32_t i = 0; i < pair_count; ++i) {
+      d.pairs.push_back(rdna4::decode_primitive_pair(node, i, &error));
+      if (!d.pairs.back()) {
+        problem(name + " pair " + std::to_string(i) + ": " + error);
+      } else if (queue && d.pairs.back()->navigation == rdna4::kNavEndOfNode) {
+        // The last pair has no stop bit: its range continues at pair 0 of the next node (§4.7).
+        queue->push_back(
+            {rdna4::make_node_pointer(d.offset + rdna4::kNodeBytes, 0), "range continuing after " + name});
+      }
+    }
+  }
+
+  void count_not_shown(const std::deque<Pending>& queue) {
+    std::set<uint64_t> pending;
+    for (const Pending& q : queue) {
+      const uint64_t offset = rdna4::node_byte_offset(q.pointer);
+      if (!seen_.contains(offset)) pending.insert(offset);
+    }
+    out_.not_shown = pending.size();
+  }
+
+  std::span<const uint32_t> dwords_;
+  bool keep_nodes_;
+  NodeDump out_;
+  std::map<uint64_t, NodeKind> seen_;
+};
+
+}  // namespace
+
+NodeDump dump_tree(std::span<const uint32_t> dwords, std::size_t max_nodes) {
+  Walker w(dwords, /*keep_nodes=*/true);
+  w.walk(max_nodes);
+  return w.take();
+}
+
+NodeDump dump_pointer(std::span<const uint32_t> dwords, uint32_t pointer) {
+  Walker w(dwords, /*keep_nodes=*/true);
+  w.visit_one(pointer, "pointer " + hex(pointer));
+  return w.take();
+}
+
+NodeDump dump_offset(std::span<const uint32_t> dwords, uint64_t offset) {
+  Walker finder(dwords, /*keep_nodes=*/false);
+  finder.walk(0);
+  const std::optional<NodeKind> kind = finder.kind_at(offset);
+  if (!kind) {
+    Walker w(dwords, /*keep_nodes=*/true);
+    w.problem("no node at offset " + hex(offset) +
+              " is reachable from the root (nodes sit at multiples of 128; --pointer chooses the type explicitly)");
+    return w.take();
+  }
+  return dump_pointer(dwords, rdna4::make_node_pointer(offset, *kind == NodeKind::Box ? rdna4::kTypeBox : 0));
+}
+
+}  // namespace hwbvh::pipeline

@@ -1,0 +1,245 @@
+#include "hwbvh/pipeline/pipeline.h"
+
+#include <charconv>
+#include <chrono>
+#include <cstdlib>
+
+#include <nlohmann/json.hpp>
+
+#include "hwbvh/blob/bytes.h"
+#include "hwbvh/blob/geometry_section.h"
+#include "hwbvh/core/error.h"
+#include "hwbvh/core/parallel.h"
+
+namespace hwbvh::pipeline {
+namespace {
+
+using Json = nlohmann::ordered_json;  // keys in the order written: stable bytes, readable output
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+void notify(const ProgressFn& progress, Phase phase) {
+  if (progress) progress(phase);
+}
+
+// The double nearest to the shortest decimal that round-trips `f` (0.9f -> 0.9, not 0.8999999761581421).
+double tidy(float f) {
+  char buf[32];
+  const auto end = std::to_chars(buf, buf + sizeof buf - 1, f).ptr;
+  *end = '\0';
+  return std::strtod(buf, nullptr);
+}
+
+double ratio(double num, double den) { return den > 0.0 ? num / den : 0.0; }
+
+// Empty boxes (a geometry without triangles) become null rather than infinities, which JSON cannot hold.
+Json box_json(const Aabb& box) {
+  if (box.empty()) return nullptr;
+  return Json{{"min", {box.min.x, box.min.y, box.min.z}}, {"max", {box.max.x, box.max.y, box.max.z}}};
+}
+
+// Alpha texture paths relative to the scene's directory, so the blob does not depend on where it was built.
+std::string relative_to_scene(const std::string& path, const std::string& source) {
+  const std::filesystem::path rel =
+      std::filesystem::path(path).lexically_relative(std::filesystem::path(source).parent_path());
+  return rel.empty() ? std::filesystem::path(path).filename().string() : rel.generic_string();
+}
+
+std::vector<std::byte> text_bytes(const std::string& text) {
+  const auto* p = reinterpret_cast<const std::byte*>(text.data());
+  return {p, p + text.size()};
+}
+
+const Json& field(const Json& object, const char* key, const std::string& file) {
+  const auto it = object.find(key);
+  if (it == object.end()) throw_bad_input(file, std::string("build-meta section: missing field '") + key + "'");
+  return *it;
+}
+
+}  // namespace
+
+const char* phase_name(Phase phase) {
+  switch (phase) {
+    case Phase::Loading: return "loading";
+    case Phase::Building: return "building";
+    case Phase::Encoding: return "encoding";
+    case Phase::Writing: return "writing";
+  }
+  return "unknown";
+}
+
+const char* quality_name(build::BuildQuality quality) {
+  switch (quality) {
+    case build::BuildQuality::Low: return "low";
+    case build::BuildQuality::Medium: return "medium";
+    case build::BuildQuality::High: return "high";
+  }
+  return "unknown";
+}
+
+std::string scene_meta_json(const Scene& scene) {
+  uint64_t degenerate = 0;
+  for (uint32_t i = 0; i < scene.triangles.size(); ++i) degenerate += scene.is_degenerate(i) ? 1 : 0;
+  Json geometries = Json::array();
+  for (const Geometry& g : scene.geometries) {
+    Aabb bounds;
+    for (uint32_t t = g.first_triangle; t < g.first_triangle + g.triangle_count; ++t)
+      for (int k = 0; k < 3; ++k) bounds.grow(scene.vertex(t, k));
+    geometries.push_back({{"name", g.name},
+                          {"first_triangle", g.first_triangle},
+                          {"triangles", g.triangle_count},
+                          {"bounds", box_json(bounds)}});
+  }
+  Json materials = Json::array();
+  for (const Material& m : scene.materials) {
+    Json alpha = nullptr;
+    if (m.alpha_tested()) alpha = relative_to_scene(scene.alpha_textures[m.alpha_texture].path, scene.source);
+    materials.push_back(
+        {{"name", m.name}, {"diffuse", {m.diffuse.x, m.diffuse.y, m.diffuse.z}}, {"alpha_texture", alpha}});
+  }
+  const Json meta = {{"source", std::filesystem::path(scene.source).filename().string()},
+                     {"positions", scene.positions.size()},
+                     {"triangles", scene.triangles.size()},
+                     {"degenerate_triangles", degenerate},
+                     {"bounds", box_json(scene.bounds())},
+                     {"geometries", std::move(geometries)},
+                     {"materials", std::move(materials)}};
+  return meta.dump(1);
+}
+
+BuildBlobResult build_blob(const Scene& scene, const BuildBlobOptions& options, const ProgressFn& progress) {
+  notify(progress, Phase::Building);
+  build::BuildOptions build_options = options.build;
+  build_options.leaf_fits = rdna4::primitive_leaf_fits;
+  const build::BuildResult built = build::build_wide_bvh(scene, build_options);
+
+  notify(progress, Phase::Encoding);
+  const rdna4::EncodedBvh encoded = rdna4::encode(scene, built.bvh, options.encode);
+
+  BuildReport r;
+  r.source = std::filesystem::path(scene.source).filename().string();
+  r.target = blob::target_name(blob::Target::Rtip31);
+  r.triangles = scene.triangles.size();
+  r.degenerate_triangles = built.stats.degenerate_triangles;
+  r.box_nodes = encoded.stats.box_nodes;
+  r.primitive_nodes = encoded.stats.primitive_nodes;
+  r.node_bytes = uint64_t{encoded.dwords.size()} * 4;
+  r.bytes_per_triangle = ratio(static_cast<double>(r.node_bytes), static_cast<double>(built.stats.bvh_triangles));
+  r.triangles_per_primitive_node = ratio(encoded.stats.triangles, encoded.stats.primitive_nodes);
+  r.pairs = encoded.stats.pairs;
+  r.obb_box_share = ratio(encoded.stats.obb_box_nodes, encoded.stats.box_nodes);
+  r.sah_cost = built.stats.sah_cost;
+  r.spatial_split_references = built.stats.references - built.stats.bvh_triangles;
+  r.quality = quality_name(options.build.quality);
+  r.obb = options.encode.obb;
+  r.obb_ratio = tidy(options.encode.obb_accept_ratio);
+
+  BuildBlobResult out;
+  out.blob.target = blob::Target::Rtip31;
+  out.blob.sections.push_back(
+      {blob::SectionType::Nodes, blob::kNodesAlignment, blob::dwords_to_bytes(encoded.dwords)});
+  out.blob.sections.push_back({blob::SectionType::Geometry, 16, blob::encode_geometry(scene)});
+  out.blob.sections.push_back({blob::SectionType::SceneMeta, 16, text_bytes(scene_meta_json(scene))});
+  out.blob.sections.push_back({blob::SectionType::BuildMeta, 16, text_bytes(report_to_json(r))});  // no run info
+
+  RunInfo run;
+  run.threads = Executor(options.build.threads).threads();
+  run.seconds.bvh = built.stats.seconds_binary;
+  run.seconds.collapse = built.stats.seconds_collapse;
+  run.seconds.obb = encoded.stats.seconds_obb;
+  run.seconds.encode = encoded.stats.seconds_encode;
+  r.run = run;
+  out.report = std::move(r);
+  return out;
+}
+
+BuildReport build_file(const std::filesystem::path& scene_path, const std::filesystem::path& output,
+                       const BuildBlobOptions& options, const ProgressFn& progress) {
+  notify(progress, Phase::Loading);
+  const auto load_start = Clock::now();
+  const Scene scene = load_obj(scene_path);
+  const double load_seconds = seconds_since(load_start);
+
+  BuildBlobResult result = build_blob(scene, options, progress);
+
+  notify(progress, Phase::Writing);
+  const auto write_start = Clock::now();
+  blob::write_file(output, result.blob);
+  result.report.run->seconds.load = load_seconds;
+  result.report.run->seconds.write = seconds_since(write_start);
+  return result.report;
+}
+
+std::string report_to_json(const BuildReport& r) {
+  Json j = {{"source", r.source},
+            {"target", r.target},
+            {"triangles", r.triangles},
+            {"degenerate_triangles", r.degenerate_triangles},
+            {"box_nodes", r.box_nodes},
+            {"primitive_nodes", r.primitive_nodes},
+            {"node_bytes", r.node_bytes},
+            {"bytes_per_triangle", r.bytes_per_triangle},
+            {"triangles_per_primitive_node", r.triangles_per_primitive_node},
+            {"pairs", r.pairs},
+            {"obb_box_share", r.obb_box_share},
+            {"sah_cost", r.sah_cost},
+            {"spatial_split_references", r.spatial_split_references},
+            {"options", {{"quality", r.quality}, {"obb", r.obb}, {"obb_ratio", r.obb_ratio}}}};
+  if (r.run) {
+    const PhaseSeconds& s = r.run->seconds;
+    j["run"] = {{"threads", r.run->threads},
+                {"seconds",
+                 {{"load", s.load},
+                  {"bvh", s.bvh},
+                  {"collapse", s.collapse},
+                  {"obb", s.obb},
+                  {"encode", s.encode},
+                  {"write", s.write},
+                  {"total", s.total()}}}};
+  }
+  return j.dump(1);
+}
+
+BuildReport report_from_json(std::string_view json, const std::string& file) {
+  const Json j = Json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) throw_bad_input(file, "build-meta section is not a JSON object");
+  BuildReport r;
+  try {
+    const auto get = [&](const char* key, auto& value) { field(j, key, file).get_to(value); };
+    get("source", r.source);
+    get("target", r.target);
+    get("triangles", r.triangles);
+    get("degenerate_triangles", r.degenerate_triangles);
+    get("box_nodes", r.box_nodes);
+    get("primitive_nodes", r.primitive_nodes);
+    get("node_bytes", r.node_bytes);
+    get("bytes_per_triangle", r.bytes_per_triangle);
+    get("triangles_per_primitive_node", r.triangles_per_primitive_node);
+    get("pairs", r.pairs);
+    get("obb_box_share", r.obb_box_share);
+    get("sah_cost", r.sah_cost);
+    get("spatial_split_references", r.spatial_split_references);
+    const Json& options = field(j, "options", file);
+    field(options, "quality", file).get_to(r.quality);
+    field(options, "obb", file).get_to(r.obb);
+    field(options, "obb_ratio", file).get_to(r.obb_ratio);
+    if (const auto it = j.find("run"); it != j.end()) {
+      RunInfo run;
+      field(*it, "threads", file).get_to(run.threads);
+      const Json& s = field(*it, "seconds", file);
+      field(s, "load", file).get_to(run.seconds.load);
+      field(s, "bvh", file).get_to(run.seconds.bvh);
+      field(s, "collapse", file).get_to(run.seconds.collapse);
+      field(s, "obb", file).get_to(run.seconds.obb);
+      field(s, "encode", file).get_to(run.seconds.encode);
+      field(s, "write", file).get_to(run.seconds.write);
+      r.run = run;
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw_bad_input(file, std::string("build-meta section: a field has the wrong type (") + e.what() + ")");
+  }
+  return r;
+}
+
+}  // namespace hwbvh::pipeline

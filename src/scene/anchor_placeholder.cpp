@@ -1,1 +1,0 @@
-namespace hwbvh { void scene_module_anchor() {} }

@@ -1,0 +1,273 @@
+#include "hwbvh/build/builder.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "build/build_scenes.h"
+#include "fixtures/paths.h"
+#include "hwbvh/build/collapse.h"
+#include "hwbvh/build/embree_builder.h"
+#include "hwbvh/build/sah.h"
+#include "hwbvh/build/tree_checks.h"
+#include "hwbvh/core/error.h"
+
+namespace hwbvh::build {
+namespace {
+
+const BuildQuality kQualities[] = {BuildQuality::Low, BuildQuality::Medium, BuildQuality::High};
+
+std::string name(BuildQuality q) {
+  return q == BuildQuality::Low ? "low" : q == BuildQuality::Medium ? "medium" : "high";
+}
+
+BuildOptions options_for(BuildQuality quality, int threads = 0) {
+  BuildOptions options;
+  options.quality = quality;
+  options.threads = threads;
+  return options;
+}
+
+void expect_clean(const Scene& scene, const BuildResult& result, const BuildOptions& options) {
+  const auto problems = check_wide_bvh(scene, result.bvh, options.quality == BuildQuality::High,
+                                       options.max_leaf_pairs);
+  EXPECT_TRUE(problems.empty()) << scene.source << " " << name(options.quality) << ": " << problems.size()
+                                << " problems, first: " << (problems.empty() ? "" : problems[0]);
+}
+
+std::vector<Scene> small_scenes() {
+  return {test::random_soup(2000), test::grid(24, 20), test::single_triangle(), test::nine_clusters(),
+          test::long_diagonals(300)};
+}
+
+TEST(Build, TreesAreCleanAtAllQualities) {
+  for (const Scene& scene : small_scenes()) {
+    for (const BuildQuality quality : kQualities) {
+      const BuildOptions options = options_for(quality);
+      const BuildResult result = build_wide_bvh(scene, options);
+      expect_clean(scene, result, options);
+      const BuildStats& s = result.stats;
+      EXPECT_EQ(s.input_triangles, scene.triangles.size());
+      EXPECT_EQ(s.bvh_triangles, scene.triangles.size());
+      EXPECT_EQ(s.degenerate_triangles, 0u);
+      EXPECT_EQ(s.wide_nodes, result.bvh.nodes.size());
+      EXPECT_EQ(s.pairs, result.bvh.pairs.size());
+      EXPECT_GE(s.references, s.bvh_triangles);
+      if (quality != BuildQuality::High) {
+        EXPECT_EQ(s.references, s.bvh_triangles);
+      }
+      EXPECT_GT(s.sah_cost, 0.0);
+      EXPECT_DOUBLE_EQ(s.sah_cost, sah_cost(result.bvh, options.box_step_cost, options.pair_step_cost));
+    }
+  }
+}
+
+TEST(Build, SingleTriangleRootHasOneLeafChild) {
+  const Scene scene = test::single_triangle();
+  const BuildResult result = build_wide_bvh(scene, {});
+  ASSERT_EQ(result.bvh.nodes.size(), 1u);
+  const WideBvh8::Node& root = result.bvh.nodes[0];
+  ASSERT_EQ(root.child_count, 1u);
+  EXPECT_TRUE(root.children[0].is_leaf());
+  EXPECT_EQ(result.bvh.pairs, (std::vector<PrimPair>{{0, kNoIndex}}));
+  EXPECT_EQ(result.bvh.bounds, (Aabb{{0, 0, 0}, {1, 1, 0}}));
+}
+
+TEST(Build, NineClustersNeedMoreThanTheRoot) {
+  const Scene scene = test::nine_clusters();
+  BuildOptions options;
+  options.max_leaf_pairs = 1;  // no leaf can hold a whole cluster of three unpaired triangles
+  const BuildResult result = build_wide_bvh(scene, options);
+  expect_clean(scene, result, options);
+  EXPECT_GT(result.bvh.nodes.size(), 1u);
+}
+
+TEST(Build, HighQualitySplitsLongDiagonalTriangles) {
+  const Scene scene = test::long_diagonals(300);
+  const BuildResult medium = build_wide_bvh(scene, options_for(BuildQuality::Medium));
+  const BuildResult high = build_wide_bvh(scene, options_for(BuildQuality::High));
+  EXPECT_GT(high.stats.references, high.stats.bvh_triangles);
+  EXPECT_LT(high.stats.sah_cost, medium.stats.sah_cost);
+  std::printf("diagonals: medium SAH %.3f, high SAH %.3f with %u references for %u triangles\n",
+              medium.stats.sah_cost, high.stats.sah_cost, high.stats.references, high.stats.bvh_triangles);
+}
+
+TEST(Build, GridLeavesArePairedQuads) {
+  const Scene scene = test::grid(16, 16);
+  const BuildResult result = build_wide_bvh(scene, {});
+  uint32_t lone = 0;
+  for (const PrimPair& p : result.bvh.pairs) lone += p.has_tri1() ? 0 : 1;
+  EXPECT_LE(lone, result.stats.pairs / 10) << "most grid triangles should find their quad partner";
+}
+
+TEST(Build, LeafFitsIsHonoured) {
+  const Scene scene = test::grid(20, 20);
+  BuildOptions options;
+  std::atomic<int> calls{0};
+  options.leaf_fits = [&](const Scene&, std::span<const PrimPair> pairs) {
+    ++calls;
+    return pairs.size() <= 2;
+  };
+  options.box_step_cost = 4.0f;  // makes big leaves attractive, so the fit test has something to refuse
+  const BuildResult result = build_wide_bvh(scene, options);
+  expect_clean(scene, result, options);
+  EXPECT_GT(calls.load(), 0);
+  for (const WideBvh8::Node& node : result.bvh.nodes) {
+    for (uint32_t i = 0; i < node.child_count; ++i) EXPECT_LE(node.children[i].pair_count, 2u);
+  }
+}
+
+TEST(Build, LeafSizeFollowsMaxLeafPairs) {
+  const Scene scene = test::random_soup(1000);
+  for (const uint32_t max_pairs : {1u, 3u, 8u}) {
+    BuildOptions options;
+    options.max_leaf_pairs = max_pairs;
+    options.box_step_cost = 8.0f;
+    const BuildResult result = build_wide_bvh(scene, options);
+    expect_clean(scene, result, options);
+  }
+}
+
+TEST(Build, DeterministicAcrossThreadCounts) {
+  // Above Embree's thresholds for parallel binning (3072 references) and parallel recursion (1024).
+  const Scene scenes[] = {test::random_soup(4000, 11), test::long_diagonals(800, 5), test::grid(36, 36)};
+  for (const Scene& scene : scenes) {
+    for (const BuildQuality quality : kQualities) {
+      const BuildResult one = build_wide_bvh(scene, options_for(quality, 1));
+      const BuildResult two = build_wide_bvh(scene, options_for(quality, 2));
+      const BuildResult again = build_wide_bvh(scene, options_for(quality, 2));
+      EXPECT_TRUE(one.bvh == two.bvh) << scene.source << " " << name(quality);
+      EXPECT_TRUE(two.bvh == again.bvh) << scene.source << " " << name(quality);
+    }
+  }
+}
+
+// Reference collapse: each wide node opens its largest binary children until it has 8; one triangle per leaf.
+WideBvh8 greedy_collapse(const BinaryBvh& binary) {
+  WideBvh8 out;
+  std::vector<uint32_t> source{0};
+  out.nodes.emplace_back();
+  for (size_t w = 0; w < out.nodes.size(); ++w) {
+    const BinaryBvh::Node& root = binary.nodes[source[w]];
+    std::vector<uint32_t> open = root.is_leaf() ? std::vector<uint32_t>{source[w]}
+                                                : std::vector<uint32_t>{root.left, root.right};
+    while (open.size() < 8) {
+      auto largest = open.end();
+      for (auto it = open.begin(); it != open.end(); ++it) {
+        if (binary.nodes[*it].is_leaf()) continue;
+        if (largest == open.end() ||
+            binary.nodes[*it].bounds.surface_area() > binary.nodes[*largest].bounds.surface_area()) {
+          largest = it;
+        }
+      }
+      if (largest == open.end()) break;
+      const BinaryBvh::Node& opened = binary.nodes[*largest];
+      *largest = opened.left;
+      open.push_back(opened.right);
+    }
+    WideBvh8::Node node;
+    for (const uint32_t b : open) {
+      WideBvh8::Child& child = node.children[node.child_count++];
+      child.bounds = binary.nodes[b].bounds;
+      node.bounds.grow(child.bounds);
+      if (binary.nodes[b].is_leaf()) {
+        child.index = static_cast<uint32_t>(out.pairs.size());
+        child.pair_count = 1;
+        out.pairs.push_back({binary.refs[binary.nodes[b].first_ref].triangle, kNoIndex});
+      } else {
+        child.index = static_cast<uint32_t>(out.nodes.size());
+        out.nodes.emplace_back();
+        source.push_back(b);
+      }
+    }
+    out.nodes[w] = node;
+  }
+  out.bounds = out.nodes[0].bounds;
+  return out;
+}
+
+TEST(Build, OptimalCollapseBeatsGreedyCollapse) {
+  for (const Scene& scene : small_scenes()) {
+    for (const BuildQuality quality : kQualities) {
+      const BuildOptions options = options_for(quality);
+      std::vector<uint32_t> all(scene.triangles.size());
+      for (uint32_t t = 0; t < all.size(); ++t) all[t] = t;
+      const BinaryBvh binary = build_binary_bvh(scene, all, options);
+      const WideBvh8 greedy = greedy_collapse(binary);
+      ASSERT_TRUE(check_wide_bvh(scene, greedy, quality == BuildQuality::High).empty());
+      const double greedy_cost = sah_cost(greedy, options.box_step_cost, options.pair_step_cost);
+      const double optimal_cost =
+          sah_cost(collapse_to_wide(scene, binary, options), options.box_step_cost, options.pair_step_cost);
+      EXPECT_LE(optimal_cost, greedy_cost * (1.0 + 1e-5)) << scene.source << " " << name(quality);
+    }
+  }
+}
+
+TEST(Build, MoreLeafPairsNeverCostMore) {
+  const Scene scene = test::grid(30, 30);
+  BuildOptions one;
+  one.max_leaf_pairs = 1;
+  const BuildOptions eight;
+  const double cost_one = build_wide_bvh(scene, one).stats.sah_cost;
+  const double cost_eight = build_wide_bvh(scene, eight).stats.sah_cost;
+  EXPECT_LE(cost_eight, cost_one * (1.0 + 1e-5));
+}
+
+TEST(Build, DeepTreesBuild) {
+  const Scene scene = test::deep_chain(100);
+  for (const BuildQuality quality : kQualities) {
+    const BuildOptions options = options_for(quality);
+    expect_clean(scene, build_wide_bvh(scene, options), options);
+  }
+}
+
+TEST(Build, DegenerateTrianglesAreSkippedAndCounted) {
+  Scene scene = test::random_soup(50);
+  test::add_triangle(scene, {0, 0, 0}, {1, 1, 1}, {2, 2, 2});  // collinear
+  test::add_indexed(scene, 0, 0, 1);                          // repeated vertex
+  const BuildOptions options;
+  const BuildResult result = build_wide_bvh(scene, options);
+  EXPECT_EQ(result.stats.degenerate_triangles, 2u);
+  EXPECT_EQ(result.stats.bvh_triangles, 50u);
+  expect_clean(scene, result, options);
+}
+
+TEST(Build, RejectsBadInput) {
+  Scene scene;
+  scene.source = "flat.obj";
+  test::add_triangle(scene, {0, 0, 0}, {1, 0, 0}, {2, 0, 0});
+  try {
+    build_wide_bvh(scene, {});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    EXPECT_NE(std::string(e.what()).find("flat.obj"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("no non-degenerate triangles"), std::string::npos);
+  }
+  BuildOptions options;
+  options.max_leaf_pairs = 0;
+  EXPECT_THROW(build_wide_bvh(test::single_triangle(), options), Error);
+  options.max_leaf_pairs = 33;
+  EXPECT_THROW(build_wide_bvh(test::single_triangle(), options), Error);
+}
+
+TEST(Build, StanfordBunny) {
+  const auto path = test::shared_scene("stanford-bunny.obj");
+  if (path.empty()) GTEST_SKIP() << "../shared/scenes/stanford-bunny.obj not present";
+  const Scene scene = load_obj(path);
+  const BuildOptions options;  // medium quality, all threads: the default pipeline
+  const BuildResult result = build_wide_bvh(scene, options);
+  expect_clean(scene, result, options);
+  const BuildStats& s = result.stats;
+  EXPECT_EQ(s.bvh_triangles + s.degenerate_triangles, scene.triangles.size());
+  std::printf("bunny: %u triangles (%u degenerate), %u binary -> %u wide nodes, %u leaves, %u pairs, SAH %.2f, "
+              "binary %.3f s, collapse %.3f s\n",
+              s.input_triangles, s.degenerate_triangles, s.binary_nodes, s.wide_nodes, s.leaves, s.pairs,
+              s.sah_cost, s.seconds_binary, s.seconds_collapse);
+}
+
+}  // namespace
+}  // namespace hwbvh::build

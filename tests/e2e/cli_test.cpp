@@ -1,0 +1,294 @@
+// End-to-end tests of the hwbvh binary (path in HWBVH_CLI): build, info and dump on the project scenes, exit
+// codes, JSON output, determinism across thread counts, and refusal of bad inputs without partial outputs.
+#include <sys/wait.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "blob/scratch_dir.h"
+#include "fixtures/paths.h"
+#include "hwbvh/blob/blob.h"
+
+namespace hwbvh {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct Run {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  Cli() : dir_(std::string("e2e-") + ::testing::UnitTest::GetInstance()->current_test_info()->name()) {}
+
+  // Runs `hwbvh ARGS` with stdout and stderr captured in files (stderr is then not a terminal: no progress).
+  Run hwbvh(const std::string& args) {
+    const auto out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
+    const std::string cmd = quote(HWBVH_CLI) + " " + args + " >" + quote(out.string()) + " 2>" + quote(err.string());
+    const int status = std::system(cmd.c_str());
+    Run r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.out = read_text(out);
+    r.err = read_text(err);
+    std::filesystem::remove(out);
+    std::filesystem::remove(err);
+    return r;
+  }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::string scene(const std::string& name) {
+    const auto p = test::project_scene(name);
+    if (!std::filesystem::exists(p)) return {};
+    return p.string();
+  }
+  void write(const std::string& name, const std::string& bytes) const { std::ofstream(dir_ / name, std::ios::binary) << bytes; }
+
+  test::ScratchDir dir_;
+};
+
+// A bad input: exit 2 (not a crash), one message on stderr naming the file, nothing on stdout, no output file.
+void expect_bad_input(const Run& r, const std::string& file, const std::string& needle = {}) {
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(file));
+  EXPECT_THAT(r.err, HasSubstr("hwbvh: error: "));
+  if (!needle.empty()) EXPECT_THAT(r.err, HasSubstr(needle));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+TEST_F(Cli, HelpVersionAndUsageErrors) {
+  Run r = hwbvh("--help");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_THAT(r.out, HasSubstr("build"));
+  EXPECT_THAT(r.out, HasSubstr("dump"));
+  for (const char* cmd : {"build", "info", "dump"}) {
+    r = hwbvh(std::string(cmd) + " --help");
+    EXPECT_EQ(r.code, 0) << cmd;
+    EXPECT_THAT(r.out, HasSubstr("Usage")) << cmd;
+  }
+  r = hwbvh("--version");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_THAT(r.out, HasSubstr("hwbvh 0."));
+  EXPECT_EQ(hwbvh("").code, 2);
+  EXPECT_EQ(hwbvh("frobnicate").code, 2);
+  EXPECT_EQ(hwbvh("build x.obj").code, 2);  // -o missing
+  EXPECT_EQ(hwbvh("build x.obj -o y --quality ultra").code, 2);
+  EXPECT_EQ(hwbvh("build x.obj -o y --obb maybe").code, 2);
+  EXPECT_EQ(hwbvh("build x.obj -o y --obb-ratio 2").code, 2);
+  EXPECT_EQ(hwbvh("build x.obj -o y --threads -1").code, 2);
+  EXPECT_EQ(hwbvh("build x.obj -o y --bogus").code, 2);
+  EXPECT_EQ(hwbvh("dump x --max-nodes -3").code, 2);
+  EXPECT_EQ(hwbvh("dump x --node 1 --pointer 2").code, 2);
+  EXPECT_TRUE(dir_.files().empty());
+}
+
+TEST_F(Cli, BuildInfoDumpOnCornellBox) {
+  const std::string obj = scene("cornell-box.obj");
+  if (obj.empty()) GTEST_SKIP() << "scenes/cornell-box.obj not present";
+  const std::string out = path("cornell.hwbvh");
+
+  Run r = hwbvh("build " + quote(obj) + " -o " + quote(out));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  for (const char* field : {"scene", "cornell-box.obj", "triangles", "32 (0 degenerate", "box nodes", "primitive nodes",
+                            "node bytes", "bytes per triangle", "triangles per primitive node", "triangle pairs",
+                            "box nodes with an OBB", "SAH cost", "spatial-split references", "quality", "medium",
+                            "threads", "seconds bvh", "seconds total"})
+    EXPECT_THAT(r.out, HasSubstr(field));
+
+  r = hwbvh("info " + quote(out));
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* field : {"file size", "format version", "geometries", "8", "box nodes", "SAH cost", "section nodes",
+                            "section geometry", "section scene-meta", "section build-meta"})
+    EXPECT_THAT(r.out, HasSubstr(field));
+  EXPECT_THAT(r.out, Not(HasSubstr("seconds")));  // timings are not stored in the file
+
+  r = hwbvh("dump " + quote(out));
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* field : {"root 0x15", "box node @0x80  pointer 0x15", "origin", "exponents", "obb", "child 0",
+                            "range", "flags", "mask", "primitive node @", "pair 0", "tri0  indices", "prim", "geo",
+                            "opaque", "stop 1", "nav end-of-range"})
+    EXPECT_THAT(r.out, HasSubstr(field));
+
+  r = hwbvh("dump " + quote(out) + " --node 128");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("box node @0x80"));
+  EXPECT_THAT(r.out, Not(HasSubstr("primitive node @")));
+  r = hwbvh("dump " + quote(out) + " --pointer 0x15 --max-nodes 1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("box node @0x80"));
+  r = hwbvh("dump " + quote(out) + " --max-nodes 1");
+  EXPECT_THAT(r.out, HasSubstr("more nodes not shown"));
+  expect_bad_input(hwbvh("dump " + quote(out) + " --node 100"), out, "no node at offset 0x64");
+  expect_bad_input(hwbvh("dump " + quote(out) + " --pointer 0xFFFFFF05"), out, "past the end");
+  expect_bad_input(hwbvh("dump " + quote(out) + " --node twelve"), "--node", "not a decimal");
+}
+
+TEST_F(Cli, JsonOutputsParse) {
+  const std::string obj = scene("cornell-box.obj");
+  if (obj.empty()) GTEST_SKIP() << "scenes/cornell-box.obj not present";
+  const std::string out = path("cornell.hwbvh");
+
+  Run r = hwbvh("build " + quote(obj) + " -o " + quote(out) + " --json --quiet --quality low --obb off");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto build = nlohmann::json::parse(r.out);
+  EXPECT_EQ(build["triangles"], 32);
+  EXPECT_EQ(build["options"]["quality"], "low");
+  EXPECT_EQ(build["options"]["obb"], false);
+  EXPECT_EQ(build["obb_box_share"], 0.0);
+  EXPECT_TRUE(build["run"]["seconds"].contains("total"));
+  EXPECT_EQ(build["output"], out);
+
+  r = hwbvh("info --json " + quote(out));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto info = nlohmann::json::parse(r.out);
+  EXPECT_EQ(info["file_size"], std::filesystem::file_size(out));
+  EXPECT_EQ(info["target"], "rtip31");
+  EXPECT_EQ(info["sections"].size(), 4u);
+  EXPECT_EQ(info["sections"][0]["type"], "nodes");
+  EXPECT_EQ(info["sections"][0]["offset"].get<uint64_t>() % 128, 0u);
+  EXPECT_EQ(info["report"]["box_nodes"], build["box_nodes"]);
+  EXPECT_FALSE(info["report"].contains("run"));
+  EXPECT_EQ(info["scene"]["geometries"].size(), 8u);
+
+  r = hwbvh("dump --json --max-nodes 0 " + quote(out));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto dump = nlohmann::json::parse(r.out);
+  EXPECT_EQ(dump["nodes"].size(), build["box_nodes"].get<uint64_t>() + build["primitive_nodes"].get<uint64_t>());
+  EXPECT_TRUE(dump["problems"].empty());
+  EXPECT_EQ(dump["nodes"][0]["pointer"], 0x15);
+  EXPECT_EQ(dump["nodes"][0]["kind"], "box");
+}
+
+TEST_F(Cli, EveryProjectSceneBuildsAndInspects) {
+  int scenes = 0;
+  for (const auto& e : std::filesystem::directory_iterator(test::source_dir() / "scenes")) {
+    if (e.path().extension() != ".obj") continue;
+    ++scenes;
+    const std::string out = path(e.path().stem().string() + ".hwbvh");
+    Run r = hwbvh("build " + quote(e.path().string()) + " -o " + quote(out) + " --quiet");
+    ASSERT_EQ(r.code, 0) << e.path() << ": " << r.err;
+    EXPECT_EQ(hwbvh("info " + quote(out)).code, 0) << e.path();
+    r = hwbvh("dump --json --max-nodes 0 " + quote(out));
+    EXPECT_EQ(r.code, 0) << e.path() << ": " << r.err;
+    EXPECT_TRUE(nlohmann::json::parse(r.out)["problems"].empty()) << e.path();
+  }
+  if (scenes == 0) GTEST_SKIP() << "no scenes/*.obj";
+}
+
+TEST_F(Cli, BlobsAreByteIdenticalAtAnyThreadCount) {
+  for (const char* name : {"cornell-box.obj", "overflow-fan.obj", "alpha-cards.obj"}) {
+    const std::string obj = scene(name);
+    if (obj.empty()) continue;
+    for (const char* quality : {"medium", "high"}) {
+      const std::string a = path("t1.hwbvh"), b = path("t2.hwbvh");
+      const std::string common = " --quality " + std::string(quality) + " --quiet";
+      ASSERT_EQ(hwbvh("build " + quote(obj) + " -o " + quote(a) + " --threads 1" + common).code, 0);
+      ASSERT_EQ(hwbvh("build " + quote(obj) + " -o " + quote(b) + " --threads 2" + common).code, 0);
+      EXPECT_TRUE(read_text(a) == read_text(b)) << name << " " << quality;
+    }
+  }
+}
+
+TEST_F(Cli, BadScenesExitTwoAndLeaveNoOutput) {
+  const std::string out = path("out.hwbvh");
+  const auto check = [&](const std::string& obj, const std::string& needle) {
+    expect_bad_input(hwbvh("build " + quote(obj) + " -o " + quote(out)), obj, needle);
+    EXPECT_FALSE(std::filesystem::exists(out)) << obj;
+    for (const std::string& f : dir_.files()) EXPECT_THAT(f, Not(HasSubstr(".tmp"))) << obj;
+  };
+  check(path("missing.obj"), "");
+  write("garbage.obj", std::string("\x7f" "ELF\x02\x01\x01\0\0\0\xff\xfe\x00\x13", 15));
+  check(path("garbage.obj"), "");
+  write("range.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 4\n");
+  check(path("range.obj"), "");
+  write("nan.obj", "v 0 0 0\nv nan 0 0\nv 0 1 0\nf 1 2 3\n");
+  check(path("nan.obj"), "");
+  write("empty.obj", "# nothing here\n");
+  check(path("empty.obj"), "");
+  write("malformed.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 2\nf 1 2 3\n");
+  check(path("malformed.obj"), "");
+  write("degenerate-only.obj", "v 0 0 0\nv 1 0 0\nv 2 0 0\nf 1 2 3\n");
+  check(path("degenerate-only.obj"), "");
+}
+
+TEST_F(Cli, WriteFailuresExitOneAndOverwritingTheInputIsRefused) {
+  const std::string obj = scene("cornell-box.obj");
+  if (obj.empty()) GTEST_SKIP() << "scenes/cornell-box.obj not present";
+  Run r = hwbvh("build " + quote(obj) + " -o " + quote(path("no-such-dir/out.hwbvh")));
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("out.hwbvh"));
+  EXPECT_TRUE(dir_.files().empty());
+
+  std::filesystem::copy_file(obj, dir_ / "copy.obj");
+  std::filesystem::copy_file(test::project_scene("cornell-box.mtl"), dir_ / "copy.mtl");
+  expect_bad_input(hwbvh("build " + quote(path("copy.obj")) + " -o " + quote(path("copy.obj"))), "copy.obj",
+                   "overwrite the input");
+  EXPECT_EQ(read_text(dir_ / "copy.obj"), read_text(obj));
+}
+
+TEST_F(Cli, CorruptedBlobsExitTwoWithAClearMessage) {
+  const std::string obj = scene("cornell-box.obj");
+  if (obj.empty()) GTEST_SKIP() << "scenes/cornell-box.obj not present";
+  const std::string good = path("good.hwbvh");
+  ASSERT_EQ(hwbvh("build " + quote(obj) + " -o " + quote(good) + " --quiet").code, 0);
+  const std::string bytes = read_text(good);
+
+  for (const std::size_t cut : {std::size_t{0}, std::size_t{5}, std::size_t{20}, std::size_t{100}, bytes.size() / 2,
+                                bytes.size() - 1}) {
+    write("cut.hwbvh", bytes.substr(0, cut));
+    const std::string needle = cut == 0 ? "empty file" : "truncated";
+    expect_bad_input(hwbvh("info " + quote(path("cut.hwbvh"))), "cut.hwbvh", needle);
+    expect_bad_input(hwbvh("dump " + quote(path("cut.hwbvh"))), "cut.hwbvh", needle);
+  }
+  for (const std::size_t at : {std::size_t{3}, std::size_t{9}, std::size_t{50}, std::size_t{300}, bytes.size() - 2}) {
+    std::string flipped = bytes;
+    flipped[at] = static_cast<char>(flipped[at] ^ 0x10);
+    write("flip.hwbvh", flipped);
+    expect_bad_input(hwbvh("info " + quote(path("flip.hwbvh"))), "flip.hwbvh");
+    expect_bad_input(hwbvh("dump " + quote(path("flip.hwbvh"))), "flip.hwbvh");
+  }
+  expect_bad_input(hwbvh("info " + quote(path("absent.hwbvh"))), "absent.hwbvh", "cannot open");
+  expect_bad_input(hwbvh("dump " + quote(obj)), obj, "bad magic");
+}
+
+TEST_F(Cli, DumpReportsAHostileNodeSectionWithValidChecksums) {
+  const std::string obj = scene("cornell-box.obj");
+  if (obj.empty()) GTEST_SKIP() << "scenes/cornell-box.obj not present";
+  const std::string good = path("good.hwbvh"), bad = path("hostile.hwbvh");
+  ASSERT_EQ(hwbvh("build " + quote(obj) + " -o " + quote(good) + " --quiet").code, 0);
+  blob::Blob b = blob::read_file(good);
+  for (blob::Section& s : b.sections) {
+    if (s.type != blob::SectionType::Nodes) continue;
+    s.data[128] = std::byte{0x10};  // the root's internal_base now points at the root itself: a cycle
+    s.data[129] = s.data[130] = s.data[131] = std::byte{0};
+  }
+  blob::write_file(bad, b);  // resealed: every checksum is valid
+  ASSERT_EQ(hwbvh("info " + quote(bad)).code, 0);
+  const Run r = hwbvh("dump " + quote(bad) + " --max-nodes 0");
+  expect_bad_input(r, "hostile.hwbvh", "malformed node section");
+  EXPECT_THAT(r.out, HasSubstr("problem: child 0 of box node @0x80"));
+}
+
+}  // namespace
+}  // namespace hwbvh

@@ -1,0 +1,108 @@
+#include "hwbvh/scene/camera.h"
+
+#include <array>
+#include <cmath>
+#include <numbers>
+#include <string>
+
+#include <glm/geometric.hpp>
+#include <gtest/gtest.h>
+
+#include "hwbvh/core/error.h"
+
+namespace hwbvh {
+namespace {
+
+/// Normalised device coordinates of `p` seen by `c` (x right, y up, z = depth along the view direction).
+Vec3 project(const Camera& c, float aspect, Vec3 p) {
+  const Vec3 forward = glm::normalize(c.target - c.eye);
+  const Vec3 right = glm::normalize(glm::cross(forward, c.up));
+  const Vec3 up = glm::cross(right, forward);
+  const float tan_half = std::tan(0.5f * c.fov_deg * std::numbers::pi_v<float> / 180.0f);
+  const Vec3 v = p - c.eye;
+  const float depth = glm::dot(v, forward);
+  return {glm::dot(v, right) / (depth * tan_half * aspect), glm::dot(v, up) / (depth * tan_half), depth};
+}
+
+TEST(AutoFrame, EveryCornerOfTheSceneIsInsideTheImage) {
+  const std::array<Aabb, 4> boxes{Aabb{{-1, -1, -1}, {1, 1, 1}}, Aabb{{0, 0, 0}, {100, 1, 3}},
+                                  Aabb{{-5, 2, 7}, {-5, 2, 7}}, Aabb{{10, -3, 0}, {11, 40, 0}}};
+  for (const Aabb& box : boxes) {
+    for (float aspect : {0.5f, 1.0f, 16.0f / 9.0f, 4.0f}) {
+      const Camera c = auto_frame(box, aspect);
+      EXPECT_NO_THROW(validate_camera(c));
+      for (int corner = 0; corner < 8; ++corner) {
+        const Vec3 p{corner & 1 ? box.max.x : box.min.x, corner & 2 ? box.max.y : box.min.y,
+                     corner & 4 ? box.max.z : box.min.z};
+        const Vec3 ndc = project(c, aspect, p);
+        EXPECT_GT(ndc.z, 0.0f);
+        EXPECT_LE(std::abs(ndc.x), 1.0f) << "aspect " << aspect << " corner " << corner;
+        EXPECT_LE(std::abs(ndc.y), 1.0f) << "aspect " << aspect << " corner " << corner;
+      }
+    }
+  }
+}
+
+TEST(AutoFrame, IsAThreeQuarterViewFromAbove) {
+  const Aabb box{{-1, -1, -1}, {1, 1, 1}};
+  const Camera c = auto_frame(box, 1.0f);
+  EXPECT_EQ(c.target, box.center());
+  EXPECT_GT(c.eye.x, 0.0f);  // front-right, above
+  EXPECT_GT(c.eye.y, 0.0f);
+  EXPECT_GT(c.eye.z, 0.0f);
+  EXPECT_GT(c.eye.z, c.eye.x);
+  const Camera again = auto_frame(box, 1.0f);
+  EXPECT_EQ(format_camera(c), format_camera(again));
+}
+
+TEST(AutoFrame, RejectsEmptyBoundsAndBadAspect) {
+  EXPECT_THROW((void)auto_frame(Aabb{}, 1.0f), Error);
+  EXPECT_THROW((void)auto_frame(Aabb{{0, 0, 0}, {1, 1, 1}}, 0.0f), Error);
+}
+
+TEST(ParseCamera, ReadsTenNumbers) {
+  const Camera c = parse_camera(" 1, 2,3 ,4,5,6, 0,1,0 , 60");
+  EXPECT_EQ(c.eye, Vec3(1, 2, 3));
+  EXPECT_EQ(c.target, Vec3(4, 5, 6));
+  EXPECT_EQ(c.up, Vec3(0, 1, 0));
+  EXPECT_EQ(c.fov_deg, 60.0f);
+}
+
+TEST(ParseCamera, FormatRoundTripsExactly) {
+  const Camera c{{0.1f, -2.5e-7f, 3e8f}, {1.0f / 3.0f, 0, 0}, {0, 1, 1e-3f}, 37.5f};
+  const Camera back = parse_camera(format_camera(c));
+  EXPECT_EQ(back.eye, c.eye);
+  EXPECT_EQ(back.target, c.target);
+  EXPECT_EQ(back.up, c.up);
+  EXPECT_EQ(back.fov_deg, c.fov_deg);
+}
+
+TEST(ParseCamera, RejectsBadText) {
+  const std::array<std::pair<const char*, const char*>, 12> cases{{
+      {"", "not a finite number"},
+      {"1,2,3", "found 3"},
+      {"0,0,5,0,0,0,0,1,0,45,1", "found 11"},
+      {"0,0,5,0,0,0,0,1,0,45,", "found 11"},
+      {"0,0,5,0,0,0,0,1,0,abc", "\"abc\" is not a finite number"},
+      {"0,0,5,0,0,0,0,1,0,45x", "\"45x\""},
+      {"0,0,nan,0,0,0,0,1,0,45", "\"nan\""},
+      {"0,0,5,0,0,0,0,1,0,inf", "\"inf\""},
+      {"0,0,5,0,0,0,0,1,0,0", "fov"},
+      {"0,0,5,0,0,0,0,1,0,180", "fov"},
+      {"1,2,3,1,2,3,0,1,0,45", "same point"},
+      {"0,0,5,0,0,0,0,0,-2,45", "parallel"},
+  }};
+  for (const auto& [text, problem] : cases) {
+    try {
+      (void)parse_camera(text);
+      ADD_FAILURE() << "accepted \"" << text << "\"";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+      EXPECT_NE(std::string(e.what()).find(problem), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW((void)parse_camera("0,0,5,0,0,0,0,0,0,45"), Error);  // zero up
+}
+
+}  // namespace
+}  // namespace hwbvh
