@@ -49,7 +49,9 @@ const char* nav_name(uint32_t nav) {
   return "unknown";
 }
 
-std::string obb_text(uint32_t index) { return index == rdna4::kNoObb ? "none" : fmt::format("{}", index); }
+std::string obb_text(uint32_t index) {
+  return index == rdna4::kNoObb ? "none" : fmt::format("{} (boxes in its rotated frame)", index);
+}
 
 // ---- text ----------------------------------------------------------------------------------------------
 
@@ -195,8 +197,12 @@ Json dump_json(const std::string& file, const NodeDump& d) {
               {"primitive_nodes", d.header->primitive_nodes},
               {"bounds", {{"min", vec_json(d.header->bounds.min)}, {"max", vec_json(d.header->bounds.max)}}}};
   }
-  return {{"file", file},         {"section_bytes", d.section_bytes}, {"header", std::move(header)},
-          {"nodes", std::move(nodes)}, {"not_shown", d.not_shown},   {"problems", d.problems}};
+  return {{"file", file},
+          {"section_bytes", d.section_bytes},
+          {"header", std::move(header)},
+          {"nodes", std::move(nodes)},
+          {"not_shown", d.not_shown},
+          {"problems", d.problems}};
 }
 
 // ---- command -------------------------------------------------------------------------------------------
@@ -212,13 +218,26 @@ int run_dump(const DumpArgs& a) {
                 fmt::format("nodes section is {} bytes, not a whole number of 128-byte nodes", nodes.data.size()));
   const std::vector<uint32_t> dwords = blob::bytes_to_dwords(nodes.data);
 
+  // One node (--pointer, --node) or the tree. For one node, a problem is about the node the user asked for.
   NodeDump d;
+  std::string what = "malformed node section";
   if (!a.pointer.empty()) {
     const uint64_t p = parse_unsigned(a.pointer, "--pointer");
     if (p > 0xFFFFFFFFu) throw Error(ErrorKind::BadInput, "", "--pointer: node pointers are 32-bit values");
     d = pipeline::dump_pointer(dwords, static_cast<uint32_t>(p));
+    what = "cannot decode --pointer " + a.pointer;
   } else if (!a.node.empty()) {
-    d = pipeline::dump_offset(dwords, parse_unsigned(a.node, "--node"));
+    const uint64_t offset = parse_unsigned(a.node, "--node");
+    std::optional<NodeDump> one = pipeline::dump_offset(dwords, offset);
+    if (!one) {
+      throw Error(ErrorKind::BadInput, a.file,
+                  fmt::format("--node {}: no node reachable from the root sits at byte offset {:#x} of the node "
+                              "section (nodes are 128-byte aligned; --pointer decodes any node as the type its low "
+                              "bits name)",
+                              a.node, offset));
+    }
+    d = std::move(*one);
+    what = "cannot decode --node " + a.node;
   } else {
     d = pipeline::dump_tree(dwords, static_cast<std::size_t>(a.max_nodes));
   }
@@ -230,7 +249,7 @@ int run_dump(const DumpArgs& a) {
   }
   if (!d.problems.empty()) {
     throw Error(ErrorKind::BadInput, a.file,
-                fmt::format("malformed node section: {} problem(s); first: {}", d.problems.size(), d.problems[0]));
+                fmt::format("{}: {} problem(s); first: {}", what, d.problems.size(), d.problems[0]));
   }
   return 0;
 }

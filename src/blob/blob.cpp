@@ -17,7 +17,7 @@
 namespace hwbvh::blob {
 namespace {
 
-// File header field offsets (docs/blob-format.md §1).
+// File header field offsets (docs/blob-format.md §2).
 constexpr std::size_t kVersionOffset = 8;
 constexpr std::size_t kTargetOffset = 12;
 constexpr std::size_t kCountOffset = 16;
@@ -184,6 +184,9 @@ Blob read_impl(const std::filesystem::path& path, FileLayout* layout) {
   std::FILE* f = std::fopen(name.c_str(), "rb");
   if (!f) throw_bad_input(name, "cannot open: " + errno_text());
   std::vector<std::byte> bytes;
+  std::error_code size_error;
+  const auto expected = std::filesystem::file_size(path, size_error);
+  if (!size_error) bytes.reserve(expected);
   std::byte chunk[1 << 16];
   std::size_t n = 0;
   while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) bytes.insert(bytes.end(), chunk, chunk + n);

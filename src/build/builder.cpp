@@ -17,14 +17,13 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-}  // namespace
-
-BuildResult build_wide_bvh(const Scene& scene, const BuildOptions& options) {
+template <int Width>
+WideBuildResult<Width> build(const Scene& scene, const BuildOptions& options) {
   if (options.max_leaf_pairs < 1 || 2 * options.max_leaf_pairs > TrianglePairing::kMaxTriangles) {
     throw_bad_input(scene.source, "max_leaf_pairs must be 1.." + std::to_string(TrianglePairing::kMaxTriangles / 2) +
                                       ", got " + std::to_string(options.max_leaf_pairs));
   }
-  BuildResult result;
+  WideBuildResult<Width> result;
   BuildStats& stats = result.stats;
   stats.input_triangles = static_cast<uint32_t>(scene.triangles.size());
 
@@ -46,18 +45,26 @@ BuildResult build_wide_bvh(const Scene& scene, const BuildOptions& options) {
   stats.binary_nodes = static_cast<uint32_t>(binary.nodes.size());
 
   start = std::chrono::steady_clock::now();
-  result.bvh = collapse_to_wide(scene, binary, options);
+  result.bvh = collapse_to_wide<Width>(scene, binary, options);
   stats.seconds_collapse = seconds_since(start);
 
-  const WideBvh8& bvh = result.bvh;
+  const WideBvh<Width>& bvh = result.bvh;
   stats.wide_nodes = static_cast<uint32_t>(bvh.nodes.size());
   stats.pairs = static_cast<uint32_t>(bvh.pairs.size());
-  for (const WideBvh8::Node& node : bvh.nodes) {
+  for (const auto& node : bvh.nodes) {
     for (uint32_t i = 0; i < node.child_count; ++i) stats.leaves += node.children[i].is_leaf() ? 1 : 0;
   }
   for (const PrimPair& pair : bvh.pairs) stats.references += pair.has_tri1() ? 2 : 1;
   stats.sah_cost = sah_cost(bvh, options.box_step_cost, options.pair_step_cost);
   return result;
+}
+
+}  // namespace
+
+BuildResult build_wide_bvh(const Scene& scene, const BuildOptions& options) { return build<8>(scene, options); }
+
+WideBuildResult<4> build_wide_bvh4(const Scene& scene, const BuildOptions& options) {
+  return build<4>(scene, options);
 }
 
 }  // namespace hwbvh::build

@@ -11,18 +11,18 @@
 namespace hwbvh::build {
 namespace {
 
-constexpr int kWidth = WideBvh8::kWidth;
 constexpr float kInfinity = std::numeric_limits<float>::infinity();
 constexpr uint8_t kLeaf = 1;
 // Subtrees of at most this many binary nodes are evaluated as one parallel task.
 constexpr uint32_t kTaskNodes = 4096;
 
 // Dynamic-programming state of one binary node n.
+template <int Width>
 struct Entry {
-  std::array<float, kWidth> cost{};    ///< cost[i-1] = C(n, i): lowest cost of n's subtree as <= i subtrees
-  std::array<uint8_t, kWidth> how{};   ///< how[0]: kLeaf or 0 (wide node); how[i-1], i >= 2: 0 = as C(n, i-1),
-                                       ///< k > 0 = k subtrees from the left child and i-k from the right
-  uint8_t node_split = 0;              ///< k of the best split into 8, used when n becomes a wide node
+  std::array<float, Width> cost{};    ///< cost[i-1] = C(n, i): lowest cost of n's subtree as <= i subtrees
+  std::array<uint8_t, Width> how{};   ///< how[0]: kLeaf or 0 (wide node); how[i-1], i >= 2: 0 = as C(n, i-1),
+                                      ///< k > 0 = k subtrees from the left child and i-k from the right
+  uint8_t node_split = 0;             ///< k of the best split into Width, used when n becomes a wide node
 };
 
 struct Scratch {
@@ -30,6 +30,7 @@ struct Scratch {
   std::vector<PrimPair> pairs;
 };
 
+template <int Width>
 class Collapser {
  public:
   Collapser(const Scene& scene, const BinaryBvh& binary, const BuildOptions& options)
@@ -38,7 +39,7 @@ class Collapser {
     area_scale_ = root_area > 0.0f ? 1.0f / root_area : 1.0f;
   }
 
-  WideBvh8 run() {
+  WideBvh<Width> run() {
     evaluate_all();
     return extract();
   }
@@ -77,7 +78,7 @@ class Collapser {
   void evaluate(uint32_t n, Scratch& scratch) {
     const BinaryBvh::Node& node = binary_.nodes[n];
     const float area = node.bounds.surface_area() * area_scale_;
-    Entry& e = dp_[n];
+    Entry<Width>& e = dp_[n];
     if (node.is_leaf()) {
       // One reference (the Embree adapter's leaf size): always a valid leaf, whatever i.
       e.cost.fill(leaf_cost(n, area, kInfinity, scratch));
@@ -85,12 +86,12 @@ class Collapser {
       e.how[0] = kLeaf;
       return;
     }
-    const Entry& l = dp_[node.left];
-    const Entry& r = dp_[node.right];
+    const Entry<Width>& l = dp_[node.left];
+    const Entry<Width>& r = dp_[node.right];
     // distribute[i-1]: best split of i subtrees between the children (Ylitie et al., C_distribute).
-    std::array<float, kWidth> distribute{};
-    std::array<uint8_t, kWidth> split{};
-    for (int i = 2; i <= kWidth; ++i) {
+    std::array<float, Width> distribute{};
+    std::array<uint8_t, Width> split{};
+    for (int i = 2; i <= Width; ++i) {
       distribute[i - 1] = kInfinity;
       for (int k = 1; k < i; ++k) {
         const float c = l.cost[k - 1] + r.cost[i - k - 1];
@@ -100,12 +101,12 @@ class Collapser {
         }
       }
     }
-    const float internal = area * options_.box_step_cost + distribute[kWidth - 1];
-    e.node_split = split[kWidth - 1];
+    const float internal = area * options_.box_step_cost + distribute[Width - 1];
+    e.node_split = split[Width - 1];
     const float leaf = leaf_cost(n, area, internal, scratch);
     e.cost[0] = std::min(leaf, internal);
     e.how[0] = leaf < internal ? kLeaf : 0;
-    for (int i = 2; i <= kWidth; ++i) {
+    for (int i = 2; i <= Width; ++i) {
       const bool fewer = e.cost[i - 2] <= distribute[i - 1];
       e.cost[i - 1] = fewer ? e.cost[i - 2] : distribute[i - 1];
       e.how[i - 1] = fewer ? 0 : split[i - 1];
@@ -151,8 +152,8 @@ class Collapser {
   }
 
   // Top-down pass: breadth-first wide nodes; the root is always a wide node.
-  WideBvh8 extract() const {
-    WideBvh8 out;
+  WideBvh<Width> extract() const {
+    WideBvh<Width> out;
     std::vector<uint32_t> source{0};  // binary node of each wide node
     out.nodes.emplace_back();
     std::vector<uint32_t> children;
@@ -166,11 +167,11 @@ class Collapser {
       } else {
         const int k = dp_[b].node_split;
         subtrees(node.left, k, children);
-        subtrees(node.right, kWidth - k, children);
+        subtrees(node.right, Width - k, children);
       }
-      WideBvh8::Node wide;
+      typename WideBvh<Width>::Node wide;
       for (const uint32_t c : children) {
-        WideBvh8::Child& child = wide.children[wide.child_count++];
+        typename WideBvh<Width>::Child& child = wide.children[wide.child_count++];
         child.bounds = binary_.nodes[c].bounds;
         wide.bounds.grow(child.bounds);
         if (dp_[c].how[0] == kLeaf) {
@@ -193,14 +194,18 @@ class Collapser {
   const BinaryBvh& binary_;
   const BuildOptions& options_;
   TrianglePairing pairing_;
-  std::vector<Entry> dp_;
+  std::vector<Entry<Width>> dp_;
   float area_scale_ = 1.0f;
 };
 
 }  // namespace
 
-WideBvh8 collapse_to_wide(const Scene& scene, const BinaryBvh& binary, const BuildOptions& options) {
-  return Collapser(scene, binary, options).run();
+template <int Width>
+WideBvh<Width> collapse_to_wide(const Scene& scene, const BinaryBvh& binary, const BuildOptions& options) {
+  return Collapser<Width>(scene, binary, options).run();
 }
+
+template WideBvh<4> collapse_to_wide<4>(const Scene&, const BinaryBvh&, const BuildOptions&);
+template WideBvh<8> collapse_to_wide<8>(const Scene&, const BinaryBvh&, const BuildOptions&);
 
 }  // namespace hwbvh::build

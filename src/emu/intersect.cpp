@@ -19,6 +19,12 @@ constexpr uint32_t kSignBit = 0x80000000u;
 // Child box flags (§2.3).
 constexpr uint32_t kOnlyOpaque = 1, kOnlyNonOpaque = 2, kOnlyTriangles = 4, kOnlyProcedural = 8;
 
+// minNum / maxNum (§5.3): a NaN operand is ignored, the result is NaN only when both are. Written as selects so that
+// they compile to minss / maxss rather than libm calls; of two equal values (+0 and -0) either may come back, which
+// does not matter because the emulation only compares these results.
+float min_num(float a, float b) { return std::isnan(b) ? a : (a < b ? a : b); }
+float max_num(float a, float b) { return std::isnan(b) ? a : (a > b ? a : b); }
+
 // §5.3 step 2: early culling of a child by its box flags against the pointer flags.
 bool box_flags_cull(uint32_t f, const PointerFlags& pf) {
   const bool only_opaque = ((f & kOnlyOpaque) != 0 || pf.force_opaque) && !pf.force_non_opaque;
@@ -39,14 +45,25 @@ void rotate_ray(const rdna4::Mat3Rows& m, Vec3& o, Vec3& d) {
   d = rd;
 }
 
-// One compare-exchange of the sorting network: swap if b sorts strictly before a (ties and NaN keys keep order).
-struct SortEntry {
-  uint32_t ext;
-  float key;
-  uint32_t ptr;
+Vec3 reciprocal(Vec3 d) { return {1.0f / d.x, 1.0f / d.y, 1.0f / d.z}; }
+
+// The eight sort entries: (ext << 32 | pointer) and the key.
+struct SortEntries {
+  std::array<uint64_t, 8> tag;
+  std::array<float, 8> key;
 };
-void compare_exchange(std::array<SortEntry, 8>& e, int a, int b) {
-  if (e[b].ext < e[a].ext || (e[b].ext == e[a].ext && e[b].key < e[a].key)) std::swap(e[a], e[b]);
+
+// One compare-exchange of the sorting network: swap if b sorts strictly before a (ties and NaN keys keep order).
+// Branch-free: the outcome is data-dependent and would be mispredicted half of the time.
+void compare_exchange(SortEntries& e, int a, int b) {
+  const uint64_t ta = e.tag[a], tb = e.tag[b];
+  const float ka = e.key[a], kb = e.key[b];
+  const uint32_t ext_a = static_cast<uint32_t>(ta >> 32), ext_b = static_cast<uint32_t>(tb >> 32);
+  const bool swap = (ext_b < ext_a) | ((ext_b == ext_a) & (kb < ka));
+  e.tag[a] = swap ? tb : ta;
+  e.tag[b] = swap ? ta : tb;
+  e.key[a] = swap ? kb : ka;
+  e.key[b] = swap ? ka : kb;
 }
 
 // Batcher odd-even merge sort of 8 inputs, 19 comparators in 6 stages (§5.3 step 8). Stages 1-3 sort each half
@@ -59,86 +76,110 @@ constexpr int kNetwork[19][2] = {{0, 2}, {1, 3}, {4, 6}, {5, 7},  // stage 1
                                  {1, 2}, {3, 4}, {5, 6}};         // stage 6
 constexpr int kHalfSortComparators = 10;
 
-void intersect_box(const rdna4::NodeDwords& node, const PointerFlags& pf, const RayOperands& ray,
-                   const IntersectOptions& opt, IntersectResult& res) {
+// §5.3 steps 7-8 on the hit pointers: returns DW0..7.
+std::array<uint32_t, 8> sort_children(const std::array<uint32_t, 8>& ptr, const std::array<float, 8>& key,
+                                      const IntersectOptions& opt) {
+  if (!opt.box_sort || opt.heuristic == SortHeuristic::Disabled) return ptr;
+  // Valid entries always sort before invalid ones (their ext is smaller), so with at most one valid entry the
+  // wide sort's output is that entry followed by INVALID: no need to run the network.
+  const auto valid = std::count_if(ptr.begin(), ptr.end(), [](uint32_t p) { return p != kInvalidNode; });
+  if (opt.wide_sort && valid <= 1) {
+    std::array<uint32_t, 8> out;
+    out.fill(kInvalidNode);
+    if (valid == 1) out[0] = *std::find_if(ptr.begin(), ptr.end(), [](uint32_t p) { return p != kInvalidNode; });
+    return out;
+  }
+  // 3-bit extended key: invalid last; with sort_triangles_first, primitives before boxes, (ptr & 7) == 1 first.
+  SortEntries e;
+  for (int k = 0; k < 8; ++k) {
+    const uint32_t p = ptr[k], type = p & 7u;
+    const uint32_t ext = (p == kInvalidNode ? 4u : 0u) | (opt.sort_triangles_first && type > 3 ? 2u : 0u) |
+                         (opt.sort_triangles_first && type != 1 ? 1u : 0u);
+    e.tag[k] = uint64_t{ext} << 32 | p;
+    e.key[k] = key[k];
+  }
+  const int comparators = opt.wide_sort ? 19 : kHalfSortComparators;
+#pragma GCC unroll 19
+  for (int i = 0; i < comparators; ++i) compare_exchange(e, kNetwork[i][0], kNetwork[i][1]);
+  std::array<uint32_t, 8> out;
+  for (int k = 0; k < 8; ++k) out[k] = static_cast<uint32_t>(e.tag[k]);
+  return out;
+}
+
+void intersect_box(rdna4::NodeView node, const PointerFlags& pf, const PreparedRay& ray, const IntersectOptions& opt,
+                   IntersectResult& res) {
   // Decode: child pointers (INVALID past the count) and dequantized boxes (NaN past the count).
-  const rdna4::DecodedBoxNode box = rdna4::decode_box_node(node);
-  std::array<uint32_t, 8> child = box.child_pointer;
+  const rdna4::BoxChildren box = rdna4::decode_box_children(node);
+  std::array<uint32_t, 8> child = box.pointer;
 
   // Early culling by box flags and instance mask.
+  const bool flag_culling = pf.cull_opaque || pf.cull_non_opaque || pf.skip_triangles || pf.skip_procedural;
   for (int k = 0; k < 8; ++k) {
-    const rdna4::ChildInfoFields& info = box.info[k];
-    if (box_flags_cull(info.box_flags, pf) || (info.instance_mask & ray.instance_mask) == 0) child[k] = kInvalidNode;
+    const bool culled = (flag_culling && box_flags_cull(box.box_flags[k], pf)) ||
+                        (box.instance_mask[k] & ray.operands.instance_mask) == 0;
+    child[k] = culled ? kInvalidNode : child[k];
   }
 
   // OBB: the slab tests run in the node's rotated frame. Indices 104..126 have no matrix; they are treated like
   // 0x7F (axis-aligned), see docs/emulator.md.
-  Vec3 o = ray.origin, d = ray.direction;
+  Vec3 o = ray.operands.origin, inv = ray.inverse;
   if (box.obb_index < rdna4::kObbMatrixCount) {
+    Vec3 d = ray.operands.direction;
     rotate_ray(rdna4::obb_matrix(box.obb_index), o, d);
+    inv = reciprocal(d);
     res.obb_rotated = true;
   }
-  const Vec3 inv{1.0f / d.x, 1.0f / d.y, 1.0f / d.z};
+
+  // Slab test of all eight slots, one axis at a time: tn = maxNum(maxNum(near_x, near_y), near_z) and tf likewise
+  // with minNum (maxNum(NaN, x) = x starts the chain).
+  constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+  std::array<float, 8> tn, tf;
+  tn.fill(kNaN);
+  tf.fill(kNaN);
+  for (int c = 0; c < 3; ++c) {
+    const bool forward = inv[c] >= 0.0f;  // a NaN inverse takes the "else" branch
+    const std::array<float, 8>& near_plane = forward ? box.min[c] : box.max[c];
+    const std::array<float, 8>& far_plane = forward ? box.max[c] : box.min[c];
+    const float oc = o[c], ic = inv[c];
+    for (int k = 0; k < 8; ++k) {
+      const float near_d = near_plane[k] - oc, far_d = far_plane[k] - oc;
+      const float near_t = near_d * ic, far_t = far_d * ic;
+      tn[k] = max_num(tn[k], near_t);
+      tf[k] = min_num(tf[k], far_t);
+    }
+  }
+
   const float grow = box_grow_factor(opt.box_grow);
-
-  // Slab test of all eight slots.
-  std::array<SortEntry, 8> e{};
+  std::array<uint32_t, 8> ptr;
+  std::array<float, 8> key;
   for (int k = 0; k < 8; ++k) {
-    const Aabb& b = box.child_box[k];
-    float near_c[3], far_c[3];
-    for (int c = 0; c < 3; ++c) {
-      const float dlo = b.min[c] - o[c];
-      const float dhi = b.max[c] - o[c];
-      const float lo = dlo * inv[c];
-      const float hi = dhi * inv[c];
-      const bool forward = inv[c] >= 0.0f;  // a NaN inverse takes the "else" branch
-      near_c[c] = forward ? lo : hi;
-      far_c[c] = forward ? hi : lo;
-    }
-    const float tn = std::fmax(std::fmax(near_c[0], near_c[1]), near_c[2]);
-    const float tf = std::fmin(std::fmin(far_c[0], far_c[1]), far_c[2]);
-    float t0 = std::fmax(tn, 0.0f);
-    float t1 = std::fmin(tf, ray.extent);
-    if (std::isnan(tn) || std::isnan(tf)) {
-      t0 = kInf;
-      t1 = -kInf;
-    }
+    const bool nan = std::isnan(tn[k]) || std::isnan(tf[k]);
+    const float t0 = nan ? kInf : max_num(tn[k], 0.0f);
+    const float t1 = nan ? -kInf : min_num(tf[k], ray.operands.extent);
     const float t1_grown = t1 * grow;
-    const bool hit = t0 <= t1_grown;
-    e[k].ptr = hit ? child[k] : kInvalidNode;
-
+    ptr[k] = t0 <= t1_grown ? child[k] : kInvalidNode;
     switch (opt.heuristic) {
-      case SortHeuristic::LargestFirst: e[k].key = t0 - t1; break;
+      case SortHeuristic::LargestFirst: key[k] = t0 - t1; break;
       case SortHeuristic::ClosestMidpoint:
-        e[k].key = (std::isnan(tn) ? 0.0f : tn) + (std::isnan(tf) ? kInf : tf);
+        key[k] = (std::isnan(tn[k]) ? 0.0f : tn[k]) + (std::isnan(tf[k]) ? kInf : tf[k]);
         break;
       case SortHeuristic::Closest:
-      case SortHeuristic::Disabled: e[k].key = t0; break;
+      case SortHeuristic::Disabled: key[k] = t0; break;
     }
   }
 
   // Remove adjacent duplicates (child reuse); INVALID entries also become the new "previous".
-  uint32_t prev = e[0].ptr;
+  uint32_t prev = ptr[0];
   for (int k = 1; k < 8; ++k) {
-    if (e[k].ptr == prev) {
-      e[k].ptr = kInvalidNode;
+    if (ptr[k] == prev) {
+      ptr[k] = kInvalidNode;
     } else {
-      prev = e[k].ptr;
+      prev = ptr[k];
     }
   }
 
-  // 3-bit extended key: invalid last; with sort_triangles_first, primitives before boxes, (ptr & 7) == 1 first.
-  for (SortEntry& s : e) {
-    const uint32_t type = s.ptr & 7u;
-    s.ext = (s.ptr == kInvalidNode ? 4u : 0u) | (opt.sort_triangles_first && type > 3 ? 2u : 0u) |
-            (opt.sort_triangles_first && type != 1 ? 1u : 0u);
-  }
-
-  if (opt.box_sort && opt.heuristic != SortHeuristic::Disabled) {
-    const int comparators = opt.wide_sort ? 19 : kHalfSortComparators;
-    for (int i = 0; i < comparators; ++i) compare_exchange(e, kNetwork[i][0], kNetwork[i][1]);
-  }
-  for (int k = 0; k < 8; ++k) res.dw[k] = e[k].ptr;
+  const std::array<uint32_t, 8> sorted = sort_children(ptr, key, opt);
+  std::copy(sorted.begin(), sorted.end(), res.dw.begin());
   res.box_tests = 8;
 }
 
@@ -148,27 +189,76 @@ Vec3 cross(Vec3 a, Vec3 b) {
 }
 float dot(Vec3 a, Vec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
 
+// What a triangle test hands to the shared culling and packing of §5.4: t = tn / den, the weights u (vertex i1) and
+// v (vertex i2), and the facing from the sign of den (>= 0: front). A miss is tn = +inf, den = 1.
+struct TriangleCandidate {
+  float tn = kInf;
+  float den = 1.0f;
+  float u = 0.0f;
+  float v = 0.0f;
+};
+
+// Möller–Trumbore, as GPURT's emulation writes it (§5.4). A miss keeps the numerators: u = un, v = vn.
+TriangleCandidate moller_trumbore(const rdna4::DecodedTriangle& tri, const RayOperands& ray) {
+  const Vec3 a = tri.vertex[0], b = tri.vertex[1], c = tri.vertex[2];
+  const Vec3 e1 = b - a, e2 = c - a, e3 = ray.origin - a;
+  const Vec3 s1 = cross(ray.direction, e2), s2 = cross(e3, e1);
+  float tn = dot(e2, s2);
+  float den = dot(s1, e1);
+  const float un = dot(e3, s1), vn = dot(ray.direction, s2);
+  const float t = tn / den, bu = un / den, bv = vn / den;
+  if (bu < 0.0f || bu > 1.0f || bv < 0.0f || bu + bv > 1.0f || t < 0.0f) {  // NaN compares false
+    tn = kInf;
+    den = 1.0f;
+  }
+  return {tn, den, un / den, vn / den};
+}
+
+// Woop, Benthin, Wald 2013 (JCGT 2(1)), "Watertight Ray/Triangle Intersection": vertices relative to the origin,
+// permuted so that the ray runs along kz and sheared so that it becomes the +z axis; then 2D edge functions
+// U, V, W (weights of a, b, c times det), recomputed in double precision when one is exactly zero. The hit test
+// accepts both windings and rejects t < 0 only (no extent test, like §5.4). det = U + V + W has the sign of den in
+// §5.4 (>= 0: the ray travels against (b - a) x (c - a)), because the permutation keeps the winding.
+TriangleCandidate watertight(const rdna4::DecodedTriangle& tri, const PreparedRay& ray) {
+  const Vec3 o = ray.operands.origin;
+  const Vec3 a = tri.vertex[0] - o, b = tri.vertex[1] - o, c = tri.vertex[2] - o;
+  const int kx = ray.kx, ky = ray.ky, kz = ray.kz;
+  const float ax = a[kx] - ray.shear_x * a[kz], ay = a[ky] - ray.shear_y * a[kz];
+  const float bx = b[kx] - ray.shear_x * b[kz], by = b[ky] - ray.shear_y * b[kz];
+  const float cx = c[kx] - ray.shear_x * c[kz], cy = c[ky] - ray.shear_y * c[kz];
+  float u = cx * by - cy * bx;
+  float v = ax * cy - ay * cx;
+  float w = bx * ay - by * ax;
+  if (u == 0.0f || v == 0.0f || w == 0.0f) {
+    // Products of floats are exact in double: only the difference rounds (twice, harmlessly).
+    const auto edge = [](float p, float q, float r, float s) {
+      return static_cast<float>(static_cast<double>(p) * static_cast<double>(q) -
+                                static_cast<double>(r) * static_cast<double>(s));
+    };
+    u = edge(cx, by, cy, bx);
+    v = edge(ax, cy, ay, cx);
+    w = edge(bx, ay, by, ax);
+  }
+  // Outside (or NaN): the edge functions do not all share one sign.
+  const bool inside = (u >= 0.0f && v >= 0.0f && w >= 0.0f) || (u <= 0.0f && v <= 0.0f && w <= 0.0f);
+  const float det = u + v + w;
+  if (!inside || det == 0.0f) return {};
+  const float az = ray.shear_z * a[kz], bz = ray.shear_z * b[kz], cz = ray.shear_z * c[kz];
+  const float tn = u * az + v * bz + w * cz;
+  // t = tn / det >= 0, tested without dividing: tn with det's sign applied must not be negative (NaN: miss).
+  if (!(bits_float(float_bits(tn) ^ (float_bits(det) & kSignBit)) >= 0.0f)) return {};
+  return {tn, det, v / det, w / det};
+}
+
 // One triangle slot of the primitive path (§5.4); returns (t, I, J, prim << 1 | hitkind).
 std::array<uint32_t, 4> intersect_triangle(const rdna4::DecodedTriangle& tri, const PointerFlags& pf,
-                                           const RayOperands& ray, uint32_t& triangle_tests) {
-  float tn = 0.0f, den = 1.0f, u = 0.0f, v = 0.0f;
+                                           const PreparedRay& ray, TriangleTest test, uint32_t& triangle_tests) {
+  TriangleCandidate hit{0.0f, 1.0f, 0.0f, 0.0f};  // procedural: replaced below
   if (!tri.procedural) {
-    // Möller–Trumbore, as GPURT's emulation writes it.
-    const Vec3 a = tri.vertex[0], b = tri.vertex[1], c = tri.vertex[2];
-    const Vec3 e1 = b - a, e2 = c - a, e3 = ray.origin - a;
-    const Vec3 s1 = cross(ray.direction, e2), s2 = cross(e3, e1);
-    tn = dot(e2, s2);
-    den = dot(s1, e1);
-    const float un = dot(e3, s1), vn = dot(ray.direction, s2);
-    const float t = tn / den, bu = un / den, bv = vn / den;
-    if (bu < 0.0f || bu > 1.0f || bv < 0.0f || bu + bv > 1.0f || t < 0.0f) {  // NaN compares false
-      tn = kInf;
-      den = 1.0f;
-    }
-    u = un / den;
-    v = vn / den;
+    hit = test == TriangleTest::Gpurt ? moller_trumbore(tri, ray.operands) : watertight(tri, ray);
     ++triangle_tests;
   }
+  float tn = hit.tn, den = hit.den, u = hit.u, v = hit.v;
 
   // Culling and opacity from the pointer flags.
   const bool opaque = pf.force_opaque || (!pf.force_non_opaque && tri.opaque);
@@ -203,8 +293,8 @@ std::array<uint32_t, 4> intersect_triangle(const rdna4::DecodedTriangle& tri, co
   return {float_bits(t_out), ub, vb, (tri.primitive_id << 1) | hitkind};
 }
 
-void intersect_primitive(const rdna4::NodeDwords& node, uint32_t node_pointer, const PointerFlags& pf,
-                         const RayOperands& ray, IntersectResult& res) {
+void intersect_primitive(rdna4::NodeView node, uint32_t node_pointer, const PointerFlags& pf, const PreparedRay& ray,
+                         TriangleTest test, IntersectResult& res) {
   const std::optional<rdna4::DecodedPair> pair = rdna4::decode_primitive_pair(node, rdna4::pair_index(node_pointer));
   if (!pair) {
     res.fault = NodeFault::MalformedPrimitive;
@@ -216,7 +306,7 @@ void intersect_primitive(const rdna4::NodeDwords& node, uint32_t node_pointer, c
     const std::array<uint32_t, 4> slot = (k == 1 && !tri.valid)
                                              ? std::array<uint32_t, 4>{float_bits(kInf), float_bits(1.0f),
                                                                        float_bits(1.0f), 0u}
-                                             : intersect_triangle(tri, pf, ray, res.triangle_tests);
+                                             : intersect_triangle(tri, pf, ray, test, res.triangle_tests);
     std::copy(slot.begin(), slot.end(), res.dw.begin() + 4 * k);
     res.dw[8 + k] = (tri.geometry_id << 2) | pair->navigation;
   }
@@ -235,15 +325,26 @@ const char* fault_name(NodeFault fault) {
   return "unknown fault";
 }
 
-NodeFault NodeMemory::fetch(uint32_t pointer, rdna4::NodeDwords& out) const {
+const uint32_t* NodeMemory::find(uint32_t pointer, NodeFault& fault) const {
   const rdna4::NodeKind kind = rdna4::node_kind(pointer);
   if ((kind == rdna4::NodeKind::Box || kind == rdna4::NodeKind::Instance) && (pointer & 8u) != 0) {
-    return NodeFault::Misaligned;
+    fault = NodeFault::Misaligned;
+    return nullptr;
   }
   const uint64_t first = rdna4::node_byte_offset(pointer) / 4;
-  if (first > dwords.size() || dwords.size() - first < rdna4::kNodeDwords) return NodeFault::OutOfRange;
-  std::copy_n(dwords.begin() + static_cast<std::ptrdiff_t>(first), rdna4::kNodeDwords, out.begin());
-  return NodeFault::None;
+  if (first > dwords.size() || dwords.size() - first < rdna4::kNodeDwords) {
+    fault = NodeFault::OutOfRange;
+    return nullptr;
+  }
+  fault = NodeFault::None;
+  return dwords.data() + first;
+}
+
+NodeFault NodeMemory::fetch(uint32_t pointer, rdna4::NodeDwords& out) const {
+  NodeFault fault;
+  const uint32_t* node = find(pointer, fault);
+  if (node != nullptr) std::copy_n(node, rdna4::kNodeDwords, out.begin());
+  return fault;
 }
 
 PointerFlags PointerFlags::from_bits(uint32_t bits) {
@@ -252,11 +353,20 @@ PointerFlags PointerFlags::from_bits(uint32_t bits) {
 }
 
 uint32_t PointerFlags::bits() const {
-  const bool b[10] = {force_opaque,      force_non_opaque, disable_triangle_cull, flip_facedness, cull_back_facing,
-                      cull_front_facing, cull_opaque,      cull_non_opaque,       skip_triangles, skip_procedural};
-  uint32_t v = 0;
-  for (int i = 0; i < 10; ++i) v |= (b[i] ? 1u : 0u) << i;
-  return v;
+  return uint32_t{force_opaque} | uint32_t{force_non_opaque} << 1 | uint32_t{disable_triangle_cull} << 2 |
+         uint32_t{flip_facedness} << 3 | uint32_t{cull_back_facing} << 4 | uint32_t{cull_front_facing} << 5 |
+         uint32_t{cull_opaque} << 6 | uint32_t{cull_non_opaque} << 7 | uint32_t{skip_triangles} << 8 |
+         uint32_t{skip_procedural} << 9;
+}
+
+const char* triangle_test_name(TriangleTest test) {
+  return test == TriangleTest::Gpurt ? "gpurt" : "watertight";
+}
+
+TriangleTest parse_triangle_test(std::string_view name) {
+  if (name == "watertight") return TriangleTest::Watertight;
+  if (name == "gpurt") return TriangleTest::Gpurt;
+  throw Error(ErrorKind::BadInput, "", "unknown triangle test '" + std::string(name) + "' (valid: watertight, gpurt)");
 }
 
 void IntersectOptions::validate() const {
@@ -267,6 +377,10 @@ void IntersectOptions::validate() const {
     throw Error(ErrorKind::BadInput, "",
                 "box sort heuristic " + std::to_string(static_cast<uint32_t>(heuristic)) + " is outside 0..3");
   }
+  if (triangle_test != TriangleTest::Watertight && triangle_test != TriangleTest::Gpurt) {
+    throw Error(ErrorKind::BadInput, "",
+                "triangle test " + std::to_string(static_cast<uint32_t>(triangle_test)) + " is not 0 or 1");
+  }
 }
 
 float box_grow_factor(uint32_t box_grow) {
@@ -274,23 +388,40 @@ float box_grow_factor(uint32_t box_grow) {
   return static_cast<float>(1.0 + static_cast<double>(box_grow) * 0x1p-24);
 }
 
-IntersectResult image_bvh8_intersect_ray(const NodeMemory& memory, const PointerFlags& flags, const RayOperands& ray,
+PreparedRay::PreparedRay(const RayOperands& ray) : operands(ray), inverse(reciprocal(ray.direction)) {
+  const Vec3 d = ray.direction;
+  const float x = std::abs(d.x), y = std::abs(d.y), z = std::abs(d.z);
+  kz = (z > x && z > y) ? 2 : (y > x ? 1 : 0);  // ties go to the lower axis
+  kx = (kz + 1) % 3;
+  ky = (kx + 1) % 3;
+  if (d[kz] < 0.0f) std::swap(kx, ky);  // an odd permutation for a reversed ray keeps the winding
+  shear_x = d[kx] / d[kz];
+  shear_y = d[ky] / d[kz];
+  shear_z = 1.0f / d[kz];
+}
+
+IntersectResult image_bvh8_intersect_ray(const NodeMemory& memory, const PointerFlags& flags, const PreparedRay& ray,
                                          uint32_t node_pointer, const IntersectOptions& options) {
   IntersectResult res;
   res.dw.fill(kInvalidNode);
   res.kind = rdna4::node_kind(node_pointer);
   if (res.kind == rdna4::NodeKind::Instance || res.kind == rdna4::NodeKind::Unsupported) return res;
 
-  rdna4::NodeDwords node;
-  res.fault = memory.fetch(node_pointer, node);
-  if (res.fault != NodeFault::None) return res;
+  const uint32_t* node = memory.find(node_pointer, res.fault);
+  if (node == nullptr) return res;
+  const rdna4::NodeView view(node, rdna4::kNodeDwords);
   if (res.kind == rdna4::NodeKind::Box) {
-    intersect_box(node, flags, ray, options, res);
+    intersect_box(view, flags, ray, options, res);
   } else {
-    intersect_primitive(node, node_pointer, flags, ray, res);
+    intersect_primitive(view, node_pointer, flags, ray, options.triangle_test, res);
     if (res.fault != NodeFault::None) res.dw.fill(kInvalidNode);
   }
   return res;
+}
+
+IntersectResult image_bvh8_intersect_ray(const NodeMemory& memory, const PointerFlags& flags, const RayOperands& ray,
+                                         uint32_t node_pointer, const IntersectOptions& options) {
+  return image_bvh8_intersect_ray(memory, flags, PreparedRay(ray), node_pointer, options);
 }
 
 TriangleSlot read_triangle_slot(const IntersectDwords& dw, int k) {

@@ -14,6 +14,18 @@ using rdna4::NodeKind;
 
 bool has_nan(Vec3 v) { return std::isnan(v.x) || std::isnan(v.y) || std::isnan(v.z); }
 
+// tmin by moving the origin (§7.1): the intersector itself only knows [0, extent].
+RayOperands lane_operands(const Ray& ray, uint32_t instance_mask) {
+  RayOperands op;
+  for (int c = 0; c < 3; ++c) {
+    const float offset = ray.tmin * ray.direction[c];
+    op.origin[c] = ray.origin[c] + offset;
+  }
+  op.direction = ray.direction;
+  op.instance_mask = instance_mask;
+  return op;
+}
+
 }  // namespace
 
 void TraceOptions::validate() const {
@@ -23,19 +35,16 @@ void TraceOptions::validate() const {
 }
 
 RayTraversal::RayTraversal(const NodeMemory& memory, uint32_t root, const Ray& ray, const TraceOptions& options)
-    : memory_(&memory), options_(&options), stack_(options.stack), node_(root) {
+    : memory_(&memory),
+      options_(&options),
+      ray_(lane_operands(ray, options.instance_mask)),
+      stack_(options.stack),
+      node_(root) {
   if (has_nan(ray.origin) || has_nan(ray.direction)) {
     done_ = true;
     return;
   }
-  // tmin by moving the origin (§7.1): the intersector itself only knows [0, extent].
   tmin_ = ray.tmin;
-  for (int c = 0; c < 3; ++c) {
-    const float offset = ray.tmin * ray.direction[c];
-    ray_.origin[c] = ray.origin[c] + offset;
-  }
-  ray_.direction = ray.direction;
-  ray_.instance_mask = options.instance_mask;
   t_max_ = ray.tmax - ray.tmin;
   closest_t_ = t_max_;
 }
@@ -83,9 +92,8 @@ void RayTraversal::walk_back(uint32_t prev) {
 
 StepInfo RayTraversal::step() {
   StepInfo info{node_, rdna4::node_kind(node_), last_ != kInvalidNode, false};
-  RayOperands op = ray_;
-  op.extent = info.walk_back ? t_max_ : closest_t_;  // walk-back re-visits with the original t_max
-  const IntersectResult res = image_bvh8_intersect_ray(*memory_, options_->flags, op, node_, options_->intersect);
+  ray_.operands.extent = info.walk_back ? t_max_ : closest_t_;  // walk-back re-visits with the original t_max
+  const IntersectResult res = image_bvh8_intersect_ray(*memory_, options_->flags, ray_, node_, options_->intersect);
   NodeFault fault = res.fault;
   if (fault == NodeFault::None && (res.kind == NodeKind::Instance || res.kind == NodeKind::Unsupported)) {
     fault = NodeFault::UnsupportedNode;

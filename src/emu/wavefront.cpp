@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "hwbvh/core/error.h"
+
 namespace hwbvh::emu {
 
 double WaveStats::simd_efficiency() const {
@@ -33,17 +35,31 @@ WaveStats TraceOutput::total_waves() const {
 
 TraceOutput trace_rays(const NodeMemory& memory, uint32_t root, std::span<const Ray> rays,
                        const TraceOptions& options, const Executor& executor) {
+  std::vector<uint32_t> wave_begin;
+  for (size_t first = 0; first < rays.size(); first += kWaveSize) wave_begin.push_back(static_cast<uint32_t>(first));
+  return trace_rays(memory, root, rays, wave_begin, options, executor);
+}
+
+TraceOutput trace_rays(const NodeMemory& memory, uint32_t root, std::span<const Ray> rays,
+                       std::span<const uint32_t> wave_begin, const TraceOptions& options, const Executor& executor) {
   options.validate();
+  const size_t wave_count = wave_begin.size();
+  for (size_t w = 0; w < wave_count; ++w) {
+    const size_t end = w + 1 < wave_count ? wave_begin[w + 1] : rays.size();
+    if (wave_begin[w] >= end || end - wave_begin[w] > kWaveSize || (w == 0 && wave_begin[0] != 0)) {
+      throw Error(ErrorKind::BadInput, "", "wave boundaries must be ascending, start at 0 and hold 1..32 rays each");
+    }
+  }
+  if (wave_count == 0 && !rays.empty()) throw Error(ErrorKind::BadInput, "", "rays given without wave boundaries");
   TraceOutput out;
-  const size_t wave_count = (rays.size() + kWaveSize - 1) / kWaveSize;
   out.rays.resize(rays.size());
   out.waves.resize(wave_count);
   if (options.record_node_sequence) out.node_sequences.resize(rays.size());
 
   // Each wave writes only its own rays' and its own wave's slots.
   executor.for_each(0, wave_count, [&](size_t w) {
-    const size_t first = w * kWaveSize;
-    const size_t count = std::min<size_t>(kWaveSize, rays.size() - first);
+    const size_t first = wave_begin[w];
+    const size_t count = (w + 1 < wave_count ? wave_begin[w + 1] : rays.size()) - first;
     std::vector<RayTraversal> lanes;
     lanes.reserve(count);
     for (size_t i = 0; i < count; ++i) lanes.emplace_back(memory, root, rays[first + i], options);

@@ -63,9 +63,10 @@ class Walker {
   }
 
   NodeDump take() { return std::move(out_); }
-  void problem(std::string text) { out_.problems.push_back(std::move(text)); }
 
  private:
+  void problem(std::string text) { out_.problems.push_back(std::move(text)); }
+
   // Checks the pointer and decodes its node; children are appended to `queue` when given. False if the node was
   // not decoded (bad pointer, or already visited).
   bool visit(const Pending& at, std::deque<Pending>* queue) {
@@ -174,16 +175,11 @@ NodeDump dump_pointer(std::span<const uint32_t> dwords, uint32_t pointer) {
   return w.take();
 }
 
-NodeDump dump_offset(std::span<const uint32_t> dwords, uint64_t offset) {
+std::optional<NodeDump> dump_offset(std::span<const uint32_t> dwords, uint64_t offset) {
   Walker finder(dwords, /*keep_nodes=*/false);
   finder.walk(0);
   const std::optional<NodeKind> kind = finder.kind_at(offset);
-  if (!kind) {
-    Walker w(dwords, /*keep_nodes=*/true);
-    w.problem("no node at offset " + hex(offset) +
-              " is reachable from the root (nodes sit at multiples of 128; --pointer chooses the type explicitly)");
-    return w.take();
-  }
+  if (!kind) return std::nullopt;
   return dump_pointer(dwords, rdna4::make_node_pointer(offset, *kind == NodeKind::Box ? rdna4::kTypeBox : 0));
 }
 

@@ -33,10 +33,12 @@ double tidy(float f) {
 
 double ratio(double num, double den) { return den > 0.0 ? num / den : 0.0; }
 
+Json vec_json(Vec3 v) { return Json::array({tidy(v.x), tidy(v.y), tidy(v.z)}); }
+
 // Empty boxes (a geometry without triangles) become null rather than infinities, which JSON cannot hold.
 Json box_json(const Aabb& box) {
   if (box.empty()) return nullptr;
-  return Json{{"min", {box.min.x, box.min.y, box.min.z}}, {"max", {box.max.x, box.max.y, box.max.z}}};
+  return Json{{"min", vec_json(box.min)}, {"max", vec_json(box.max)}};
 }
 
 // Alpha texture paths relative to the scene's directory, so the blob does not depend on where it was built.
@@ -96,7 +98,7 @@ std::string scene_meta_json(const Scene& scene) {
     Json alpha = nullptr;
     if (m.alpha_tested()) alpha = relative_to_scene(scene.alpha_textures[m.alpha_texture].path, scene.source);
     materials.push_back(
-        {{"name", m.name}, {"diffuse", {m.diffuse.x, m.diffuse.y, m.diffuse.z}}, {"alpha_texture", alpha}});
+        {{"name", m.name}, {"diffuse", vec_json(m.diffuse)}, {"alpha_texture", alpha}});
   }
   const Json meta = {{"source", std::filesystem::path(scene.source).filename().string()},
                      {"positions", scene.positions.size()},

@@ -18,9 +18,10 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 // continuation byte, truncated, overlong, surrogate or beyond U+10FFFF.
 std::size_t utf8_length(std::string_view text, std::size_t i) {
   const auto lead = static_cast<unsigned char>(text[i]);
-  const std::size_t length = (lead & 0xE0u) == 0xC0u ? 2 : (lead & 0xF0u) == 0xE0u ? 3 : (lead & 0xF8u) == 0xF0u ? 4 : 0;
+  const std::size_t length =
+      (lead & 0xE0u) == 0xC0u ? 2 : (lead & 0xF0u) == 0xE0u ? 3 : (lead & 0xF8u) == 0xF0u ? 4 : 0;
   if (length == 0) return 0;
-  constexpr uint32_t kSmallest[5] = {0, 0, 0x80, 0x800, 0x10000};  // below these, a shorter sequence was due
+  constexpr uint32_t kSmallest[5] = {0, 0, 0x80, 0x800, 0x10000};  // smaller code points here are overlong
   uint32_t code = lead & (0x7Fu >> length);
   if (i + length > text.size()) return 0;
   for (std::size_t k = 1; k < length; ++k) {

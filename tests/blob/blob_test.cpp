@@ -216,9 +216,12 @@ TEST(BlobCorruption, SectionEntries) {
   expect_refused(edit([&](auto& b) { put32(b, e1 + 4, 0); }), "alignment 0 is not a power of two");
   expect_refused(edit([&](auto& b) { put32(b, e1 + 4, 24); }), "alignment 24 is not a power of two");
   expect_refused(edit([&](auto& b) { put32(b, e1 + 4, 8192); }), "alignment 8192 is not a power of two");
-  expect_refused(edit([&](auto& b) { put32(b, e0 + 4, 64); }), "section 0 (nodes): alignment 64 is below the required 128");
-  expect_refused(edit([&](auto& b) { put32(b, e1 + 4, 1024); }), "offset 512 is not a multiple of its alignment 1024");
-  expect_refused(edit([&](auto& b) { put32(b, entry_offset(2) + 4, 16); }), "section 2 (scene-meta): offset 552 is not a multiple");
+  expect_refused(edit([&](auto& b) { put32(b, e0 + 4, 64); }),
+                 "section 0 (nodes): alignment 64 is below the required 128");
+  expect_refused(edit([&](auto& b) { put32(b, e1 + 4, 1024); }),
+                 "offset 512 is not a multiple of its alignment 1024");
+  expect_refused(edit([&](auto& b) { put32(b, entry_offset(2) + 4, 16); }),
+                 "section 2 (scene-meta): offset 552 is not a multiple");
   // Out of range and overflowing offsets and sizes.
   expect_refused(edit([&](auto& b) { put64(b, e1 + 8, b.size() + 16); }), "runs past the end of the file");
   expect_refused(edit([&](auto& b) { put64(b, e1 + 8, ~uint64_t{0} - 15); }), "runs past the end of the file");

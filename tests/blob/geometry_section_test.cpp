@@ -86,7 +86,8 @@ TEST(GeometrySection, HostileBytesAreRefused) {
   expect_refused(edit([](auto& b) { put32(b, 4, 0xFFFFFFFF); }), "need");
   expect_refused(edit([](auto& b) { b.push_back(std::byte{0}); }), "need");
   const std::size_t tri0 = 8 + 12 * 9;
-  expect_refused(edit([&](auto& b) { put32(b, tri0 + 8, 9); }), "triangle 0 vertex index 9 is out of range (9 positions)");
+  expect_refused(edit([&](auto& b) { put32(b, tri0 + 8, 9); }),
+                 "triangle 0 vertex index 9 is out of range (9 positions)");
   expect_refused(edit([&](auto& b) { put32(b, tri0 + 20, 2); }), "triangle 0 has unknown flag bits 2");
   const uint32_t nan = float_bits(std::numeric_limits<float>::quiet_NaN());
   expect_refused(edit([&](auto& b) { put32(b, 8 + 4, nan); }), "position 0 has a non-finite coordinate");

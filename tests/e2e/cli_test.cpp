@@ -19,7 +19,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-struct Run {
+struct CliRun {
   int code = -1;
   std::string out;
   std::string err;
@@ -43,11 +43,11 @@ class Cli : public ::testing::Test {
   Cli() : dir_(std::string("e2e-") + ::testing::UnitTest::GetInstance()->current_test_info()->name()) {}
 
   // Runs `hwbvh ARGS` with stdout and stderr captured in files (stderr is then not a terminal: no progress).
-  Run hwbvh(const std::string& args) {
+  CliRun hwbvh(const std::string& args) {
     const auto out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
     const std::string cmd = quote(HWBVH_CLI) + " " + args + " >" + quote(out.string()) + " 2>" + quote(err.string());
     const int status = std::system(cmd.c_str());
-    Run r;
+    CliRun r;
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     r.out = read_text(out);
     r.err = read_text(err);
@@ -62,22 +62,26 @@ class Cli : public ::testing::Test {
     if (!std::filesystem::exists(p)) return {};
     return p.string();
   }
-  void write(const std::string& name, const std::string& bytes) const { std::ofstream(dir_ / name, std::ios::binary) << bytes; }
+  void write(const std::string& name, const std::string& bytes) const {
+    std::ofstream(dir_ / name, std::ios::binary) << bytes;
+  }
 
   test::ScratchDir dir_;
 };
 
 // A bad input: exit 2 (not a crash), one message on stderr naming the file, nothing on stdout, no output file.
-void expect_bad_input(const Run& r, const std::string& file, const std::string& needle = {}) {
+void expect_bad_input(const CliRun& r, const std::string& file, const std::string& needle = {}) {
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr(file));
   EXPECT_THAT(r.err, HasSubstr("hwbvh: error: "));
-  if (!needle.empty()) EXPECT_THAT(r.err, HasSubstr(needle));
+  if (!needle.empty()) {
+    EXPECT_THAT(r.err, HasSubstr(needle));
+  }
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 TEST_F(Cli, HelpVersionAndUsageErrors) {
-  Run r = hwbvh("--help");
+  CliRun r = hwbvh("--help");
   EXPECT_EQ(r.code, 0);
   EXPECT_THAT(r.out, HasSubstr("build"));
   EXPECT_THAT(r.out, HasSubstr("dump"));
@@ -107,7 +111,7 @@ TEST_F(Cli, BuildInfoDumpOnCornellBox) {
   if (obj.empty()) GTEST_SKIP() << "scenes/cornell-box.obj not present";
   const std::string out = path("cornell.hwbvh");
 
-  Run r = hwbvh("build " + quote(obj) + " -o " + quote(out));
+  CliRun r = hwbvh("build " + quote(obj) + " -o " + quote(out));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   for (const char* field : {"scene", "cornell-box.obj", "triangles", "32 (0 degenerate", "box nodes", "primitive nodes",
@@ -139,7 +143,7 @@ TEST_F(Cli, BuildInfoDumpOnCornellBox) {
   EXPECT_THAT(r.out, HasSubstr("box node @0x80"));
   r = hwbvh("dump " + quote(out) + " --max-nodes 1");
   EXPECT_THAT(r.out, HasSubstr("more nodes not shown"));
-  expect_bad_input(hwbvh("dump " + quote(out) + " --node 100"), out, "no node at offset 0x64");
+  expect_bad_input(hwbvh("dump " + quote(out) + " --node 100"), out, "--node 100: no node reachable from the root");
   expect_bad_input(hwbvh("dump " + quote(out) + " --pointer 0xFFFFFF05"), out, "past the end");
   expect_bad_input(hwbvh("dump " + quote(out) + " --node twelve"), "--node", "not a decimal");
 }
@@ -149,7 +153,7 @@ TEST_F(Cli, JsonOutputsParse) {
   if (obj.empty()) GTEST_SKIP() << "scenes/cornell-box.obj not present";
   const std::string out = path("cornell.hwbvh");
 
-  Run r = hwbvh("build " + quote(obj) + " -o " + quote(out) + " --json --quiet --quality low --obb off");
+  CliRun r = hwbvh("build " + quote(obj) + " -o " + quote(out) + " --json --quiet --quality low --obb off");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto build = nlohmann::json::parse(r.out);
   EXPECT_EQ(build["triangles"], 32);
@@ -186,7 +190,7 @@ TEST_F(Cli, EveryProjectSceneBuildsAndInspects) {
     if (e.path().extension() != ".obj") continue;
     ++scenes;
     const std::string out = path(e.path().stem().string() + ".hwbvh");
-    Run r = hwbvh("build " + quote(e.path().string()) + " -o " + quote(out) + " --quiet");
+    CliRun r = hwbvh("build " + quote(e.path().string()) + " -o " + quote(out) + " --quiet");
     ASSERT_EQ(r.code, 0) << e.path() << ": " << r.err;
     EXPECT_EQ(hwbvh("info " + quote(out)).code, 0) << e.path();
     r = hwbvh("dump --json --max-nodes 0 " + quote(out));
@@ -235,7 +239,7 @@ TEST_F(Cli, BadScenesExitTwoAndLeaveNoOutput) {
 TEST_F(Cli, WriteFailuresExitOneAndOverwritingTheInputIsRefused) {
   const std::string obj = scene("cornell-box.obj");
   if (obj.empty()) GTEST_SKIP() << "scenes/cornell-box.obj not present";
-  Run r = hwbvh("build " + quote(obj) + " -o " + quote(path("no-such-dir/out.hwbvh")));
+  CliRun r = hwbvh("build " + quote(obj) + " -o " + quote(path("no-such-dir/out.hwbvh")));
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_THAT(r.err, HasSubstr("out.hwbvh"));
   EXPECT_TRUE(dir_.files().empty());
@@ -285,7 +289,7 @@ TEST_F(Cli, DumpReportsAHostileNodeSectionWithValidChecksums) {
   }
   blob::write_file(bad, b);  // resealed: every checksum is valid
   ASSERT_EQ(hwbvh("info " + quote(bad)).code, 0);
-  const Run r = hwbvh("dump " + quote(bad) + " --max-nodes 0");
+  const CliRun r = hwbvh("dump " + quote(bad) + " --max-nodes 0");
   expect_bad_input(r, "hostile.hwbvh", "malformed node section");
   EXPECT_THAT(r.out, HasSubstr("problem: child 0 of box node @0x80"));
 }

@@ -60,6 +60,10 @@ TEST(Wavefront, LockstepStatistics) {
   EXPECT_EQ(total.active_lane_steps, out.total_counters().steps);
   EXPECT_EQ(out.total_counters().steps, 20u * 3 + 20u * 1);
   EXPECT_EQ(WaveStats{}.simd_efficiency(), 1.0);
+
+  const TraceOutput none = trace_rays(img.memory(), 0x15, std::span<const Ray>{}, {}, Executor(2));
+  EXPECT_TRUE(none.rays.empty());
+  EXPECT_TRUE(none.waves.empty());
 }
 
 TEST(Wavefront, MixedNodeTypeIterations) {

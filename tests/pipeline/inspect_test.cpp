@@ -66,17 +66,21 @@ TEST(DumpOne, ByPointerAndByOffset) {
   const NodeDump root = dump_pointer(built().dwords, 0x15);
   ASSERT_EQ(root.nodes.size(), 1u);
   EXPECT_TRUE(root.nodes[0].box);
-  const NodeDump same = dump_offset(built().dwords, 128);
-  ASSERT_EQ(same.nodes.size(), 1u);
-  EXPECT_EQ(same.nodes[0].pointer, 0x15u);
+  const std::optional<NodeDump> same = dump_offset(built().dwords, 128);
+  ASSERT_TRUE(same);
+  ASSERT_EQ(same->nodes.size(), 1u);
+  EXPECT_EQ(same->nodes[0].pointer, 0x15u);
 
   const NodeDump all = dump_tree(built().dwords, 0);
   const DumpedNode& last = all.nodes.back();
-  const NodeDump by_offset = dump_offset(built().dwords, last.offset);
-  ASSERT_EQ(by_offset.nodes.size(), 1u);
-  EXPECT_EQ(by_offset.nodes[0].kind, last.kind);
+  const std::optional<NodeDump> by_offset = dump_offset(built().dwords, last.offset);
+  ASSERT_TRUE(by_offset);
+  ASSERT_EQ(by_offset->nodes.size(), 1u);
+  EXPECT_EQ(by_offset->nodes[0].kind, last.kind);
 
-  EXPECT_THAT(dump_offset(built().dwords, 130).problems, Contains(HasSubstr("no node at offset 0x82")));
+  EXPECT_FALSE(dump_offset(built().dwords, 130));
+  EXPECT_FALSE(dump_offset(built().dwords, 0));
+  EXPECT_FALSE(dump_offset(built().dwords, 1u << 30));
   EXPECT_THAT(dump_pointer(built().dwords, 0x7FFFFFF5).problems, Contains(HasSubstr("past the end")));
   EXPECT_THAT(dump_pointer(built().dwords, 0x5).problems, Contains(HasSubstr("node-section header")));
   EXPECT_THAT(dump_pointer(built().dwords, 0x16).problems, Contains(HasSubstr("node type 6")));

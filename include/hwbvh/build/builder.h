@@ -1,7 +1,8 @@
 #pragma once
 // Build pipeline, format-neutral: scene triangles -> Embree binary BVH (rtcBuildBVH, SAH; spatial splits at
 // high quality) -> SAH-optimal collapse to WideBvh<8> (Ylitie, Karras, Laine 2017, "Efficient Incoherent Ray
-// Traversal on GPUs Through Compressed Wide BVHs") with leaves of triangle pairs.
+// Traversal on GPUs Through Compressed Wide BVHs") with leaves of triangle pairs. The same collapse also gives
+// WideBvh<4> for 4-wide targets (RT IP 2.0).
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -41,14 +42,19 @@ struct BuildStats {
   double seconds_collapse = 0.0;      ///< collapse + pairing
 };
 
-struct BuildResult {
-  WideBvh8 bvh;
+template <int Width>
+struct WideBuildResult {
+  WideBvh<Width> bvh;
   BuildStats stats;
 };
+using BuildResult = WideBuildResult<8>;
 
 /// Builds the wide BVH of all non-degenerate triangles of `scene`. Deterministic: the same scene and options
 /// give the same tree at any thread count. Throws hwbvh::Error (BadInput) if the scene has no non-degenerate
 /// triangle or max_leaf_pairs is outside 1..32.
 BuildResult build_wide_bvh(const Scene& scene, const BuildOptions& options);
+
+/// Same, collapsed to a 4-wide tree (box_step_cost is then the cost of a step that tests up to 4 children).
+WideBuildResult<4> build_wide_bvh4(const Scene& scene, const BuildOptions& options);
 
 }  // namespace hwbvh::build

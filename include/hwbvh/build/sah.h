@@ -6,6 +6,8 @@ namespace hwbvh::build {
 
 /// SAH cost: sum over wide nodes of SA(node)/SA(root) * box_step_cost plus sum over leaf children of
 /// SA(leaf)/SA(root) * pair_step_cost * pairs. Leaf boxes are the children's stored (possibly clipped) bounds.
-double sah_cost(const WideBvh8& bvh, float box_step_cost, float pair_step_cost);
+/// Defined for Width 4 and 8.
+template <int Width>
+double sah_cost(const WideBvh<Width>& bvh, float box_step_cost, float pair_step_cost);
 
 }  // namespace hwbvh::build

@@ -11,13 +11,19 @@
 //   instance node (ptr & 7 == 6) all 0xFFFFFFFF for now: there is no TLAS yet (§5.5 not modelled)
 //   ptr & 7 == 4 or 7            all 0xFFFFFFFF (§5.2)
 //
+// The ray/triangle test is an option (IntersectOptions::triangle_test): watertight (Woop, Benthin and Wald 2013,
+// the default, because DXR and Vulkan require watertight hardware) or GPURT's Möller–Trumbore exactly as §5.4
+// writes it. Both fill the same result slots; docs/emulator.md explains the choice.
+//
 // The emulation reads node bytes only through the RT IP 3.1 decoder (formats/rdna4/decode.h). Floating-point
 // steps are written one IEEE operation per statement, with std::fma / std::fmin / std::fmax exactly where the spec
 // uses fma / minNum / maxNum, so the result does not depend on how the compiler would otherwise contract them.
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
+#include <string_view>
 
 #include "hwbvh/core/geometry.h"
 #include "hwbvh/formats/rdna4/node_pointer.h"
@@ -40,8 +46,10 @@ const char* fault_name(NodeFault fault);
 struct NodeMemory {
   std::span<const uint32_t> dwords;
 
-  /// Copies the 128-byte node that `pointer` addresses (byte offset (pointer & ~0xF) << 3, §1.1) into `out`.
-  /// Returns NodeFault::None, or OutOfRange / Misaligned without touching memory outside `dwords`.
+  /// The 32 dwords of the node that `pointer` addresses (byte offset (pointer & ~0xF) << 3, §1.1), in place; null
+  /// with `fault` = OutOfRange / Misaligned (and nothing outside `dwords` touched), else `fault` = None.
+  const uint32_t* find(uint32_t pointer, NodeFault& fault) const;
+  /// Copies the node that `pointer` addresses into `out`; the fault of find().
   NodeFault fetch(uint32_t pointer, rdna4::NodeDwords& out) const;
 };
 
@@ -73,15 +81,33 @@ enum class SortHeuristic : uint8_t {
   Disabled = 3,         ///< "reserved": GPURT's emulation does not sort
 };
 
-/// Descriptor (T#) controls of the intersect instruction (§5.1). Defaults are GPURT's emulation.
+/// The ray/triangle test of the primitive path. Both report t, the barycentric weights of vertices i1 and i2, and
+/// the facing with §5.4's convention (front = the ray travels against (b - a) x (c - a)).
+enum class TriangleTest : uint8_t {
+  /// Woop, Benthin, Wald 2013, "Watertight Ray/Triangle Intersection" (JCGT 2(1)), FP32 with the paper's
+  /// double-precision fallback for zero edge functions: a ray through a shared edge or vertex hits at least one of
+  /// the triangles, as DXR and Vulkan require of hardware.
+  Watertight = 0,
+  /// GPURT's software emulation: Möller–Trumbore exactly as §5.4 writes it. Not watertight.
+  Gpurt = 1,
+};
+
+/// "watertight" or "gpurt".
+const char* triangle_test_name(TriangleTest test);
+/// Parses triangle_test_name's output; throws hwbvh::Error(BadInput) for anything else.
+TriangleTest parse_triangle_test(std::string_view name);
+
+/// Descriptor (T#) controls of the intersect instruction (§5.1) and the emulator's triangle test. The descriptor
+/// defaults are GPURT's emulation; the triangle test defaults to watertight.
 struct IntersectOptions {
   bool box_sort = true;                           ///< box_sort_en
   SortHeuristic heuristic = SortHeuristic::Closest;
   uint32_t box_grow = 6;                          ///< box_grow_value, 0..255 ulps of 2^-24 on the far plane
   bool sort_triangles_first = true;               ///< primitive pointers sort before boxes
   bool wide_sort = true;                          ///< false: slots 0..3 and 4..7 are sorted separately
+  TriangleTest triangle_test = TriangleTest::Watertight;
 
-  /// Throws hwbvh::Error(BadInput) if box_grow > 255 or the heuristic is not 0..3.
+  /// Throws hwbvh::Error(BadInput) if box_grow > 255, the heuristic is not 0..3 or the triangle test unknown.
   void validate() const;
 };
 
@@ -89,7 +115,7 @@ struct IntersectOptions {
 struct RayOperands {
   Vec3 origin{0.0f};
   Vec3 direction{0.0f, 0.0f, 1.0f};
-  float extent = 0.0f;          ///< ray_extent: the current t_max; box hits need entry <= extent * G
+  float extent = std::numeric_limits<float>::infinity();  ///< ray_extent: the current t_max (entry <= extent * G)
   uint32_t instance_mask = 0xFF;  ///< 8 bits
 };
 
@@ -109,6 +135,22 @@ struct IntersectResult {
 /// Emulates IMAGE_BVH8_INTERSECT_RAY on node `node_pointer` (§5.2 dispatch, §5.3 box path, §5.4 primitive path).
 /// `flags` are the base pointer's flags; `options` the descriptor controls (must pass validate()).
 IntersectResult image_bvh8_intersect_ray(const NodeMemory& memory, const PointerFlags& flags, const RayOperands& ray,
+                                         uint32_t node_pointer, const IntersectOptions& options);
+
+/// What the instruction derives from the ray's direction alone: the reciprocal direction of the slab test
+/// (§5.3 step 4, axis-aligned nodes) and the axis permutation and shear of the watertight triangle test. A
+/// traversal prepares it once per ray; the results are the same as recomputing it on every node.
+struct PreparedRay {
+  RayOperands operands;  ///< extent may change between calls; origin and direction must not
+  Vec3 inverse{0.0f};    ///< 1 / direction, per component (IEEE division)
+  int kx = 0, ky = 1, kz = 2;  ///< watertight: kz = the largest |direction| component; (kx, ky) keep the winding
+  float shear_x = 0.0f, shear_y = 0.0f, shear_z = 1.0f;  ///< d[kx] / d[kz], d[ky] / d[kz], 1 / d[kz]
+
+  explicit PreparedRay(const RayOperands& ray);
+};
+
+/// image_bvh8_intersect_ray with the ray prepared in advance.
+IntersectResult image_bvh8_intersect_ray(const NodeMemory& memory, const PointerFlags& flags, const PreparedRay& ray,
                                          uint32_t node_pointer, const IntersectOptions& options);
 
 /// The box growth factor G = f32(1 + box_grow * 2^-24) of §5.3 step 5 (box_grow 6 -> 0x3F800003).

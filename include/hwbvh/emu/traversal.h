@@ -82,7 +82,7 @@ class RayTraversal {
 
   const NodeMemory* memory_;
   const TraceOptions* options_;
-  RayOperands ray_;
+  PreparedRay ray_;  ///< the ray after the tmin offset; extent is set per step
   float tmin_ = 0.0f;
   float t_max_ = 0.0f;
   float closest_t_ = 0.0f;

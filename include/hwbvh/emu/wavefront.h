@@ -31,7 +31,7 @@ struct WaveStats {
 
 struct TraceOutput {
   std::vector<RayResult> rays;                       ///< one per input ray, same order
-  std::vector<WaveStats> waves;                      ///< one per wave of 32 rays
+  std::vector<WaveStats> waves;                      ///< one per wave
   std::vector<std::vector<uint32_t>> node_sequences;  ///< per ray, if options.record_node_sequence; else empty
 
   /// Sum of all rays' counters.
@@ -44,5 +44,11 @@ struct TraceOutput {
 /// invalid options; node faults are reported per ray, never thrown.
 TraceOutput trace_rays(const NodeMemory& memory, uint32_t root, std::span<const Ray> rays,
                        const TraceOptions& options, const Executor& executor);
+
+/// Same, with explicit waves: wave i is rays [wave_begin[i], wave_begin[i + 1]) (the last one ends at
+/// rays.size()), each 1..32 rays — e.g. the partial 8x4 pixel tiles of scene/ray_gen.h's RayBatch. Throws
+/// hwbvh::Error(BadInput) for boundaries that are not ascending from 0 or hold more than 32 rays.
+TraceOutput trace_rays(const NodeMemory& memory, uint32_t root, std::span<const Ray> rays,
+                       std::span<const uint32_t> wave_begin, const TraceOptions& options, const Executor& executor);
 
 }  // namespace hwbvh::emu

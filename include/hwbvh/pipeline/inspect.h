@@ -41,8 +41,8 @@ NodeDump dump_tree(std::span<const uint32_t> dwords, std::size_t max_nodes);
 /// Decodes the one node `pointer` addresses, as the node type its low bits name.
 NodeDump dump_pointer(std::span<const uint32_t> dwords, uint32_t pointer);
 
-/// Decodes the one node at byte `offset` of the node section. Its type is the one the tree gives it (the node
-/// must be reachable from the root), since the bytes of a node do not say whether it is a box or primitive node.
-NodeDump dump_offset(std::span<const uint32_t> dwords, uint64_t offset);
+/// Decodes the one node at byte `offset` of the node section, as the type the tree gives it (the bytes of a node
+/// do not say whether it is a box or a primitive node). nullopt when no node reachable from the root sits there.
+std::optional<NodeDump> dump_offset(std::span<const uint32_t> dwords, uint64_t offset);
 
 }  // namespace hwbvh::pipeline

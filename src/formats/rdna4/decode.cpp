@@ -18,21 +18,18 @@ constexpr unsigned kNodeBits = 1024;
 
 // --- box node (§2) ---
 
-// §2.6: builds origin + p * 2^(e-139) from bits, flushing offsets below the normal range to 0, then adds the
-// origin with the default (round-to-nearest-even) float addition.
+// §2.6: origin + p * 2^(e-139), with offsets below the normal float range flushed to 0, then added to the origin
+// with the default (round-to-nearest-even) float addition. p <= 4096 converts to float exactly, so the offset's
+// bits are float(p)'s with e - 139 added to the exponent field; the field it lands on, bit_length(p) - 13 + e, is
+// at most 255 (p = 4096, e = 255 gives +inf), and the offset is flushed when that field is <= 0 or p == 0.
 float dequantize(float origin, uint32_t exponent, uint32_t plane) {
-  uint32_t offset_bits = 0;
-  if (plane != 0) {
-    const int s = static_cast<int>(bit_length(plane)) - 1 - 12;  // -12 .. 0 for planes 1..4096
-    const int se = s + static_cast<int>(exponent);
-    if (se > 0) {
-      offset_bits = ((plane << (11 - s)) & 0x7FFFFFu) | ((static_cast<uint32_t>(se) << 23) & 0x7FFFFFFFu);
-    }
-  }
+  const uint32_t p_bits = float_bits(static_cast<float>(plane));
+  const bool normal = plane != 0 && (p_bits >> 23) + exponent > 139;
+  const uint32_t offset_bits = normal ? p_bits + ((exponent - 139u) << 23) : 0u;
   return bits_float(offset_bits) + origin;
 }
 
-ChildInfoFields read_child_info(const NodeDwords& node, unsigned slot) {
+ChildInfoFields read_child_info(NodeView node, unsigned slot) {
   const uint32_t w0 = node[8 + 3 * slot], w1 = node[9 + 3 * slot], w2 = node[10 + 3 * slot];
   ChildInfoFields ci;
   ci.qmin = {field(w0, 11, 0), field(w0, 23, 12), field(w1, 11, 0)};
@@ -48,7 +45,7 @@ ChildInfoFields read_child_info(const NodeDwords& node, unsigned slot) {
 
 // A stream field of a primitive node, read only if it lies inside the node (callers validated the layout, this
 // is the last line of defence).
-uint32_t read_field(const NodeDwords& node, int64_t offset, int64_t width) {
+uint32_t read_field(NodeView node, int64_t offset, int64_t width) {
   if (width <= 0 || offset < 0 || offset + width > kNodeBits) return 0;
   return get_bits(node, static_cast<unsigned>(offset), static_cast<unsigned>(width));
 }
@@ -59,7 +56,7 @@ uint32_t decode_id(uint32_t anchor, uint32_t anchor_bits, uint32_t payload, uint
   return (anchor & ~static_cast<uint32_t>(low_mask(payload_bits))) | payload;
 }
 
-uint32_t prim_id(const NodeDwords& node, const PrimitiveHeader& h, uint32_t t) {
+uint32_t prim_id(NodeView node, const PrimitiveHeader& h, uint32_t t) {
   const int64_t mid = h.midpoint;
   const uint32_t anchor = read_field(node, mid, h.prim_anchor_bits);
   if (t == 0) return anchor;
@@ -68,7 +65,7 @@ uint32_t prim_id(const NodeDwords& node, const PrimitiveHeader& h, uint32_t t) {
   return decode_id(anchor, h.prim_anchor_bits, payload, h.prim_payload_bits);
 }
 
-uint32_t geo_id(const NodeDwords& node, const PrimitiveHeader& h, uint32_t t) {
+uint32_t geo_id(NodeView node, const PrimitiveHeader& h, uint32_t t) {
   const int64_t anchor_at = int64_t{h.midpoint} - h.geo_anchor_bits;
   const uint32_t anchor = read_field(node, anchor_at, h.geo_anchor_bits);
   if (t == 0) return anchor;
@@ -92,53 +89,56 @@ int64_t vertex_capacity(const PrimitiveHeader& h) {
   return room < 0 ? 0 : room / vertex_bits(h);
 }
 
-void set_error(std::string* error, const std::string& message) {
+void set_error(std::string* error, const char* message) {
   if (error != nullptr) *error = message;
 }
 
-}  // namespace
-
-DecodedBoxNode decode_box_node(const NodeDwords& node) {
-  DecodedBoxNode out;
-  out.internal_base = node[0];
-  out.leaf_base = node[1];
-  out.parent_pointer = node[2];
-  out.origin = {bits_float(node[3]), bits_float(node[4]), bits_float(node[5])};
-  const uint32_t dw6 = node[6];
-  out.exponent = {field(dw6, 7, 0), field(dw6, 15, 8), field(dw6, 23, 16)};
-  out.no_sort = field(dw6, 24, 24) != 0;
-  out.index_in_parent = field(dw6, 27, 25);
-  out.child_count = field(dw6, 30, 28) + 1;
-  out.obb_index = node[7] & 0x7Fu;
-
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  uint32_t int_ptr = out.internal_base | kTypeBox;
-  uint32_t leaf_ptr = out.leaf_base;
-  for (unsigned k = 0; k < 8; ++k) {
-    out.info[k] = read_child_info(node, k);
-    if (k >= out.child_count) {
-      out.child_pointer[k] = kInvalidNode;
-      out.child_box[k] = Aabb{Vec3{nan}, Vec3{nan}};
-      continue;
-    }
-    const ChildInfoFields& ci = out.info[k];
-    const uint32_t advance = ci.range_length << 4;  // 0x10 pointer units per 128-byte node
-    if (ci.node_type == kTypeBox) {
-      out.child_pointer[k] = int_ptr;
-      int_ptr += advance;
-    } else {
-      out.child_pointer[k] = leaf_ptr | ci.node_type;
-      leaf_ptr += advance;
-    }
-    for (int a = 0; a < 3; ++a) {
-      out.child_box[k].min[a] = dequantize(out.origin[a], out.exponent[a], ci.qmin[a]);
-      out.child_box[k].max[a] = dequantize(out.origin[a], out.exponent[a], ci.qmax_stored[a] + 1);
+/// Header lengths that describe 32-bit coordinates (always true for a header from decode_primitive_header).
+bool valid_vertex_lengths(const PrimitiveHeader& h) {
+  for (int a = 0; a < 3; ++a) {
+    if (h.payload_bits[a] < 1 || h.payload_bits[a] > 32 || h.prefix_bits[a] + h.payload_bits[a] + h.trailing_zeros != 32) {
+      return false;
     }
   }
-  return out;
+  return true;
 }
 
-std::optional<PrimitiveHeader> decode_primitive_header(const NodeDwords& node, std::string* error) {
+/// §4.3 vertex decoding for one node: the three prefixes are shared by every vertex, so they are read once.
+class VertexReader {
+ public:
+  /// Precondition: valid_vertex_lengths(h).
+  VertexReader(NodeView node, const PrimitiveHeader& h) : node_(node), h_(h), bits_(vertex_bits(h)) {
+    int64_t at = 52;
+    for (int a = 0; a < 3; ++a) {
+      // 64-bit shifts: P = 0 leaves no prefix bits (a 32-bit shift).
+      prefix_[a] = (uint64_t{read_field(node, at, h.prefix_bits[a])} << (32 - h.prefix_bits[a])) & 0xFFFFFFFFu;
+      at += h.prefix_bits[a];
+    }
+    first_ = at;
+  }
+  /// Number of whole vertices that fit in the node from the first vertex on (not limited by other sections).
+  [[nodiscard]] bool fits(uint32_t i) const { return first_ + (int64_t{i} + 1) * bits_ <= kNodeBits; }
+  /// Vertex i; precondition fits(i).
+  [[nodiscard]] Vec3 vertex(uint32_t i) const {
+    Vec3 v{0.0f};
+    int64_t at = first_ + int64_t{i} * bits_;
+    for (int a = 0; a < 3; ++a) {
+      const uint64_t payload = read_field(node_, at, h_.payload_bits[a]);
+      v[a] = bits_float(static_cast<uint32_t>(prefix_[a] | ((payload << h_.trailing_zeros) & 0xFFFFFFFFu)));
+      at += h_.payload_bits[a];
+    }
+    return v;
+  }
+
+ private:
+  NodeView node_;
+  const PrimitiveHeader& h_;
+  int64_t bits_;
+  int64_t first_ = 52;
+  std::array<uint64_t, 3> prefix_{};
+};
+
+std::optional<PrimitiveHeader> decode_header(NodeView node, std::string* error) {
   const uint32_t dw0 = node[0], dw1 = node[1];
   PrimitiveHeader h;
   h.payload_bits = {field(dw0, 4, 0) + 1, field(dw0, 9, 5) + 1, field(dw0, 14, 10) + 1};
@@ -177,44 +177,105 @@ std::optional<PrimitiveHeader> decode_primitive_header(const NodeDwords& node, s
   return h;
 }
 
-Vec3 decode_primitive_vertex(const NodeDwords& node, const PrimitiveHeader& header, uint32_t i) {
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  for (int a = 0; a < 3; ++a) {
-    // The header may come from the caller: refuse lengths that do not describe a 32-bit coordinate.
-    if (header.payload_bits[a] < 1 || header.payload_bits[a] > 32 ||
-        header.prefix_bits[a] + header.payload_bits[a] + header.trailing_zeros != 32) {
-      return Vec3{nan};
+}  // namespace
+
+BoxChildren decode_box_children(NodeView node) {
+  BoxChildren out;
+  const float origin[3] = {bits_float(node[3]), bits_float(node[4]), bits_float(node[5])};
+  const uint32_t dw6 = node[6];
+  const uint32_t exponent[3] = {field(dw6, 7, 0), field(dw6, 15, 8), field(dw6, 23, 16)};
+  const uint32_t child_count = field(dw6, 30, 28) + 1;
+  out.obb_index = node[7] & 0x7Fu;
+
+  uint32_t int_ptr = node[0] | kTypeBox;
+  uint32_t leaf_ptr = node[1];
+  std::array<std::array<uint32_t, 8>, 3> qmin{}, qmax{};
+  for (unsigned k = 0; k < 8; ++k) {
+    const uint32_t w0 = node[8 + 3 * k], w1 = node[9 + 3 * k], w2 = node[10 + 3 * k];
+    out.box_flags[k] = field(w0, 27, 24);
+    out.instance_mask[k] = field(w1, 31, 24);
+    qmin[0][k] = field(w0, 11, 0), qmin[1][k] = field(w0, 23, 12), qmin[2][k] = field(w1, 11, 0);
+    qmax[0][k] = field(w1, 23, 12) + 1, qmax[1][k] = field(w2, 11, 0) + 1, qmax[2][k] = field(w2, 23, 12) + 1;
+    if (k >= child_count) {
+      out.pointer[k] = kInvalidNode;
+      continue;
+    }
+    // §2.4: box children take consecutive internal offsets, leaves consecutive leaf offsets.
+    const uint32_t node_type = field(w2, 27, 24);
+    const uint32_t advance = field(w2, 31, 28) << 4;  // range length x 0x10 pointer units per 128-byte node
+    if (node_type == kTypeBox) {
+      out.pointer[k] = int_ptr;
+      int_ptr += advance;
+    } else {
+      out.pointer[k] = leaf_ptr | node_type;
+      leaf_ptr += advance;
     }
   }
-  const int64_t begin = 52 + prefix_total(header) + int64_t{i} * vertex_bits(header);
-  if (begin + vertex_bits(header) > kNodeBits) return Vec3{nan};
-
-  Vec3 v{0.0f};
-  int64_t prefix_at = 52, payload_at = begin;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
   for (int a = 0; a < 3; ++a) {
-    const uint32_t p = header.prefix_bits[a], l = header.payload_bits[a];
-    const uint64_t prefix = read_field(node, prefix_at, p);
-    const uint64_t payload = read_field(node, payload_at, l);
-    // 64-bit shifts: P = 0 leaves no prefix bits (a 32-bit shift), L = 32 needs the whole word.
-    const uint64_t bits = ((prefix << (32 - p)) | (payload << header.trailing_zeros)) & 0xFFFFFFFFu;
-    v[a] = bits_float(static_cast<uint32_t>(bits));
-    prefix_at += p;
-    payload_at += l;
+    for (unsigned k = 0; k < 8; ++k) {
+      const bool valid = k < child_count;
+      out.min[a][k] = valid ? dequantize(origin[a], exponent[a], qmin[a][k]) : nan;
+      out.max[a][k] = valid ? dequantize(origin[a], exponent[a], qmax[a][k]) : nan;
+    }
   }
-  return v;
+  return out;
+}
+
+DecodedBoxNode decode_box_node(const NodeDwords& node) {
+  DecodedBoxNode out;
+  out.internal_base = node[0];
+  out.leaf_base = node[1];
+  out.parent_pointer = node[2];
+  out.origin = {bits_float(node[3]), bits_float(node[4]), bits_float(node[5])};
+  const uint32_t dw6 = node[6];
+  out.exponent = {field(dw6, 7, 0), field(dw6, 15, 8), field(dw6, 23, 16)};
+  out.no_sort = field(dw6, 24, 24) != 0;
+  out.index_in_parent = field(dw6, 27, 25);
+  out.child_count = field(dw6, 30, 28) + 1;
+  out.obb_index = node[7] & 0x7Fu;
+
+  const BoxChildren children = decode_box_children(node);
+  out.child_pointer = children.pointer;
+  for (unsigned k = 0; k < 8; ++k) {
+    out.info[k] = read_child_info(node, k);
+    for (int a = 0; a < 3; ++a) {
+      out.child_box[k].min[a] = children.min[a][k];
+      out.child_box[k].max[a] = children.max[a][k];
+    }
+  }
+  return out;
+}
+
+std::optional<PrimitiveHeader> decode_primitive_header(const NodeDwords& node, std::string* error) {
+  return decode_header(node, error);
+}
+
+Vec3 decode_primitive_vertex(const NodeDwords& node, const PrimitiveHeader& header, uint32_t i) {
+  // The header may come from the caller: refuse lengths that do not describe a 32-bit coordinate.
+  if (!valid_vertex_lengths(header)) return Vec3{std::numeric_limits<float>::quiet_NaN()};
+  const VertexReader reader(node, header);
+  return reader.fits(i) ? reader.vertex(i) : Vec3{std::numeric_limits<float>::quiet_NaN()};
 }
 
 std::optional<DecodedPair> decode_primitive_pair(const NodeDwords& node, uint32_t pair, std::string* error) {
-  const std::optional<PrimitiveHeader> header = decode_primitive_header(node, error);
+  return decode_primitive_pair(NodeView(node), pair, error);
+}
+
+std::optional<DecodedPair> decode_primitive_pair(NodeView node, uint32_t pair, std::string* error) {
+  const std::optional<PrimitiveHeader> header = decode_header(node, error);
   if (!header) return std::nullopt;
   if (pair >= header->pair_count) {
-    set_error(error, "primitive node: pair index " + std::to_string(pair) + " >= pair count " +
-                         std::to_string(header->pair_count));
+    if (error != nullptr) {
+      *error = "primitive node: pair index " + std::to_string(pair) + " >= pair count " +
+               std::to_string(header->pair_count);
+    }
     return std::nullopt;
   }
   // §4.4: pair i occupies bits [1024 - 29(i+1), 1024 - 29i).
   const uint32_t desc = get_bits(node, kNodeBits - 29 * (pair + 1), 29);
   const int64_t capacity = vertex_capacity(*header);
+  const VertexReader reader(node, *header);
 
   DecodedPair out;
   for (unsigned k = 0; k < 2; ++k) {
@@ -231,11 +292,12 @@ std::optional<DecodedPair> decode_primitive_pair(const NodeDwords& node, uint32_
     if (!tri.valid || tri.procedural) continue;
     for (int c = 0; c < 3; ++c) {
       if (tri.index[c] >= capacity) {
-        set_error(error, "primitive node: vertex index " + std::to_string(tri.index[c]) +
-                             " points past the vertex section");
+        if (error != nullptr) {
+          *error = "primitive node: vertex index " + std::to_string(tri.index[c]) + " points past the vertex section";
+        }
         return std::nullopt;
       }
-      tri.vertex[c] = decode_primitive_vertex(node, *header, tri.index[c]);
+      tri.vertex[c] = reader.vertex(tri.index[c]);
     }
   }
   out.range_stop = field(desc, 0, 0) != 0;

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "hwbvh/core/geometry.h"
@@ -14,6 +15,9 @@
 namespace hwbvh::rdna4 {
 
 inline constexpr uint32_t kNoObb = 0x7F;  ///< DW7 [6:0] value of an axis-aligned box node
+
+/// One 128-byte node read in place (e.g. inside a node section) rather than copied; NodeDwords converts to it.
+using NodeView = std::span<const uint32_t, kNodeDwords>;
 
 /// One child-info record (§2.3), raw fields.
 struct ChildInfoFields {
@@ -42,6 +46,19 @@ struct DecodedBoxNode {
 };
 
 DecodedBoxNode decode_box_node(const NodeDwords& node);
+
+/// Only the per-child fields of a box node that the intersection instruction reads (§2.3, §2.4, §2.6), laid out
+/// per axis for the slab test; the same values as decode_box_node's, which is built on this.
+struct BoxChildren {
+  uint32_t obb_index = kNoObb;               ///< DW7 & 0x7F
+  std::array<uint32_t, 8> pointer{};         ///< = DecodedBoxNode::child_pointer
+  std::array<uint32_t, 8> box_flags{};       ///< = info[k].box_flags (all eight slots)
+  std::array<uint32_t, 8> instance_mask{};   ///< = info[k].instance_mask (all eight slots)
+  std::array<std::array<float, 8>, 3> min{};  ///< [axis][slot] = child_box[slot].min[axis]; NaN past the count
+  std::array<std::array<float, 8>, 3> max{};  ///< [axis][slot] = child_box[slot].max[axis]; NaN past the count
+};
+
+BoxChildren decode_box_children(NodeView node);
 
 /// 52-bit primitive node header (§4.2), with derived prefix lengths.
 struct PrimitiveHeader {
@@ -85,6 +102,8 @@ std::optional<PrimitiveHeader> decode_primitive_header(const NodeDwords& node, s
 /// Decodes pair `pair` (0..7) the way the intersector does (§4.7). nullopt with `error` set when the header is
 /// malformed, pair >= P, or a vertex index points past the vertex section.
 std::optional<DecodedPair> decode_primitive_pair(const NodeDwords& node, uint32_t pair, std::string* error = nullptr);
+/// The same, reading the node in place.
+std::optional<DecodedPair> decode_primitive_pair(NodeView node, uint32_t pair, std::string* error = nullptr);
 
 /// Decodes vertex `i` of the node's vertex list (for dumps and tests).
 Vec3 decode_primitive_vertex(const NodeDwords& node, const PrimitiveHeader& header, uint32_t i);

@@ -1,0 +1,146 @@
+// hwbvh render FILE -o OUT.png --mode MODE: a debug image of the emulated primary rays (shading, normals, depth,
+// ids, or a per-ray counter heatmap with a legend), optionally beside a second blob or a second mode.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "commands.h"
+#include "hwbvh/core/error.h"
+#include "hwbvh/emu/loaded_bvh.h"
+#include "hwbvh/render/png.h"
+#include "hwbvh/render/render.h"
+#include "output.h"
+
+namespace hwbvh::cli {
+namespace {
+
+struct RenderArgs {
+  std::string file;
+  std::string output;
+  std::string mode;
+  std::string compare;
+  std::string compare_mode;
+  std::string camera;
+  uint32_t width = 256;
+  uint32_t height = 256;
+  double max_value = 0.0;
+  std::optional<double> max;  ///< --max, when given
+  uint32_t stack_size = emu::kHardwareStackSize;
+  uint32_t heuristic = 0;
+  uint32_t step_limit = emu::kDefaultStepLimit;
+  int threads = 0;
+};
+
+// Refuses "-o" naming an input blob, which the atomic rename would otherwise replace.
+void check_output_is_not_input(const RenderArgs& a) {
+  for (const std::string& input : {a.file, a.compare}) {
+    std::error_code ec;
+    if (!input.empty() && std::filesystem::equivalent(input, a.output, ec))
+      throw Error(ErrorKind::BadInput, a.output, "the output would overwrite the input blob");
+  }
+}
+
+uint64_t largest_counter(const render::Frame& frame, render::Mode mode) {
+  uint64_t m = 0;
+  for (const emu::RayResult& r : frame.results) m = std::max(m, render::counter_value(mode, r));
+  return m;
+}
+
+void add_frame_rows(Table& t, const std::string& name, const render::Frame& frame, render::Mode mode) {
+  const std::string prefix = name.empty() ? name : name + " ";
+  t.row(prefix + "rays", fmt::format("{} ({} faulted)", frame.results.size(), frame.faulted_rays()));
+  if (render::is_heatmap(mode)) t.row(prefix + "max " + render::mode_name(mode), fmt::format("{}", largest_counter(frame, mode)));
+}
+
+int run_render(const RenderArgs& a) {
+  check_output_is_not_input(a);
+  const render::Mode mode = render::parse_mode(a.mode);
+  render::ViewOptions view;
+  view.width = a.width;
+  view.height = a.height;
+  if (!a.camera.empty()) view.camera = parse_camera(a.camera);
+  view.trace.stack.size = a.stack_size;
+  view.trace.intersect.heuristic = static_cast<emu::SortHeuristic>(a.heuristic);
+  view.trace.step_limit = a.step_limit;
+  view.threads = a.threads;
+  view.validate();
+
+  const render::Frame frame = render::trace_frame(emu::load_bvh_file(a.file), view);
+  Table t;
+  t.row("output", a.output);
+  render::Image image;
+  if (!a.compare.empty()) {
+    render::ViewOptions same = view;
+    same.camera = frame.camera;  // B is seen through A's camera, so the pixels correspond
+    const render::Frame other = render::trace_frame(emu::load_bvh_file(a.compare), same);
+    image = render::render_comparison(frame, mode, other, mode, a.max);
+    t.row("mode", render::mode_name(mode));
+    add_frame_rows(t, "A", frame, mode);
+    add_frame_rows(t, "B", other, mode);
+  } else if (!a.compare_mode.empty()) {
+    const render::Mode second = render::parse_mode(a.compare_mode);
+    image = render::render_comparison(frame, mode, frame, second, a.max);
+    t.row("modes", fmt::format("{} | {}", render::mode_name(mode), render::mode_name(second)));
+    add_frame_rows(t, "A", frame, mode);
+    if (render::is_heatmap(second)) t.row(fmt::format("B max {}", render::mode_name(second)),
+                                          fmt::format("{}", largest_counter(frame, second)));
+  } else {
+    image = render::render(frame, mode, a.max);
+    t.row("mode", render::mode_name(mode));
+    add_frame_rows(t, "", frame, mode);
+  }
+  render::write_png(a.output, image);
+  t.row("image", fmt::format("{} x {} px", image.width(), image.height()));
+  t.row("camera", format_camera(frame.camera));
+  t.print();
+  return 0;
+}
+
+}  // namespace
+
+Command add_render_command(CLI::App& app) {
+  auto args = std::make_shared<RenderArgs>();
+  std::vector<std::string> modes;
+  for (const render::Mode m : render::all_modes()) modes.emplace_back(render::mode_name(m));
+  CLI::App* sub = app.add_subcommand("render", "Render a debug image (shading or a traversal-counter heatmap) of the "
+                                               "emulated primary rays of a blob");
+  sub->add_option("file", args->file, "blob file (.hwbvh)")->required();
+  sub->add_option("-o,--output", args->output, "PNG file to write")->required();
+  sub->add_option("--mode", args->mode, "what each pixel shows")->required()->check(CLI::IsMember(modes));
+  CLI::Option* compare = sub->add_option("--compare", args->compare, "a second blob: A | B | difference, shared scale");
+  CLI::Option* compare_mode =
+      sub->add_option("--compare-mode", args->compare_mode, "a second mode of the same blob, side by side")
+          ->check(CLI::IsMember(modes));
+  compare->excludes(compare_mode);
+  sub->add_option("--camera", args->camera, "eye,target,up,fov (ten numbers); default: framed from the scene bounds");
+  sub->add_option("--width", args->width, "image width in pixels")
+      ->check(CLI::Range(1u, render::kMaxImageSide))
+      ->capture_default_str();
+  sub->add_option("--height", args->height, "image height in pixels")
+      ->check(CLI::Range(1u, render::kMaxImageSide))
+      ->capture_default_str();
+  CLI::Option* max = sub->add_option("--max", args->max_value, "top of the heatmap scale (depth: far distance); default: the image maximum")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--stack-size", args->stack_size, "LDS stack ring entries per lane")
+      ->check(CLI::Range(2u, emu::kMaxStackSize))
+      ->capture_default_str();
+  sub->add_option("--heuristic", args->heuristic, "box sort heuristic: 0 closest, 1 largest interval, 2 midpoint, 3 no sort")
+      ->check(CLI::Range(0u, 3u))
+      ->capture_default_str();
+  sub->add_option("--step-limit", args->step_limit, "stop (and report) a ray after this many steps")
+      ->check(CLI::Range(1u, 1000000000u))
+      ->capture_default_str();
+  sub->add_option("--threads", args->threads, "worker threads; 0 = all (images are identical at any count)")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str();
+  return {sub, [args, max] {
+            if (max->count() > 0) args->max = args->max_value;
+            return run_render(*args);
+          }};
+}
+
+}  // namespace hwbvh::cli

@@ -1,0 +1,107 @@
+// hwbvh stats FILE: trace rays through a blob with the wavefront emulator, check every ray against Embree, and
+// print traversal statistics per ray type.
+#include <cstdio>
+#include <memory>
+#include <sstream>
+
+#include "commands.h"
+#include "hwbvh/core/error.h"
+#include "hwbvh/emu/loaded_bvh.h"
+#include "hwbvh/stats/stats_output.h"
+#include "hwbvh/stats/traversal_stats.h"
+#include "progress.h"
+
+namespace hwbvh::cli {
+namespace {
+
+struct StatsArgs {
+  std::string file;
+  std::string rays = "primary,ao,shadow";
+  uint32_t width = 256;
+  uint32_t height = 256;
+  std::string camera;
+  uint32_t ao_samples = 4;
+  float ao_distance = 0.0f;
+  uint32_t random_rays = 16384;
+  uint64_t seed = 1;
+  std::string rays_file;
+  uint32_t stack_size = 16;
+  uint32_t heuristic = 0;
+  uint32_t step_limit = emu::kDefaultStepLimit;
+  int threads = 0;
+  bool no_oracle = false;
+  bool json = false;
+  bool quiet = false;
+};
+
+std::vector<stats::RayKind> parse_kinds(const std::string& list) {
+  std::vector<stats::RayKind> kinds;
+  std::stringstream in(list);
+  std::string name;
+  while (std::getline(in, name, ',')) {
+    const stats::RayKind k = stats::parse_ray_kind(name);
+    if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
+  }
+  return kinds;
+}
+
+int run_stats(const StatsArgs& a) {
+  stats::StatsOptions options;
+  options.kinds = parse_kinds(a.rays);
+  if (!a.rays_file.empty() && std::find(options.kinds.begin(), options.kinds.end(), stats::RayKind::File) == options.kinds.end())
+    options.kinds.push_back(stats::RayKind::File);
+  options.width = a.width;
+  options.height = a.height;
+  if (!a.camera.empty()) options.camera = parse_camera(a.camera);
+  options.ao_samples = a.ao_samples;
+  if (a.ao_distance > 0.0f) options.ao_distance = a.ao_distance;
+  options.random_rays = a.random_rays;
+  options.seed = a.seed;
+  options.rays_file = a.rays_file;
+  options.trace.stack.size = a.stack_size;
+  options.trace.intersect.heuristic = static_cast<emu::SortHeuristic>(a.heuristic);
+  options.trace.step_limit = a.step_limit;
+  options.threads = a.threads;
+  options.oracle = !a.no_oracle;
+
+  stats::StatsReport report;
+  {
+    Progress progress("hwbvh stats", !a.quiet);
+    progress.phase("loading");
+    const emu::LoadedBvh bvh = emu::load_bvh_file(a.file);
+    progress.phase("tracing");
+    report = stats::run_stats(bvh, options);
+  }
+  const std::string text = a.json ? stats::stats_to_json(report) + "\n" : stats::stats_to_text(report);
+  std::fputs(text.c_str(), stdout);
+  return 0;
+}
+
+}  // namespace
+
+Command add_stats_command(CLI::App& app) {
+  auto args = std::make_shared<StatsArgs>();
+  CLI::App* sub = app.add_subcommand("stats", "Trace rays through a blob with the RT IP 3.1 emulator and print traversal statistics");
+  sub->add_option("file", args->file, "blob file (.hwbvh)")->required();
+  sub->add_option("--rays", args->rays, "comma-separated ray types: primary, ao, shadow, random, file")->capture_default_str();
+  sub->add_option("--width", args->width, "primary-ray image width")->check(CLI::Range(1u, 16384u))->capture_default_str();
+  sub->add_option("--height", args->height, "primary-ray image height")->check(CLI::Range(1u, 16384u))->capture_default_str();
+  sub->add_option("--camera", args->camera, "eye,target,up,fov (ten numbers); default: framed from the scene bounds");
+  sub->add_option("--ao-samples", args->ao_samples, "ambient-occlusion rays per primary hit")->check(CLI::Range(1u, 1024u))->capture_default_str();
+  sub->add_option("--ao-distance", args->ao_distance, "AO ray length; default 0.1 x the scene diagonal")->check(CLI::PositiveNumber);
+  sub->add_option("--random-rays", args->random_rays, "number of random rays")->check(CLI::Range(1u, 100000000u))->capture_default_str();
+  sub->add_option("--seed", args->seed, "seed of the AO and random rays")->capture_default_str();
+  sub->add_option("--rays-file", args->rays_file, "trace these rays too (format: docs/rays.md)");
+  sub->add_option("--stack-size", args->stack_size, "LDS stack ring entries per lane")->check(CLI::Range(2u, 64u))->capture_default_str();
+  sub->add_option("--heuristic", args->heuristic, "box sort heuristic: 0 closest, 1 largest interval, 2 midpoint, 3 no sort")
+      ->check(CLI::Range(0u, 3u))->capture_default_str();
+  sub->add_option("--step-limit", args->step_limit, "stop (and report) a ray after this many steps")->check(CLI::Range(1u, 1000000000u))->capture_default_str();
+  sub->add_option("--threads", args->threads, "worker threads; 0 = all (counters are identical at any count)")
+      ->check(CLI::Range(0, 4096))->capture_default_str();
+  sub->add_flag("--no-oracle", args->no_oracle, "skip the Embree comparison");
+  sub->add_flag("--json", args->json, "print one JSON document (with histograms)");
+  sub->add_flag("--quiet", args->quiet, "no progress indicator");
+  return {sub, [args] { return run_stats(*args); }};
+}
+
+}  // namespace hwbvh::cli

@@ -1,0 +1,223 @@
+// bench_emulate: rays per second of the functional RT IP 3.1 emulator (emu::trace_rays over waves, all counters
+// on) against Embree's rtcIntersect1 on the same rays and the same triangles, in the same process, with the same
+// executor and thread count. Embree runs twice: plain and with RTC_SCENE_FLAG_ROBUST (watertight).
+//
+//   bench_emulate [--runs N] [--threads N] [--size PIXELS] [--random N] [--triangle-test watertight|gpurt]
+//                 [SCENE.obj ...]
+// Without scene arguments it uses ../shared/scenes/ogre.obj (when present) and scenes/rotated-objects.obj.
+// Each scene is traced with primary rays (PIXELS x PIXELS, default 512) and N random rays (default 512^2),
+// single-threaded and with `--threads` threads (default: all hardware threads).
+// The "results" line is a hash of every ray's hit and counters: it must not change when the emulator is optimised.
+#include <embree3/rtcore.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "bench_common.h"
+#include "hwbvh/core/bits.h"
+#include "hwbvh/core/parallel.h"
+#include "hwbvh/emu/loaded_bvh.h"
+#include "hwbvh/emu/wavefront.h"
+#include "hwbvh/pipeline/pipeline.h"
+#include "hwbvh/scene/camera.h"
+#include "hwbvh/scene/ray_gen.h"
+
+namespace {
+
+using namespace hwbvh;
+
+/// An Embree scene over the blob's Geometry section: the triangles the emulated BVH was encoded from.
+class EmbreeTracer {
+ public:
+  EmbreeTracer(const blob::GeometrySection& g, int threads, bool robust) {
+    const std::string config = "threads=" + std::to_string(threads);
+    device_ = rtcNewDevice(config.c_str());
+    scene_ = rtcNewScene(device_);
+    rtcSetSceneFlags(scene_, robust ? RTC_SCENE_FLAG_ROBUST : RTC_SCENE_FLAG_NONE);
+    rtcSetSceneBuildQuality(scene_, RTC_BUILD_QUALITY_HIGH);
+    RTCGeometry geom = rtcNewGeometry(device_, RTC_GEOMETRY_TYPE_TRIANGLE);
+    rtcSetGeometryBuildQuality(geom, RTC_BUILD_QUALITY_HIGH);
+    auto* v = static_cast<float*>(rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3,
+                                                          3 * sizeof(float), g.positions.size()));
+    std::memcpy(v, g.positions.data(), g.positions.size() * 3 * sizeof(float));
+    auto* t = static_cast<uint32_t*>(rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3,
+                                                             3 * sizeof(uint32_t), g.triangles.size()));
+    for (std::size_t i = 0; i < g.triangles.size(); ++i)
+      for (int k = 0; k < 3; ++k) t[3 * i + k] = g.triangles[i].v[k];
+    rtcCommitGeometry(geom);
+    rtcAttachGeometry(scene_, geom);
+    rtcReleaseGeometry(geom);
+    rtcCommitScene(scene_);
+  }
+  ~EmbreeTracer() {
+    rtcReleaseScene(scene_);
+    rtcReleaseDevice(device_);
+  }
+  EmbreeTracer(const EmbreeTracer&) = delete;
+  EmbreeTracer& operator=(const EmbreeTracer&) = delete;
+
+  /// Closest hits of all rays; returns the hit count (so the work cannot be optimised away).
+  std::size_t trace(std::span<const Ray> rays, const Executor& executor) const {
+    std::vector<unsigned char> hit(rays.size());
+    executor.for_ranges(0, rays.size(), 1024, [&](std::size_t b, std::size_t e) {
+      RTCIntersectContext context;
+      rtcInitIntersectContext(&context);
+      for (std::size_t i = b; i < e; ++i) {
+        const Ray& r = rays[i];
+        RTCRayHit rh{};
+        rh.ray.org_x = r.origin.x, rh.ray.org_y = r.origin.y, rh.ray.org_z = r.origin.z;
+        rh.ray.dir_x = r.direction.x, rh.ray.dir_y = r.direction.y, rh.ray.dir_z = r.direction.z;
+        rh.ray.tnear = r.tmin;
+        rh.ray.tfar = r.tmax;
+        rh.ray.mask = 0xFFFFFFFFu;
+        rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
+        rtcIntersect1(scene_, &context, &rh);
+        hit[i] = rh.hit.geomID != RTC_INVALID_GEOMETRY_ID ? 1 : 0;
+      }
+    });
+    std::size_t hits = 0;
+    for (unsigned char h : hit) hits += h;
+    return hits;
+  }
+
+ private:
+  RTCDevice device_;
+  RTCScene scene_;
+};
+
+/// FNV-1a over every ray's hit, ids, barycentrics and counters.
+uint64_t results_hash(const emu::TraceOutput& out) {
+  uint64_t h = 1469598103934665603ull;
+  const auto mix = [&h](uint64_t v) {
+    for (int i = 0; i < 8; ++i) h = (h ^ ((v >> (8 * i)) & 0xFF)) * 1099511628211ull;
+  };
+  for (const emu::RayResult& r : out.rays) {
+    mix(r.hit);
+    mix(float_bits(r.t));
+    mix(r.primitive_id);
+    mix(r.geometry_id);
+    mix(float_bits(r.barycentrics.x));
+    mix(float_bits(r.barycentrics.y));
+    mix(r.front_face);
+    const emu::RayCounters& c = r.counters;
+    for (uint64_t v : {c.steps, c.box_node_steps, c.primitive_node_steps, c.box_tests, c.triangle_tests, c.obb_steps,
+                       c.stack_pushes, c.stack_pops, c.stack_lost, c.walk_back_steps, c.max_stack_depth,
+                       c.step_limit_hits})
+      mix(v);
+    mix(static_cast<uint64_t>(r.fault));
+  }
+  for (const emu::WaveStats& w : out.waves) {
+    for (uint64_t v : {uint64_t{w.lanes}, w.iterations, w.active_lane_steps, w.box_lane_steps, w.primitive_lane_steps,
+                       w.mixed_iterations})
+      mix(v);
+  }
+  return h;
+}
+
+struct Options {
+  int runs = 5;
+  int threads = 0;
+  uint32_t size = 512;
+  uint32_t random = 512 * 512;
+  bool gpurt = true;
+};
+
+void run_rays(const char* name, const emu::LoadedBvh& bvh, const RayBatch& batch, const Options& opt,
+              const EmbreeTracer& embree, const EmbreeTracer& embree_robust) {
+  emu::TraceOptions trace;
+  const double rays = static_cast<double>(batch.rays.size());
+  const auto mrays = [rays](double seconds) { return rays / seconds * 1e-6; };
+
+  std::printf("  %s rays: %zu in %zu waves\n", name, batch.rays.size(), batch.wave_count());
+  double emu_rate[2] = {}, embree_rate[2] = {}, robust_rate[2] = {};
+  const int thread_counts[2] = {1, opt.threads};
+  uint64_t hash[2] = {};
+  std::size_t emu_hits = 0, embree_hits = 0;
+  for (int k = 0; k < 2; ++k) {
+    const Executor executor(thread_counts[k]);
+    emu::TraceOutput out;
+    const double emu_s = bench::median_seconds(opt.runs, [&] {
+      out = emu::trace_rays(bvh.memory(), bvh.root, batch.rays, batch.wave_begin, trace, executor);
+    });
+    hash[k] = results_hash(out);
+    emu_hits = 0;
+    for (const emu::RayResult& r : out.rays) emu_hits += r.hit ? 1 : 0;
+    const double embree_s = bench::median_seconds(opt.runs, [&] { embree_hits = embree.trace(batch.rays, executor); });
+    const double robust_s = bench::median_seconds(opt.runs, [&] { (void)embree_robust.trace(batch.rays, executor); });
+    emu_rate[k] = mrays(emu_s);
+    embree_rate[k] = mrays(embree_s);
+    robust_rate[k] = mrays(robust_s);
+    std::printf("    %d thread%s  emulator %8.3f Mrays/s   embree %8.3f Mrays/s   embree robust %8.3f Mrays/s"
+                "   emu/embree %.3fx   emu/robust %.3fx\n",
+                thread_counts[k], thread_counts[k] == 1 ? " " : "s", emu_rate[k], embree_rate[k], robust_rate[k],
+                emu_rate[k] / embree_rate[k], emu_rate[k] / robust_rate[k]);
+  }
+  std::printf("    scaling %d/1 threads: emulator %.2fx   embree %.2fx   embree robust %.2fx\n", opt.threads,
+              emu_rate[1] / emu_rate[0], embree_rate[1] / embree_rate[0], robust_rate[1] / robust_rate[0]);
+  std::printf("    results %016llx%s   hits: emulator %zu, embree %zu\n", static_cast<unsigned long long>(hash[0]),
+              hash[0] == hash[1] ? "" : " (DIFFERS BETWEEN THREAD COUNTS)", emu_hits, embree_hits);
+  std::fflush(stdout);
+}
+
+void run_scene(const std::string& path, const Options& opt) {
+  const Scene scene = load_obj(path);
+  pipeline::BuildBlobOptions bo;
+  bo.build.threads = opt.threads;
+  bo.encode.threads = opt.threads;
+  const emu::LoadedBvh bvh = emu::load_bvh(pipeline::build_blob(scene, bo).blob, path);
+  std::printf("scene\t%s\ttriangles\t%zu\tnode bytes\t%zu\n", scene.source.c_str(), scene.triangles.size(),
+              bvh.nodes.size() * 4);
+  const EmbreeTracer embree(bvh.geometry, opt.threads, false), embree_robust(bvh.geometry, opt.threads, true);
+  const Executor executor(opt.threads);
+  const RayBatch primary = primary_rays(auto_frame(bvh.bounds, 1.0f), opt.size, opt.size, executor);
+  run_rays("primary", bvh, primary, opt, embree, embree_robust);
+  if (opt.random > 0) run_rays("random", bvh, random_rays(bvh.bounds, opt.random, 1, executor), opt, embree, embree_robust);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  std::vector<std::string> scenes;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--runs" && i + 1 < argc) opt.runs = std::atoi(argv[++i]);
+    else if (a == "--threads" && i + 1 < argc) opt.threads = std::atoi(argv[++i]);
+    else if (a == "--size" && i + 1 < argc) opt.size = static_cast<uint32_t>(std::atoi(argv[++i]));
+    else if (a == "--random" && i + 1 < argc) opt.random = static_cast<uint32_t>(std::atoi(argv[++i]));
+    else if (a == "--triangle-test" && i + 1 < argc) {
+      const std::string t = argv[++i];
+      if (t != "watertight" && t != "gpurt") {
+        std::fprintf(stderr, "bench_emulate: --triangle-test takes watertight or gpurt, not '%s'\n", t.c_str());
+        return 2;
+      }
+      opt.gpurt = t == "gpurt";
+    } else {
+      scenes.push_back(a);
+    }
+  }
+  if (opt.threads <= 0) opt.threads = static_cast<int>(std::thread::hardware_concurrency());
+  if (opt.runs < 1 || opt.size < 1) {
+    std::fprintf(stderr, "bench_emulate: --runs and --size must be at least 1\n");
+    return 2;
+  }
+  bench::print_header("bench_emulate", opt.threads);
+  std::printf("# triangle test: %s; emulator with all counters; embree rtcIntersect1, build quality high\n",
+              opt.gpurt ? "gpurt" : "watertight");
+  if (scenes.empty()) {
+    const std::string ogre = std::string(HWBVH_SHARED_DIR) + "/scenes/ogre.obj";
+    if (std::filesystem::exists(ogre)) scenes.push_back(ogre);
+    scenes.push_back(std::string(HWBVH_SOURCE_DIR) + "/scenes/rotated-objects.obj");
+  }
+  try {
+    for (const auto& path : scenes) run_scene(path, opt);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_emulate: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

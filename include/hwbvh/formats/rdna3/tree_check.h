@@ -1,0 +1,36 @@
+#pragma once
+// Whole-tree check of an RT IP 2.0 node section, using only the decoder (decode.h) and the section header: what a
+// GPU would reach from the root. Used by the property tests and by tools that must refuse hostile blobs.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "hwbvh/scene/scene.h"
+
+namespace hwbvh::rdna3 {
+
+struct TreeCheckResult {
+  std::vector<std::string> problems;  ///< empty when the tree is well formed
+  uint32_t box_nodes = 0;             ///< box nodes reached from the root
+  uint32_t triangle_nodes = 0;        ///< triangle nodes reached
+  uint32_t pair_nodes = 0;            ///< triangle nodes reached through a type-1 pointer
+  uint64_t triangles = 0;             ///< triangle references reached
+  uint32_t max_depth = 0;             ///< box-node levels below the root
+  /// Per scene triangle: how many times it was reached (only when a scene is given).
+  std::vector<uint32_t> triangle_references;
+  [[nodiscard]] bool ok() const { return problems.empty(); }
+};
+
+/// Walks the node section from the root. Checks: the header; every child pointer inside the node slots and of
+/// type 5 (box) or 0/1 (triangle); no node reached twice; the parent table names each node's parent (and
+/// 0xFFFFFFFF elsewhere); every node slot reached; each triangle's I/J sources form a permutation; the
+/// software primitive count of each box node; box flags conservative (ONLY_OPAQUE / ONLY_NON_OPAQUE only over
+/// triangles of that opacity, never ONLY_PROCEDURAL). With a scene: every triangle, put back in source order,
+/// is bit-identical to the scene triangle its ids name, with the right opacity, and every child box contains
+/// every triangle below it (a triangle referenced several times after spatial splits need only overlap it).
+/// At most `max_problems` problems are recorded.
+TreeCheckResult check_encoded_tree(std::span<const uint32_t> dwords, const Scene* scene,
+                                   std::size_t max_problems = 20);
+
+}  // namespace hwbvh::rdna3

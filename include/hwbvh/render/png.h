@@ -1,0 +1,34 @@
+#pragma once
+// PNG files and in-memory PNGs (stb_image_write / stb_image, linked privately). Files are written to a temporary
+// name in the target's directory and renamed, so a failed write never leaves a partial file. png_data_uri gives a
+// PNG as a base64 `data:` URI, for self-contained HTML reports.
+#include <cstddef>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "hwbvh/render/image.h"
+
+namespace hwbvh::render {
+
+/// The image as PNG bytes (RGB, 8 bits per channel). Throws hwbvh::Error(Runtime) if encoding fails.
+[[nodiscard]] std::vector<std::byte> encode_png(const Image& image);
+
+/// Writes the image as a PNG file atomically (temporary file + rename). Throws hwbvh::Error(Runtime) naming the
+/// file if it cannot be written.
+void write_png(const std::filesystem::path& path, const Image& image);
+
+/// Decodes PNG bytes to RGB (a grey or RGBA PNG is converted). Throws hwbvh::Error(BadInput) naming `name`.
+[[nodiscard]] Image decode_png(std::span<const std::byte> bytes, const std::string& name);
+
+/// Reads and decodes a PNG file. Throws hwbvh::Error(BadInput) naming the file.
+[[nodiscard]] Image read_png(const std::filesystem::path& path);
+
+/// Standard base64 (RFC 4648 alphabet, '=' padding, no line breaks).
+[[nodiscard]] std::string base64(std::span<const std::byte> bytes);
+
+/// "data:image/png;base64,..." for an <img src> attribute.
+[[nodiscard]] std::string png_data_uri(const Image& image);
+
+}  // namespace hwbvh::render

@@ -1,0 +1,96 @@
+#pragma once
+// Traversal statistics of one blob: generate rays of each requested kind, trace them through the encoded bytes
+// with the wavefront emulator, check every ray against Embree, and summarise the per-ray counters
+// (docs/counters.md) as distributions. This is what `hwbvh stats` prints.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hwbvh/emu/loaded_bvh.h"
+#include "hwbvh/emu/oracle.h"
+#include "hwbvh/emu/traversal.h"
+#include "hwbvh/emu/wavefront.h"
+#include "hwbvh/scene/camera.h"
+
+namespace hwbvh::stats {
+
+enum class RayKind {
+  Primary,           ///< camera rays, 8x4 pixel tiles per wave, closest hit
+  AmbientOcclusion,  ///< cosine-weighted hemisphere rays from primary hits, any hit (occlusion)
+  Shadow,            ///< from primary hits to a point light, any hit (occlusion)
+  Random,            ///< uniform random rays through the scene bounds, closest hit
+  File,              ///< the user's rays from --rays-file, closest hit
+};
+
+const char* ray_kind_name(RayKind kind);  ///< "primary", "ao", "shadow", "random", "file"
+/// Parses a name of ray_kind_name; throws hwbvh::Error(BadInput) naming the valid ones.
+RayKind parse_ray_kind(std::string_view name);
+/// True for kinds traced in any-hit mode and checked with rtcOccluded1.
+bool is_occlusion(RayKind kind);
+
+struct StatsOptions {
+  std::vector<RayKind> kinds{RayKind::Primary, RayKind::AmbientOcclusion, RayKind::Shadow};
+  uint32_t width = 256;                ///< primary-ray image size
+  uint32_t height = 256;
+  std::optional<Camera> camera;        ///< default: auto_frame(scene bounds, width / height)
+  uint32_t ao_samples = 4;             ///< AO rays per primary hit
+  std::optional<float> ao_distance;    ///< AO tmax; default 0.1 x the scene-bounds diagonal
+  uint32_t random_rays = 16384;
+  uint64_t seed = 1;
+  std::string rays_file;               ///< required for RayKind::File
+  emu::TraceOptions trace;             ///< stack size, sort options, step limit; any_hit is set per kind
+  int threads = 0;                     ///< 0 = all hardware threads; counters are identical at any count
+  bool oracle = true;                  ///< check every ray with Embree
+  bool keep_results = false;           ///< keep per-ray results in the report (for images)
+};
+
+/// Distribution of one per-ray counter.
+struct Distribution {
+  double mean = 0.0;
+  double median = 0.0;
+  double p95 = 0.0;
+  double max = 0.0;
+  uint64_t bin_width = 1;         ///< histogram bin width (bin i counts values in [i*w, (i+1)*w))
+  std::vector<uint64_t> histogram;
+  friend bool operator==(const Distribution&, const Distribution&) = default;
+};
+
+struct KindStats {
+  RayKind kind = RayKind::Primary;
+  uint64_t rays = 0;
+  uint64_t hits = 0;                 ///< rays that hit (closest hit) or are occluded (any hit)
+  Distribution steps;
+  Distribution box_tests;
+  Distribution triangle_tests;
+  emu::RayCounters totals;           ///< sums over rays (max_stack_depth: maximum)
+  uint64_t faulted_rays = 0;         ///< rays stopped by a malformed node
+  emu::WaveStats waves;              ///< summed over waves
+  emu::AgreementStats agreement;     ///< empty when the oracle is off
+  double emulation_seconds = 0.0;    ///< wall time of the emulation alone (not the oracle); not deterministic
+  std::vector<emu::RayResult> results;  ///< per ray, only with StatsOptions::keep_results
+  std::vector<uint32_t> pixel;           ///< per ray its pixel (y * width + x), when the kind has an image
+
+  [[nodiscard]] double per_ray(uint64_t total) const { return rays ? static_cast<double>(total) / static_cast<double>(rays) : 0.0; }
+  [[nodiscard]] double rays_per_second() const { return emulation_seconds > 0 ? static_cast<double>(rays) / emulation_seconds : 0.0; }
+};
+
+struct StatsReport {
+  std::string file;
+  uint32_t width = 0;
+  uint32_t height = 0;
+  Camera camera;
+  uint32_t stack_size = 0;
+  int threads = 0;
+  std::vector<KindStats> kinds;
+};
+
+/// Runs the emulator (and the oracle) over every requested ray kind. Throws hwbvh::Error(BadInput) for invalid
+/// options or an unreadable rays file.
+StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& options);
+
+/// Distribution of `values` (nearest-rank median and 95th percentile, 32-bin histogram).
+Distribution summarize(std::vector<uint64_t> values);
+
+}  // namespace hwbvh::stats

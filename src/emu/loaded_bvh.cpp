@@ -1,0 +1,50 @@
+#include "hwbvh/emu/loaded_bvh.h"
+
+#include <glm/geometric.hpp>
+
+#include "hwbvh/blob/bytes.h"
+#include "hwbvh/core/error.h"
+#include "hwbvh/formats/rdna4/node_section.h"
+
+namespace hwbvh::emu {
+
+Vec3 LoadedBvh::triangle_normal(uint32_t geometry_id, uint32_t primitive_id) const {
+  if (geometry_id >= triangle_index_.size() || primitive_id >= triangle_index_[geometry_id].size()) return Vec3{0.0f};
+  const auto& tri = geometry.triangles[triangle_index_[geometry_id][primitive_id]];
+  const Vec3 a = geometry.positions[tri.v[0]], b = geometry.positions[tri.v[1]], c = geometry.positions[tri.v[2]];
+  return glm::cross(b - a, c - a);
+}
+
+LoadedBvh load_bvh(const blob::Blob& blob, const std::string& file) {
+  if (blob.target != blob::Target::Rtip31) {
+    throw_bad_input(file, std::string("the emulator reads rtip31 blobs; this one is ") + blob::target_name(blob.target));
+  }
+  LoadedBvh out;
+  out.file = file;
+  out.target = blob.target;
+  out.nodes = blob::bytes_to_dwords(blob.require(blob::SectionType::Nodes, file).data);
+  std::string error;
+  const auto header = rdna4::read_node_section_header(out.nodes.data(), out.nodes.size(), &error);
+  if (!header) throw_bad_input(file, error);
+  out.root = header->root_pointer;
+  out.bounds = header->bounds;
+  out.geometry = blob::decode_geometry(blob.require(blob::SectionType::Geometry, file).data, file);
+  for (uint32_t i = 0; i < out.geometry.triangles.size(); ++i) {
+    const auto& tri = out.geometry.triangles[i];
+    // Ids number triangles 0..n-1 per geometry, so neither can reach the triangle count.
+    if (tri.geometry >= out.geometry.triangles.size() || tri.primitive >= out.geometry.triangles.size()) {
+      throw_bad_input(file, "Geometry section triangle " + std::to_string(i) + " has an out-of-range id");
+    }
+    if (tri.geometry >= out.triangle_index_.size()) out.triangle_index_.resize(tri.geometry + std::size_t{1});
+    auto& prims = out.triangle_index_[tri.geometry];
+    if (tri.primitive >= prims.size()) prims.resize(tri.primitive + std::size_t{1}, 0);
+    prims[tri.primitive] = i;
+  }
+  return out;
+}
+
+LoadedBvh load_bvh_file(const std::filesystem::path& path) {
+  return load_bvh(blob::read_file(path), path.string());
+}
+
+}  // namespace hwbvh::emu

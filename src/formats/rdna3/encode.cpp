@@ -1,0 +1,169 @@
+// Whole-tree RT IP 2.0 encoder (shared/spec/rtip31-format.md §8.1, §8.3; layout in node_section.h).
+//
+// Steps:
+//   1. Slots: WideBvh<4> nodes are numbered breadth-first, so box node n goes to byte 128 + 128 n; triangle nodes
+//      follow in breadth-first leaf order (nodes in index order, their leaf children in slot order).
+//   2. Bottom-up (reverse breadth-first): each subtree's box flags (AND over its triangles) and triangle count.
+//   3. Box and triangle nodes are encoded independently, in parallel, then the header and the parent table.
+#include "hwbvh/formats/rdna3/encode.h"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+#include "hwbvh/core/error.h"
+#include "hwbvh/core/parallel.h"
+#include "hwbvh/formats/rdna3/box_node.h"
+#include "hwbvh/formats/rdna3/node_section.h"
+#include "hwbvh/formats/rdna3/triangle_node.h"
+
+namespace hwbvh::rdna3 {
+namespace {
+
+using build::PrimPair;
+using Bvh4 = build::WideBvh<4>;
+using Clock = std::chrono::steady_clock;
+
+constexpr uint32_t kSlotDwords = kSlotBytes / 4;
+
+TriangleInput triangle_input(const Scene& scene, uint32_t tri) {
+  const Triangle& t = scene.triangles[tri];
+  TriangleInput in;
+  for (int k = 0; k < 3; ++k) in.v[k] = scene.positions[t.v[k]];
+  in.primitive_id = t.primitive;
+  in.geometry_id = t.geometry;
+  in.opaque = !scene.is_alpha_tested(tri);
+  return in;
+}
+
+TriangleNodeInput node_input(const Scene& scene, const PrimPair& pair) {
+  TriangleNodeInput in;
+  in.tri0 = triangle_input(scene, pair.tri0);
+  if (pair.has_tri1()) in.tri1 = triangle_input(scene, pair.tri1);
+  return in;
+}
+
+// Box flags of a triangle, as its parent's child flags would be for a leaf holding only it.
+uint32_t triangle_flags(const Scene& scene, uint32_t tri) {
+  return kBoxFlagOnlyTriangles | (scene.is_alpha_tested(tri) ? kBoxFlagOnlyNonOpaque : kBoxFlagOnlyOpaque);
+}
+
+uint32_t leaf_flags(const Scene& scene, const PrimPair& pair) {
+  return triangle_flags(scene, pair.tri0) & (pair.has_tri1() ? triangle_flags(scene, pair.tri1) : 0xFFu);
+}
+
+uint32_t box_slot(uint32_t node) { return kHeaderSlots + 2 * node; }
+
+}  // namespace
+
+bool pair_leaf_fits(const Scene& scene, std::span<const build::PrimPair> pairs) {
+  if (pairs.size() != 1) return false;
+  const TriangleNodeInput in = node_input(scene, pairs[0]);
+  return in.tri0.geometry_id <= kMaxGeometryId && (!in.tri1 || can_pair(in.tri0, *in.tri1));
+}
+
+void configure_build(build::BuildOptions& options) {
+  options.max_leaf_pairs = 1;
+  options.leaf_fits = pair_leaf_fits;
+}
+
+EncodedBvh encode(const Scene& scene, const build::WideBvh<4>& bvh, const EncodeOptions& options) {
+  if (bvh.nodes.empty()) throw Error(ErrorKind::Runtime, scene.source, "empty BVH cannot be encoded");
+  const auto start = Clock::now();
+  const auto node_count = static_cast<uint32_t>(bvh.nodes.size());
+
+  // Triangle node index of every leaf child, in breadth-first leaf order.
+  std::vector<std::array<uint32_t, 4>> leaf_index(node_count);
+  uint32_t triangle_nodes = 0;
+  for (uint32_t n = 0; n < node_count; ++n) {
+    const Bvh4::Node& node = bvh.nodes[n];
+    for (uint32_t c = 0; c < node.child_count; ++c) {
+      const Bvh4::Child& child = node.children[c];
+      if (!child.is_leaf()) continue;
+      // Checked here, sequentially, so that the parallel encoding below cannot fail.
+      if (!pair_leaf_fits(scene, std::span(bvh.pairs).subspan(child.index, child.pair_count))) {
+        throw Error(ErrorKind::Runtime, scene.source,
+                    "a BVH4 leaf of " + std::to_string(child.pair_count) +
+                        " pairs does not fit one RT IP 2.0 triangle node (build with rdna3::configure_build)");
+      }
+      leaf_index[n][c] = triangle_nodes++;
+    }
+  }
+  const uint32_t first_triangle_slot = box_slot(node_count);
+  const uint32_t node_slots = first_triangle_slot + triangle_nodes;
+  auto box_pointer = [](uint32_t n) { return make_node_pointer(uint64_t{box_slot(n)} * kSlotBytes, kTypeBoxFp32); };
+  auto triangle_slot = [&](uint32_t t) { return first_triangle_slot + t; };
+
+  // Subtree flags and triangle counts, children before parents (nodes are numbered breadth-first).
+  std::vector<uint32_t> subtree_flags(node_count, 0xFFu), subtree_triangles(node_count, 0);
+  for (uint32_t n = node_count; n-- > 0;) {
+    const Bvh4::Node& node = bvh.nodes[n];
+    for (uint32_t c = 0; c < node.child_count; ++c) {
+      const Bvh4::Child& child = node.children[c];
+      const PrimPair* pair = child.is_leaf() ? &bvh.pairs[child.index] : nullptr;
+      subtree_flags[n] &= pair ? leaf_flags(scene, *pair) : subtree_flags[child.index];
+      subtree_triangles[n] += pair ? (pair->has_tri1() ? 2u : 1u) : subtree_triangles[child.index];
+    }
+  }
+
+  EncodedBvh out;
+  out.dwords.assign(node_section_dwords(node_slots), 0u);
+  uint32_t* const parents = out.dwords.data() + std::size_t{node_slots} * kSlotDwords;
+  std::fill(parents, out.dwords.data() + out.dwords.size(), kInvalidNode);
+
+  const Executor executor(options.threads);
+  executor.for_each(0, node_count, [&](std::size_t i) {
+    const auto n = static_cast<uint32_t>(i);
+    const Bvh4::Node& node = bvh.nodes[n];
+    BoxNodeInput in;
+    in.child_count = node.child_count;
+    in.primitive_count = subtree_triangles[n];
+    for (uint32_t c = 0; c < node.child_count; ++c) {
+      const Bvh4::Child& child = node.children[c];
+      BoxChildInput& ci = in.children[c];
+      ci.box = child.bounds;
+      if (!child.is_leaf()) {
+        ci.pointer = box_pointer(child.index);
+        ci.flags = subtree_flags[child.index];
+        parents[box_slot(child.index)] = box_pointer(n);
+        continue;
+      }
+      const PrimPair& pair = bvh.pairs[child.index];
+      const uint32_t slot = triangle_slot(leaf_index[n][c]);
+      const TriangleNodeDwords tri = encode_triangle_node(node_input(scene, pair)).value();
+      std::copy(tri.begin(), tri.end(), out.dwords.begin() + std::ptrdiff_t{slot} * kSlotDwords);
+      ci.pointer = make_node_pointer(uint64_t{slot} * kSlotBytes, pair.has_tri1() ? kTypeTriangle1 : kTypeTriangle0);
+      ci.flags = leaf_flags(scene, pair);
+      parents[slot] = box_pointer(n);
+    }
+    const BoxNodeDwords box = encode_box_node(in);
+    std::copy(box.begin(), box.end(), out.dwords.begin() + std::ptrdiff_t{box_slot(n)} * kSlotDwords);
+  }, 64);
+
+  EncodeStats& st = out.stats;
+  st.box_nodes = node_count;
+  st.triangle_nodes = triangle_nodes;
+  for (const Bvh4::Node& node : bvh.nodes) {
+    for (uint32_t c = 0; c < node.child_count; ++c) {
+      const Bvh4::Child& child = node.children[c];
+      if (!child.is_leaf()) continue;
+      const bool pair = bvh.pairs[child.index].has_tri1();
+      st.pair_nodes += pair ? 1 : 0;
+      st.triangles += pair ? 2 : 1;
+    }
+  }
+  st.node_bytes = uint64_t{out.dwords.size()} * 4;
+  st.parent_table_bytes = st.node_bytes - uint64_t{node_slots} * kSlotBytes;
+
+  NodeSectionHeader header;
+  header.node_slots = node_slots;
+  header.box_nodes = node_count;
+  header.triangle_nodes = triangle_nodes;
+  header.bounds = bvh.bounds;
+  const BoxNodeDwords header_dwords = write_node_section_header(header);
+  std::copy(header_dwords.begin(), header_dwords.end(), out.dwords.begin());
+  st.seconds_encode = std::chrono::duration<double>(Clock::now() - start).count();
+  return out;
+}
+
+}  // namespace hwbvh::rdna3

@@ -1,0 +1,97 @@
+#include "hwbvh/render/png.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <memory>
+
+#include <stb_image.h>
+#include <stb_image_write.h>
+
+#include "hwbvh/core/error.h"
+
+namespace hwbvh::render {
+namespace {
+
+void append_bytes(void* context, void* data, int size) {
+  auto* out = static_cast<std::vector<std::byte>*>(context);
+  const auto* begin = static_cast<const std::byte*>(data);
+  out->insert(out->end(), begin, begin + size);
+}
+
+}  // namespace
+
+std::vector<std::byte> encode_png(const Image& image) {
+  if (image.width() == 0 || image.height() == 0 || image.width() > INT_MAX / 3 || image.height() > INT_MAX) {
+    throw Error(ErrorKind::Runtime, "", "cannot encode a PNG of size " + std::to_string(image.width()) + "x" +
+                                            std::to_string(image.height()));
+  }
+  std::vector<std::byte> out;
+  const int w = static_cast<int>(image.width()), h = static_cast<int>(image.height());
+  if (stbi_write_png_to_func(&append_bytes, &out, w, h, 3, image.bytes().data(), 3 * w) == 0) {
+    throw Error(ErrorKind::Runtime, "", "PNG encoding failed");
+  }
+  return out;
+}
+
+void write_png(const std::filesystem::path& path, const Image& image) {
+  const std::vector<std::byte> bytes = encode_png(image);
+  const std::string name = path.string();
+  // Same directory as the target, so the final rename never crosses file systems.
+  const std::string tmp = name + ".tmp-" + std::to_string(::getpid());
+  const auto fail = [&](const std::string& what) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    throw Error(ErrorKind::Runtime, name, what);
+  };
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) fail("cannot create " + tmp);
+  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  if (std::fclose(f) != 0 || !written) fail("writing " + tmp);
+  if (std::rename(tmp.c_str(), name.c_str()) != 0) fail("renaming " + tmp);
+}
+
+Image decode_png(std::span<const std::byte> bytes, const std::string& name) {
+  if (bytes.size() > static_cast<std::size_t>(INT_MAX)) throw_bad_input(name, "file too large for a PNG");
+  int w = 0, h = 0, channels = 0;
+  const std::unique_ptr<stbi_uc, decltype(&stbi_image_free)> pixels(
+      stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), static_cast<int>(bytes.size()), &w, &h,
+                            &channels, 3),
+      &stbi_image_free);
+  if (!pixels) throw_bad_input(name, std::string("not a readable image: ") + stbi_failure_reason());
+  Image image(static_cast<uint32_t>(w), static_cast<uint32_t>(h));
+  const stbi_uc* p = pixels.get();
+  for (uint32_t y = 0; y < image.height(); ++y)
+    for (uint32_t x = 0; x < image.width(); ++x, p += 3) image.set(x, y, {p[0], p[1], p[2]});
+  return image;
+}
+
+Image read_png(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw_bad_input(path.string(), "cannot open");
+  const std::vector<char> chars{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return decode_png(std::as_bytes(std::span(chars)), path.string());
+}
+
+std::string base64(std::span<const std::byte> bytes) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const std::size_t n = std::min<std::size_t>(3, bytes.size() - i);
+    uint32_t group = 0;
+    for (std::size_t k = 0; k < 3; ++k)
+      group = group << 8 | (k < n ? std::to_integer<uint32_t>(bytes[i + k]) : 0u);
+    // n input bytes give n + 1 significant sextets; the rest of the 4 characters are padding.
+    for (std::size_t k = 0; k < 4; ++k) out += k <= n ? kAlphabet[(group >> (18 - 6 * k)) & 63u] : '=';
+  }
+  return out;
+}
+
+std::string png_data_uri(const Image& image) { return "data:image/png;base64," + base64(encode_png(image)); }
+
+}  // namespace hwbvh::render

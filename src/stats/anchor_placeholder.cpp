@@ -1,1 +1,0 @@
-namespace hwbvh { void stats_module_anchor() {} }

@@ -1,0 +1,116 @@
+#include "hwbvh/stats/stats_output.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace hwbvh::stats {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json distribution_json(const Distribution& d) {
+  return Json{{"mean", d.mean}, {"median", d.median}, {"p95", d.p95}, {"max", d.max},
+              {"histogram", {{"bin_width", d.bin_width}, {"counts", d.histogram}}}};
+}
+
+double agreement_rate(const emu::AgreementStats& a) {
+  return a.rays() ? static_cast<double>(a.agreeing()) / static_cast<double>(a.rays()) : 1.0;
+}
+
+Json kind_json(const KindStats& k) {
+  Json causes = Json::object();
+  for (std::size_t c = 1; c < emu::kDisagreementCount; ++c)
+    causes[emu::disagreement_name(static_cast<emu::Disagreement>(c))] = k.agreement.by_cause[c];
+  const emu::RayCounters& t = k.totals;
+  return Json{
+      {"ray_type", ray_kind_name(k.kind)},
+      {"rays", k.rays},
+      {"hits", k.hits},
+      {"steps", distribution_json(k.steps)},
+      {"box_tests", distribution_json(k.box_tests)},
+      {"triangle_tests", distribution_json(k.triangle_tests)},
+      {"per_ray",
+       {{"box_node_steps", k.per_ray(t.box_node_steps)},
+        {"primitive_node_steps", k.per_ray(t.primitive_node_steps)},
+        {"obb_steps", k.per_ray(t.obb_steps)},
+        {"stack_pushes", k.per_ray(t.stack_pushes)},
+        {"stack_pops", k.per_ray(t.stack_pops)},
+        {"stack_overflows", k.per_ray(t.stack_lost)},
+        {"walk_back_steps", k.per_ray(t.walk_back_steps)}}},
+      {"totals",
+       {{"steps", t.steps}, {"box_node_steps", t.box_node_steps}, {"primitive_node_steps", t.primitive_node_steps},
+        {"box_tests", t.box_tests}, {"triangle_tests", t.triangle_tests}, {"obb_steps", t.obb_steps},
+        {"stack_pushes", t.stack_pushes}, {"stack_pops", t.stack_pops}, {"stack_overflows", t.stack_lost},
+        {"walk_back_steps", t.walk_back_steps}, {"max_stack_depth", t.max_stack_depth},
+        {"step_limit_hits", t.step_limit_hits}, {"faulted_rays", k.faulted_rays}}},
+      {"simd_efficiency", k.waves.simd_efficiency()},
+      {"waves", {{"lanes", k.waves.lanes}, {"iterations", k.waves.iterations},
+                 {"active_lane_steps", k.waves.active_lane_steps}, {"box_lane_steps", k.waves.box_lane_steps},
+                 {"primitive_lane_steps", k.waves.primitive_lane_steps},
+                 {"mixed_iterations", k.waves.mixed_iterations}}},
+      {"oracle", {{"rays", k.agreement.rays()}, {"agreeing", k.agreement.agreeing()},
+                  {"agreement_rate", agreement_rate(k.agreement)}, {"disagreements", causes},
+                  {"worst_relative_t_error", k.agreement.worst_relative_t_error}}},
+      {"wall_clock", {{"emulation_seconds", k.emulation_seconds}, {"rays_per_second", k.rays_per_second()}}},
+  };
+}
+
+std::string dist_row(const char* label, const Distribution& d) {
+  return fmt::format("  {:<26}{:>10.2f}{:>10.0f}{:>10.0f}{:>10.0f}\n", label, d.mean, d.median, d.p95, d.max);
+}
+
+}  // namespace
+
+std::string stats_to_json(const StatsReport& report) {
+  Json kinds = Json::array();
+  for (const KindStats& k : report.kinds) kinds.push_back(kind_json(k));
+  const Json j{{"file", report.file},
+               {"image", {{"width", report.width}, {"height", report.height}}},
+               {"camera", format_camera(report.camera)},
+               {"stack_size", report.stack_size},
+               {"threads", report.threads},
+               {"ray_types", kinds}};
+  return j.dump(2);
+}
+
+std::string stats_to_text(const StatsReport& report) {
+  std::string out = fmt::format("{}\n  camera {}  image {}x{}  stack {} entries  threads {}\n", report.file,
+                                format_camera(report.camera), report.width, report.height, report.stack_size,
+                                report.threads);
+  for (const KindStats& k : report.kinds) {
+    const emu::RayCounters& t = k.totals;
+    out += fmt::format("\n{} rays: {} ({} hit{})\n", ray_kind_name(k.kind), k.rays, k.hits,
+                       is_occlusion(k.kind) ? " = occluded" : "");
+    out += fmt::format("  {:<26}{:>10}{:>10}{:>10}{:>10}\n", "per ray", "mean", "median", "p95", "max");
+    out += dist_row("steps", k.steps);
+    out += dist_row("box tests", k.box_tests);
+    out += dist_row("triangle tests", k.triangle_tests);
+    out += fmt::format("  {:<26}{:>10.2f}\n", "box-node steps", k.per_ray(t.box_node_steps));
+    out += fmt::format("  {:<26}{:>10.2f}\n", "primitive-node steps", k.per_ray(t.primitive_node_steps));
+    out += fmt::format("  {:<26}{:>10.2f}\n", "steps on OBB nodes", k.per_ray(t.obb_steps));
+    out += fmt::format("  {:<26}{:>10.2f}\n", "stack pushes", k.per_ray(t.stack_pushes));
+    out += fmt::format("  {:<26}{:>10.2f}\n", "stack pops", k.per_ray(t.stack_pops));
+    out += fmt::format("  {:<26}{:>10.4f}   (max stack depth {})\n", "stack overflows", k.per_ray(t.stack_lost),
+                       t.max_stack_depth);
+    out += fmt::format("  {:<26}{:>10.4f}\n", "walk-back steps", k.per_ray(t.walk_back_steps));
+    out += fmt::format("  {:<26}{:>9.1f}%   ({} wave iterations)\n", "SIMD efficiency",
+                       100.0 * k.waves.simd_efficiency(), k.waves.iterations);
+    if (k.agreement.rays() > 0) {
+      out += fmt::format("  {:<26}{:>9.3f}%   ({} of {} rays agree with Embree", "oracle agreement",
+                         100.0 * agreement_rate(k.agreement), k.agreement.agreeing(), k.agreement.rays());
+      for (std::size_t c = 1; c < emu::kDisagreementCount; ++c)
+        if (k.agreement.by_cause[c]) out += fmt::format("; {} {}", k.agreement.by_cause[c], emu::disagreement_name(static_cast<emu::Disagreement>(c)));
+      out += ")\n";
+    } else {
+      out += fmt::format("  {:<26}{:>10}\n", "oracle agreement", "off");
+    }
+    if (t.step_limit_hits || k.faulted_rays)
+      out += fmt::format("  WARNING: {} rays hit the step limit, {} rays stopped on a malformed node\n",
+                         t.step_limit_hits, k.faulted_rays);
+    out += fmt::format("  {:<26}{:>10.3f} s   ({:.0f} rays/s, wall clock)\n", "emulation time", k.emulation_seconds,
+                       k.rays_per_second());
+  }
+  return out;
+}
+
+}  // namespace hwbvh::stats

@@ -1,0 +1,214 @@
+#include "hwbvh/stats/traversal_stats.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include <glm/geometric.hpp>
+
+#include "hwbvh/core/error.h"
+#include "hwbvh/core/parallel.h"
+#include "hwbvh/scene/ray_gen.h"
+#include "hwbvh/scene/rays_file.h"
+
+namespace hwbvh::stats {
+namespace {
+
+constexpr uint32_t kHistogramBins = 32;
+
+struct KindInfo {
+  RayKind kind;
+  const char* name;
+};
+constexpr KindInfo kKinds[] = {{RayKind::Primary, "primary"},
+                               {RayKind::AmbientOcclusion, "ao"},
+                               {RayKind::Shadow, "shadow"},
+                               {RayKind::Random, "random"},
+                               {RayKind::File, "file"}};
+
+emu::OracleHit as_oracle_hit(const emu::RayResult& r) {
+  emu::OracleHit h;
+  h.hit = r.hit;
+  h.t = r.t;
+  h.geometry = r.geometry_id;
+  h.primitive = r.primitive_id;
+  return h;
+}
+
+// Surfaces the secondary rays start from: the emulated primary hits (never Embree's: what is counted is what
+// the emulator found).
+std::vector<SurfaceHit> surface_hits(const emu::LoadedBvh& bvh, const RayBatch& primary,
+                                     const std::vector<emu::RayResult>& results) {
+  std::vector<SurfaceHit> hits(results.size());
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const emu::RayResult& r = results[i];
+    if (!r.hit) continue;
+    const Ray& ray = primary.rays[i];
+    hits[i].position = ray.origin + ray.direction * r.t;
+    hits[i].normal = bvh.triangle_normal(r.geometry_id, r.primitive_id);
+    hits[i].valid = true;
+  }
+  return hits;
+}
+
+KindStats trace_kind(const emu::LoadedBvh& bvh, RayKind kind, const RayBatch& batch, const StatsOptions& options,
+                     const emu::Oracle* oracle, const Executor& executor) {
+  KindStats ks;
+  ks.kind = kind;
+  ks.rays = batch.rays.size();
+  emu::TraceOptions trace = options.trace;
+  trace.any_hit = is_occlusion(kind);
+
+  const auto start = std::chrono::steady_clock::now();
+  emu::TraceOutput out = emu::trace_rays(bvh.memory(), bvh.root, batch.rays, batch.wave_begin, trace, executor);
+  ks.emulation_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  std::vector<uint64_t> steps(out.rays.size()), boxes(out.rays.size()), tris(out.rays.size());
+  for (std::size_t i = 0; i < out.rays.size(); ++i) {
+    const emu::RayResult& r = out.rays[i];
+    ks.totals += r.counters;
+    ks.hits += r.hit ? 1 : 0;
+    ks.faulted_rays += r.fault != emu::NodeFault::None ? 1 : 0;
+    steps[i] = r.counters.steps;
+    boxes[i] = r.counters.box_tests;
+    tris[i] = r.counters.triangle_tests;
+  }
+  ks.steps = summarize(std::move(steps));
+  ks.box_tests = summarize(std::move(boxes));
+  ks.triangle_tests = summarize(std::move(tris));
+  ks.waves = out.total_waves();
+
+  if (oracle) {
+    // Per-ray outcomes go to per-ray slots, then are summed in ray order: identical at any thread count.
+    std::vector<emu::Disagreement> outcome(out.rays.size());
+    std::vector<double> t_error(out.rays.size(), 0.0);
+    executor.for_each(0, out.rays.size(), [&](std::size_t i) {
+      const Ray& ray = batch.rays[i];
+      emu::AgreementStats one;
+      if (trace.any_hit) {
+        outcome[i] = one.add(out.rays[i].hit, oracle->occluded(ray));
+      } else {
+        outcome[i] = one.add(as_oracle_hit(out.rays[i]), oracle->trace_closest(ray));
+      }
+      t_error[i] = one.worst_relative_t_error;
+    }, 256);
+    for (std::size_t i = 0; i < outcome.size(); ++i) {
+      ++ks.agreement.by_cause[static_cast<std::size_t>(outcome[i])];
+      ks.agreement.worst_relative_t_error = std::max(ks.agreement.worst_relative_t_error, t_error[i]);
+    }
+  }
+  if (options.keep_results) {
+    ks.results = std::move(out.rays);
+    ks.pixel = batch.pixel;
+  }
+  return ks;
+}
+
+}  // namespace
+
+const char* ray_kind_name(RayKind kind) {
+  for (const KindInfo& k : kKinds)
+    if (k.kind == kind) return k.name;
+  return "?";
+}
+
+RayKind parse_ray_kind(std::string_view name) {
+  for (const KindInfo& k : kKinds)
+    if (name == k.name) return k.kind;
+  throw Error(ErrorKind::BadInput, "", "unknown ray type '" + std::string(name) +
+                                           "' (valid: primary, ao, shadow, random, file)");
+}
+
+bool is_occlusion(RayKind kind) { return kind == RayKind::AmbientOcclusion || kind == RayKind::Shadow; }
+
+Distribution summarize(std::vector<uint64_t> values) {
+  Distribution d;
+  if (values.empty()) return d;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  double sum = 0.0;
+  for (uint64_t v : values) sum += static_cast<double>(v);
+  d.mean = sum / static_cast<double>(n);
+  // Nearest rank: the smallest value with at least p of the rays at or below it.
+  auto rank = [&](double p) {
+    const auto r = static_cast<std::size_t>(std::ceil(p * static_cast<double>(n)));
+    return static_cast<double>(values[std::clamp<std::size_t>(r, 1, n) - 1]);
+  };
+  d.median = rank(0.5);
+  d.p95 = rank(0.95);
+  d.max = static_cast<double>(values.back());
+  d.bin_width = std::max<uint64_t>(1, (values.back() + kHistogramBins) / kHistogramBins);
+  d.histogram.assign(values.back() / d.bin_width + 1, 0);
+  for (uint64_t v : values) ++d.histogram[v / d.bin_width];
+  return d;
+}
+
+StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& options) {
+  if (options.kinds.empty()) throw Error(ErrorKind::BadInput, "", "no ray types requested");
+  options.trace.validate();
+  const Executor executor(options.threads);
+  StatsReport report;
+  report.file = bvh.file;
+  report.width = options.width;
+  report.height = options.height;
+  report.stack_size = options.trace.stack.size;
+  report.threads = executor.threads();
+  report.camera = options.camera ? *options.camera
+                                 : auto_frame(bvh.bounds, static_cast<float>(options.width) / static_cast<float>(options.height));
+
+  std::optional<emu::Oracle> oracle;
+  if (options.oracle) oracle.emplace(bvh.geometry, bvh.file, options.threads);
+  const emu::Oracle* oracle_ptr = oracle ? &*oracle : nullptr;
+
+  // Secondary rays need the primary hits, so primary rays are traced whenever a secondary kind is requested.
+  const bool want_primary = std::find(options.kinds.begin(), options.kinds.end(), RayKind::Primary) != options.kinds.end();
+  const bool want_secondary = std::any_of(options.kinds.begin(), options.kinds.end(), is_occlusion);
+  std::optional<RayBatch> primary;
+  std::optional<KindStats> primary_stats;
+  if (want_primary || want_secondary) {
+    primary = primary_rays(report.camera, options.width, options.height, executor);
+    StatsOptions keep = options;
+    keep.keep_results = true;
+    primary_stats = trace_kind(bvh, RayKind::Primary, *primary, keep, oracle_ptr, executor);
+  }
+  std::vector<SurfaceHit> hits;
+  if (want_secondary) hits = surface_hits(bvh, *primary, primary_stats->results);
+
+  for (RayKind kind : options.kinds) {
+    switch (kind) {
+      case RayKind::Primary: {
+        KindStats ks = *primary_stats;
+        if (!options.keep_results) {
+          ks.results.clear();
+          ks.pixel.clear();
+        }
+        report.kinds.push_back(std::move(ks));
+        break;
+      }
+      case RayKind::AmbientOcclusion: {
+        AoOptions ao;
+        ao.samples = options.ao_samples;
+        ao.max_distance = options.ao_distance ? *options.ao_distance : 0.1f * glm::length(bvh.bounds.extent());
+        ao.seed = options.seed;
+        report.kinds.push_back(trace_kind(bvh, kind, ao_rays(*primary, hits, ao, executor), options, oracle_ptr, executor));
+        break;
+      }
+      case RayKind::Shadow:
+        report.kinds.push_back(trace_kind(bvh, kind, shadow_rays(*primary, hits, default_light(bvh.bounds), 1e-4f, executor),
+                                          options, oracle_ptr, executor));
+        break;
+      case RayKind::Random:
+        report.kinds.push_back(trace_kind(bvh, kind, random_rays(bvh.bounds, options.random_rays, options.seed, executor),
+                                          options, oracle_ptr, executor));
+        break;
+      case RayKind::File: {
+        if (options.rays_file.empty()) throw Error(ErrorKind::BadInput, "", "ray type 'file' needs --rays-file FILE");
+        report.kinds.push_back(trace_kind(bvh, kind, make_batch(read_rays_file(options.rays_file)), options, oracle_ptr, executor));
+        break;
+      }
+    }
+  }
+  return report;
+}
+
+}  // namespace hwbvh::stats
