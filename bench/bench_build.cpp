@@ -52,7 +52,7 @@ void run_scene(const Scene& scene, int runs, int threads) {
   build::BuildOptions bo;
   bo.threads = threads;
   bo.quality = build::BuildQuality::Medium;
-  bo.leaf_fits = rdna4::primitive_leaf_fits;
+  rdna4::adapt_build_options(bo);
   rdna4::EncodeOptions eo;
   eo.threads = threads;
   rdna4::EncodeStats stats;

@@ -115,6 +115,8 @@ void print_text(const std::string& file, const NodeDump& d) {
   for (const DumpedNode& n : d.nodes) n.kind == NodeKind::Box ? print_box(n) : print_primitive(n);
   if (d.not_shown > 0) fmt::print("... {} more nodes not shown (--max-nodes)\n", d.not_shown);
   for (const std::string& p : d.problems) fmt::print("problem: {}\n", p);
+  if (d.problem_count > d.problems.size())
+    fmt::print("... {} more problems not shown\n", d.problem_count - d.problems.size());
 }
 
 // ---- JSON ----------------------------------------------------------------------------------------------
@@ -202,7 +204,8 @@ Json dump_json(const std::string& file, const NodeDump& d) {
           {"header", std::move(header)},
           {"nodes", std::move(nodes)},
           {"not_shown", d.not_shown},
-          {"problems", d.problems}};
+          {"problems", d.problems},
+          {"problem_count", d.problem_count}};
 }
 
 // ---- command -------------------------------------------------------------------------------------------
@@ -247,9 +250,9 @@ int run_dump(const DumpArgs& a) {
   } else {
     print_text(a.file, d);
   }
-  if (!d.problems.empty()) {
+  if (d.problem_count > 0) {
     throw Error(ErrorKind::BadInput, a.file,
-                fmt::format("{}: {} problem(s); first: {}", what, d.problems.size(), d.problems[0]));
+                fmt::format("{}: {} problem(s); first: {}", what, d.problem_count, d.problems[0]));
   }
   return 0;
 }

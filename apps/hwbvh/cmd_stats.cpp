@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/loaded_bvh.h"
+#include "hwbvh/emu/machine_config.h"
 #include "hwbvh/stats/stats_output.h"
 #include "hwbvh/stats/traversal_stats.h"
 #include "progress.h"
@@ -29,6 +30,7 @@ struct StatsArgs {
   uint32_t heuristic = 0;
   uint32_t step_limit = emu::kDefaultStepLimit;
   int threads = 0;
+  std::string machine;
   bool no_oracle = false;
   bool json = false;
   bool quiet = false;
@@ -63,6 +65,7 @@ int run_stats(const StatsArgs& a) {
   options.trace.step_limit = a.step_limit;
   options.threads = a.threads;
   options.oracle = !a.no_oracle;
+  if (!a.machine.empty()) options.machine = emu::load_machine_preset(a.machine);
 
   stats::StatsReport report;
   {
@@ -98,6 +101,10 @@ Command add_stats_command(CLI::App& app) {
   sub->add_option("--step-limit", args->step_limit, "stop (and report) a ray after this many steps")->check(CLI::Range(1u, 1000000000u))->capture_default_str();
   sub->add_option("--threads", args->threads, "worker threads; 0 = all (counters are identical at any count)")
       ->check(CLI::Range(0, 4096))->capture_default_str();
+  std::string presets;
+  for (const std::string& p : emu::builtin_machine_presets()) presets += (presets.empty() ? "" : ", ") + p;
+  sub->add_option("--machine", args->machine,
+                  "also run the machine model with a preset (" + presets + ") or a preset JSON file");
   sub->add_flag("--no-oracle", args->no_oracle, "skip the Embree comparison");
   sub->add_flag("--json", args->json, "print one JSON document (with histograms)");
   sub->add_flag("--quiet", args->quiet, "no progress indicator");

@@ -10,7 +10,8 @@
 
 namespace hwbvh::build {
 
-TrianglePairing::TrianglePairing(const Scene& scene) : weld_(scene.positions.size()), scene_(&scene) {
+TrianglePairing::TrianglePairing(const Scene& scene, bool pair_leftovers)
+    : weld_(scene.positions.size()), scene_(&scene), pair_leftovers_(pair_leftovers) {
   std::vector<uint32_t> order(scene.positions.size());
   std::iota(order.begin(), order.end(), 0u);
   const auto& p = scene.positions;
@@ -76,6 +77,25 @@ uint32_t TrianglePairing::pair(std::span<const uint32_t> triangles, std::vector<
   for (int u = least_connected(free_mask, 1); u >= 0; u = least_connected(free_mask, 1)) {
     free_mask &= ~(uint64_t{1} << u);
     const int v = least_connected(adjacent[u] & free_mask, 0);
+    free_mask &= ~(uint64_t{1} << v);
+    pairs[count++] = {tris[u], tris[v]};
+  }
+  // Leftovers: a triangle sharing a vertex keeps the node's unique-vertex count down; otherwise the next one.
+  const auto shares_vertex = [&](int i, int j) {
+    for (const uint32_t a : ids[i])
+      if (a == ids[j][0] || a == ids[j][1] || a == ids[j][2]) return true;
+    return false;
+  };
+  while (pair_leftovers_ && std::popcount(free_mask) >= 2) {
+    const int u = std::countr_zero(free_mask);
+    free_mask &= ~(uint64_t{1} << u);
+    int v = std::countr_zero(free_mask);
+    for (uint64_t c = free_mask; c != 0; c &= c - 1) {
+      if (shares_vertex(u, std::countr_zero(c))) {
+        v = std::countr_zero(c);
+        break;
+      }
+    }
     free_mask &= ~(uint64_t{1} << v);
     pairs[count++] = {tris[u], tris[v]};
   }

@@ -7,6 +7,7 @@
 #include <deque>
 #include <optional>
 #include <queue>
+#include <string>
 
 #include <nlohmann/json.hpp>
 

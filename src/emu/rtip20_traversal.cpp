@@ -12,17 +12,21 @@ namespace {
 using rdna3::kInvalidNode;
 using rdna4::NodeKind;
 
+using rdna4::kEndSearch;  // the push8/pop2 sentinels are RT IP 3.x's
+using rdna4::kSkip0To3;
+using rdna4::kSkip4To7;
 constexpr uint32_t kTri0Tag = 0x80000000u;  ///< GPURT's GENERATED_TRI0_NODE_FLAG (pointer bit 31)
-constexpr uint32_t kSkip0To3 = 0xFFFFFFFDu;
-constexpr uint32_t kSkip4To7 = 0xFFFFFFFBu;
-constexpr uint32_t kEndSearch = 0xFFFFFFF8u;
 
 bool has_nan(Vec3 v) { return std::isnan(v.x) || std::isnan(v.y) || std::isnan(v.z); }
 
+// The node kinds the encoder writes: FP32 boxes and triangles 0 / 1; anything else is a fault in traversal.
 NodeKind kind_of(uint32_t pointer) {
-  const uint32_t type = rdna3::node_type(pointer);
-  return type == rdna3::kTypeBoxFp32 ? NodeKind::Box : type <= rdna3::kTypeTriangle1 ? NodeKind::Primitive
-                                                                                     : NodeKind::Unsupported;
+  switch (rdna3::node_type(pointer)) {
+    case rdna3::kTypeBoxFp32: return NodeKind::Box;
+    case rdna3::kTypeTriangle0:
+    case rdna3::kTypeTriangle1: return NodeKind::Primitive;
+    default: return NodeKind::Unsupported;
+  }
 }
 
 // §7.1 setup shared by both loops: tmin by moving the origin (the instructions only know [0, extent]); the BVH4
@@ -60,11 +64,30 @@ bool take_hit(const Bvh4Section& section, uint32_t pointer, const Bvh4TriangleHi
   return true;
 }
 
-void copy_traffic(const StackTraffic& traffic, RayCounters& c) {
+// A step that faulted stops the ray there and is not counted.
+void stop_on_fault(NodeFault fault, uint32_t node, StepInfo& info, RayResult& result, bool& done) {
+  result.fault = fault;
+  result.fault_node = node;
+  info.faulted = done = true;
+}
+
+void count_intersect(const StepInfo& info, uint32_t box_tests, uint32_t triangle_tests, RayCounters& c) {
+  ++c.steps;
+  c.walk_back_steps += info.walk_back ? 1 : 0;
+  c.box_tests += box_tests;
+  c.triangle_tests += triangle_tests;
+}
+
+// After the stack operation: the stack traffic so far; true if the ray is done (no next node, or the step limit).
+bool end_step(const StackTraffic& traffic, bool no_next_node, uint32_t step_limit, RayCounters& c) {
   c.stack_pushes = traffic.pushes;
   c.stack_pops = traffic.pops;
   c.stack_lost = traffic.lost;
   c.max_stack_depth = traffic.max_depth;
+  if (no_next_node) return true;
+  if (c.steps < step_limit) return false;
+  c.step_limit_hits = 1;
+  return true;
 }
 
 // The wave layer of wavefront.h for any lane type: waves of 32 rays in lockstep, each wave writing only its own
@@ -145,21 +168,12 @@ StepInfo Rtip20Traversal::step() {
   op.extent = closest_t_;  // RT IP 2.0 re-visits during walk-back with the current closest hit too
   const Bvh4IntersectResult res = image_bvh_intersect_ray(section_->memory, options_->flags, op, node_,
                                                           options_->intersect, Bvh4Version::Rtip20);
-  const NodeFault fault = res.fault != NodeFault::None        ? res.fault
-                          : info.kind == NodeKind::Unsupported ? NodeFault::UnsupportedNode
-                                                               : NodeFault::None;
-  if (fault != NodeFault::None) {
-    result_.fault = fault;
-    result_.fault_node = node_;
-    done_ = info.faulted = true;
+  if (res.fault != NodeFault::None || info.kind == NodeKind::Unsupported) {
+    stop_on_fault(res.fault != NodeFault::None ? res.fault : NodeFault::UnsupportedNode, node_, info, result_, done_);
     return info;
   }
-
   RayCounters& c = result_.counters;
-  ++c.steps;
-  c.walk_back_steps += info.walk_back ? 1 : 0;
-  c.box_tests += res.box_tests;
-  c.triangle_tests += res.triangle_tests;
+  count_intersect(info, res.box_tests, res.triangle_tests, c);
 
   std::array<uint32_t, 4> data = res.dw;
   const bool pair_second_half = after_triangle1_;  // this step tests triangle 0 of a pair
@@ -192,13 +206,7 @@ StepInfo Rtip20Traversal::step() {
     last_ = pair_second_half ? prev + 1 : prev;
     node_ = section_->parent(prev);
   }
-  copy_traffic(stack_.traffic(), c);
-  if (node_ >= rdna3::kTerminalNode) {
-    done_ = true;
-  } else if (c.steps >= options_->step_limit) {
-    c.step_limit_hits = 1;
-    done_ = true;
-  }
+  done_ = end_step(stack_.traffic(), node_ >= rdna3::kTerminalNode, options_->step_limit, c);
   return info;
 }
 
@@ -207,93 +215,85 @@ StepInfo Rtip20Traversal::step() {
 // ---------------------------------------------------------------------------------------------------------------
 
 Bvh4x2Traversal::Bvh4x2Traversal(const Bvh4Section& section, const Ray& ray, const TraceOptions& options)
-    : section_(&section), options_(&options), stack_(options.stack), x_(section.header.root_pointer) {
+    : section_(&section), options_(&options), stack_(options.stack), node0_(section.header.root_pointer) {
   done_ = !prepare_ray(ray, ray_, tmin_, closest_t_);
 }
 
 StepInfo Bvh4x2Traversal::step() {
   // Bit 31 tags a generated triangle 0; the instruction sees the pointers without it.
-  const bool has_y = y_ != kInvalidNode;
-  const uint32_t x = x_ & ~kTri0Tag, y = has_y ? y_ & ~kTri0Tag : kInvalidNode;
-  const NodeKind kind_x = kind_of(x), kind_y = has_y ? kind_of(y) : NodeKind::Unsupported;
-  const NodeKind kind = kind_x == NodeKind::Box || kind_y == NodeKind::Box ? NodeKind::Box : kind_x;
-  StepInfo info{x_, kind, last_ != kInvalidNode, false};
+  const bool has_1 = node1_ != kInvalidNode;
+  const uint32_t n0 = node0_ & ~kTri0Tag, n1 = has_1 ? node1_ & ~kTri0Tag : kInvalidNode;
+  const NodeKind kind0 = kind_of(n0), kind1 = has_1 ? kind_of(n1) : NodeKind::Unsupported;
+  // Triangles 1 and 0 of one node, as push8_pop2 returns a triangle-1 pointer.
+  const bool pair = rdna3::node_type(n0) == rdna3::kTypeTriangle1 && n1 == (n0 & ~7u);
+  StepInfo info{node0_, kind0 == NodeKind::Box || kind1 == NodeKind::Box ? NodeKind::Box : kind0,
+                last_ != kInvalidNode, false};
   Bvh4RayOperands op = ray_;
-  op.extent = closest_t_;
+  op.extent = closest_t_;  // like RT IP 2.0, walk-back re-visits use the current closest hit
   const DualIntersectResult res =
-      image_bvh_dual_intersect_ray(section_->memory, options_->flags, op, x, y, options_->intersect);
-  NodeFault fault = res.fault;
-  uint32_t fault_node = res.fault_node;
-  if (fault == NodeFault::None && (kind_x == NodeKind::Unsupported || (has_y && kind_y == NodeKind::Unsupported))) {
-    fault = NodeFault::UnsupportedNode;
-    fault_node = kind_x == NodeKind::Unsupported ? x : y;
-  }
-  if (fault != NodeFault::None) {
-    result_.fault = fault;
-    result_.fault_node = fault_node;
-    done_ = info.faulted = true;
+      image_bvh_dual_intersect_ray(section_->memory, options_->flags, op, n0, n1, options_->intersect);
+  if (res.fault != NodeFault::None) {
+    stop_on_fault(res.fault, res.fault_node, info, result_, done_);
     return info;
   }
-
+  if (kind0 == NodeKind::Unsupported || (has_1 && kind1 == NodeKind::Unsupported)) {
+    stop_on_fault(NodeFault::UnsupportedNode, kind0 == NodeKind::Unsupported ? n0 : n1, info, result_, done_);
+    return info;
+  }
   RayCounters& c = result_.counters;
-  ++c.steps;
-  c.walk_back_steps += info.walk_back ? 1 : 0;
-  c.box_tests += res.box_tests;
-  c.triangle_tests += res.triangle_tests;
-  for (const NodeKind k : {kind_x, kind_y}) {
+  count_intersect(info, res.box_tests, res.triangle_tests, c);
+  for (const NodeKind k : {kind0, kind1}) {
     c.box_node_steps += k == NodeKind::Box ? 1 : 0;
     c.primitive_node_steps += k == NodeKind::Primitive ? 1 : 0;
   }
 
-  std::array<uint32_t, 8> data;
-  std::copy_n(res.dw.begin(), 8, data.begin());
-  // Triangles are taken y first, then x, as TraceRay3_0 does; true if a first-hit ray ends here (before the
-  // stack operation).
+  // Triangles are taken in traversal order, node 0 first; true if a first-hit ray ends here (before the stack
+  // operation).
   auto ends_on_hit = [&](uint32_t node, std::size_t first_dword) {
     std::array<uint32_t, 4> dw;
     std::copy_n(res.dw.begin() + static_cast<std::ptrdiff_t>(first_dword), 4, dw.begin());
     const Bvh4TriangleHit hit = read_triangle_result(dw, Bvh4Version::Rtip30);
     return take_hit(*section_, node, hit, tmin_, closest_t_, result_) && options_->any_hit;
   };
-  // A triangle's result slots are then replaced by push controls.
-  if (kind_y == NodeKind::Primitive) {
-    if (ends_on_hit(y, 4)) {
+  // Node 0's children go to slots 0..3 (on top of the stack), node 1's to slots 4..7; a triangle's slots are
+  // replaced by push controls.
+  std::array<uint32_t, 8> data;
+  std::copy_n(res.dw.begin(), 8, data.begin());
+  if (kind0 == NodeKind::Primitive) {
+    if (ends_on_hit(n0, 0)) {
       done_ = true;
       return info;
     }
-    data[7] = kSkip4To7;
+    data[3] = kSkip0To3;
   }
-  if (kind_x == NodeKind::Primitive) {
-    if (ends_on_hit(x, 0)) {
+  if (kind1 == NodeKind::Primitive) {
+    if (ends_on_hit(n1, 4)) {
       done_ = true;
       return info;
     }
-    if (rdna3::node_type(x) == rdna3::kTypeTriangle1) {
-      data[2] = kSkip0To3;  // push only triangle 0 of this node, tagged as generated
-      data[3] = (x & ~7u) | kTri0Tag;
+    if (rdna3::node_type(n1) == rdna3::kTypeTriangle1) {
+      data[6] = kSkip4To7;  // a triangle 1 without its triangle 0 (which only node 1 can be): push that, tagged
+      data[7] = (n1 & ~7u) | kTri0Tag;
     } else {
-      data[3] = kSkip0To3;
+      data[7] = kSkip4To7;
     }
   }
 
-  uint32_t prev = y_ != kInvalidNode ? y_ : x_;
+  // The later of the two nodes, as its parent's child pointer names it: the start of a walk-back.
+  uint32_t later = has_1 && !pair ? node1_ : node0_;
+  if ((later & kTri0Tag) != 0) later = (later & ~kTri0Tag) + 1;
+
+  // push8_pop2 returns (the entry below the top, the top) or (the only one, INVALID_NODE).
   const std::array<uint32_t, 2> next = ds_bvh_stack_push8_pop2(stack_, last_, data);
-  x_ = next[0];
-  y_ = next[1];
+  node0_ = next[1] != kInvalidNode ? next[1] : next[0];
+  node1_ = next[1] != kInvalidNode ? next[0] : kInvalidNode;
   last_ = kInvalidNode;
-  if (x_ == kInvalidNode) {
-    // Walk back; the parent holds a generated triangle 0 as its triangle-1 pointer.
-    if ((prev & kTri0Tag) != 0) prev = (prev & ~kTri0Tag) + 1;
-    last_ = prev;
-    x_ = section_->parent(prev);
+  if (node0_ == kInvalidNode) {
+    // Walk back: re-visit the parent of the later node, pushing only the children sorted after it.
+    last_ = later;
+    node0_ = section_->parent(later);
   }
-  copy_traffic(stack_.traffic(), c);
-  if (x_ >= kEndSearch) {
-    done_ = true;
-  } else if (c.steps >= options_->step_limit) {
-    c.step_limit_hits = 1;
-    done_ = true;
-  }
+  done_ = end_step(stack_.traffic(), node0_ >= kEndSearch, options_->step_limit, c);
   return info;
 }
 

@@ -21,9 +21,23 @@ std::string node_name(NodeKind kind, uint64_t offset) {
   return std::string(kind == NodeKind::Box ? "box node @" : "primitive node @") + hex(offset);
 }
 
+// How the walk reached a pointer; turned into text only when there is a problem to report.
 struct Pending {
-  uint32_t pointer;
-  std::string via;  ///< how the walk got here, for messages
+  enum class Via { Root, Child, RangeContinuation, Request };
+  uint32_t pointer = 0;
+  Via via = Via::Root;
+  uint64_t from_offset = 0;  ///< the node holding the pointer (Child, RangeContinuation)
+  uint32_t slot = 0;         ///< child slot (Child)
+
+  [[nodiscard]] std::string describe() const {
+    switch (via) {
+      case Via::Root: return "root pointer";
+      case Via::Child: return "child " + std::to_string(slot) + " of " + node_name(NodeKind::Box, from_offset);
+      case Via::RangeContinuation: return "range continuing after " + node_name(NodeKind::Primitive, from_offset);
+      case Via::Request: return "pointer " + hex(pointer);
+    }
+    return {};
+  }
 };
 
 class Walker {
@@ -35,27 +49,27 @@ class Walker {
     if (out_.header) {
       out_.root_pointer = out_.header->root_pointer;
     } else {
-      out_.problems.push_back("node section header: " + error + "; assuming root pointer 0x15");
+      problem("node section header: " + error + "; assuming root pointer 0x15");
     }
   }
 
   /// Breadth-first from the root, stopping after max_nodes decoded nodes (0 = no limit).
   void walk(std::size_t max_nodes) {
-    std::deque<Pending> queue{{out_.root_pointer, "root pointer"}};
+    std::deque<Pending> queue{{out_.root_pointer, Pending::Via::Root}};
     std::size_t visited = 0;
     while (!queue.empty()) {
       if (max_nodes != 0 && visited >= max_nodes) {
         count_not_shown(queue);
         return;
       }
-      Pending next = std::move(queue.front());
+      const Pending next = queue.front();
       queue.pop_front();
       if (visit(next, &queue)) ++visited;
     }
   }
 
   /// Decodes one node without following its children.
-  void visit_one(uint32_t pointer, const std::string& via) { visit({pointer, via}, nullptr); }
+  void visit_one(uint32_t pointer) { visit({pointer, Pending::Via::Request}, nullptr); }
 
   [[nodiscard]] std::optional<NodeKind> kind_at(uint64_t offset) const {
     const auto it = seen_.find(offset);
@@ -65,7 +79,9 @@ class Walker {
   NodeDump take() { return std::move(out_); }
 
  private:
-  void problem(std::string text) { out_.problems.push_back(std::move(text)); }
+  void problem(std::string text) {
+    if (out_.problem_count++ < kMaxProblems) out_.problems.push_back(std::move(text));
+  }
 
   // Checks the pointer and decodes its node; children are appended to `queue` when given. False if the node was
   // not decoded (bad pointer, or already visited).
@@ -74,29 +90,29 @@ class Walker {
     const NodeKind kind = rdna4::node_kind(p);
     const uint64_t offset = rdna4::node_byte_offset(p);
     if (p >= rdna4::kEndSearch) {
-      problem(at.via + ": sentinel " + hex(p) + " where a node pointer was expected");
+      problem(at.describe() + ": sentinel " + hex(p) + " where a node pointer was expected");
       return false;
     }
     if (kind == NodeKind::Instance || kind == NodeKind::Unsupported) {
-      problem(at.via + ": pointer " + hex(p) + " has node type " + std::to_string(p & 7) +
+      problem(at.describe() + ": pointer " + hex(p) + " has node type " + std::to_string(p & 7) +
               ", which a bottom-level RT IP 3.1 BVH does not use");
       return false;
     }
     if (offset == 0) {
-      problem(at.via + ": pointer " + hex(p) + " addresses the node-section header (offset 0)");
+      problem(at.describe() + ": pointer " + hex(p) + " addresses the node-section header (offset 0)");
       return false;
     }
     if (out_.section_bytes < rdna4::kNodeBytes || offset > out_.section_bytes - rdna4::kNodeBytes) {
-      problem(at.via + ": pointer " + hex(p) + " addresses offset " + hex(offset) +
+      problem(at.describe() + ": pointer " + hex(p) + " addresses offset " + hex(offset) +
               ", past the end of the node section (" + std::to_string(out_.section_bytes) + " bytes)");
       return false;
     }
     if (const auto it = seen_.find(offset); it != seen_.end()) {
       if (it->second != kind) {
-        problem(at.via + ": " + node_name(kind, offset) + " was already reached as a " +
+        problem(at.describe() + ": " + node_name(kind, offset) + " was already reached as a " +
                 (it->second == NodeKind::Box ? "box" : "primitive") + " node");
       } else if (kind == NodeKind::Box) {
-        problem(at.via + ": " + node_name(kind, offset) + " is reached a second time (cycle or shared subtree)");
+        problem(at.describe() + ": " + node_name(kind, offset) + " is reached a second time (cycle or shared subtree)");
       }
       return false;  // several ranges may share a primitive node: decoded once
     }
@@ -111,7 +127,7 @@ class Walker {
     if (kind == NodeKind::Box) {
       d.box = rdna4::decode_box_node(node);
       for (uint32_t k = 0; queue && k < d.box->child_count; ++k)
-        queue->push_back({d.box->child_pointer[k], "child " + std::to_string(k) + " of " + node_name(kind, offset)});
+        queue->push_back({d.box->child_pointer[k], Pending::Via::Child, offset, k});
     } else {
       decode_primitive(node, at, d, queue);
     }
@@ -125,12 +141,12 @@ class Walker {
     std::string error;
     d.primitive_header = rdna4::decode_primitive_header(node, &error);
     if (!d.primitive_header) {
-      problem(at.via + ": " + name + ": " + error);
+      problem(at.describe() + ": " + name + ": " + error);
       return;
     }
     const uint32_t pair_count = d.primitive_header->pair_count;
     if (rdna4::pair_index(at.pointer) >= pair_count) {
-      problem(at.via + ": pointer " + hex(at.pointer) + " enters pair " +
+      problem(at.describe() + ": pointer " + hex(at.pointer) + " enters pair " +
               std::to_string(rdna4::pair_index(at.pointer)) + " but " + name + " has " + std::to_string(pair_count) +
               " pairs");
     }
@@ -140,8 +156,8 @@ class Walker {
         problem(name + " pair " + std::to_string(i) + ": " + error);
       } else if (queue && d.pairs.back()->navigation == rdna4::kNavEndOfNode) {
         // The last pair has no stop bit: its range continues at pair 0 of the next node (§4.7).
-        queue->push_back(
-            {rdna4::make_node_pointer(d.offset + rdna4::kNodeBytes, 0), "range continuing after " + name});
+        queue->push_back({rdna4::make_node_pointer(d.offset + rdna4::kNodeBytes, 0),
+                          Pending::Via::RangeContinuation, d.offset});
       }
     }
   }
@@ -171,7 +187,7 @@ NodeDump dump_tree(std::span<const uint32_t> dwords, std::size_t max_nodes) {
 
 NodeDump dump_pointer(std::span<const uint32_t> dwords, uint32_t pointer) {
   Walker w(dwords, /*keep_nodes=*/true);
-  w.visit_one(pointer, "pointer " + hex(pointer));
+  w.visit_one(pointer);
   return w.take();
 }
 

@@ -113,7 +113,7 @@ std::string scene_meta_json(const Scene& scene) {
 BuildBlobResult build_blob(const Scene& scene, const BuildBlobOptions& options, const ProgressFn& progress) {
   notify(progress, Phase::Building);
   build::BuildOptions build_options = options.build;
-  build_options.leaf_fits = rdna4::primitive_leaf_fits;
+  rdna4::adapt_build_options(build_options);
   const build::BuildResult built = build::build_wide_bvh(scene, build_options);
 
   notify(progress, Phase::Encoding);

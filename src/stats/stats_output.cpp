@@ -55,6 +55,22 @@ Json kind_json(const KindStats& k) {
   };
 }
 
+std::string machine_rows(const emu::MachineResult& m) {
+  std::string out = "  machine model (a simplified model of an RDNA compute unit; outputs are not hardware measurements)\n";
+  auto row = [&](const char* label, const std::string& value) { out += fmt::format("    {:<34}{}\n", label, value); };
+  row("status", emu::to_string(m.status));
+  row("cycles", fmt::format("{}", m.cycles));
+  row("rays per 1000 cycles", fmt::format("{:.2f}", m.rays_per_1000_cycles));
+  row("RA utilization box / triangle", fmt::format("{:.1f}% / {:.1f}%", 100.0 * m.ra_box_utilization, 100.0 * m.ra_triangle_utilization));
+  row("active waves per SIMD avg / peak", fmt::format("{:.2f} / {}", m.average_active_waves_per_simd, m.peak_active_waves_per_simd));
+  row("waves waiting on VGPRs", fmt::format("{} ({} wave-cycles)", m.waves_waited_on_vgprs, m.vgpr_wait_cycles));
+  row("failed VGPR allocations", fmt::format("{}", m.failed_vgpr_allocations));
+  row("deadlock detected", m.deadlock ? "yes" : "no");
+  row("node cache hit rate", fmt::format("{:.1f}%", 100.0 * m.cache_hit_rate));
+  row("mean node-fetch latency", fmt::format("{:.1f} cycles", m.mean_node_fetch_latency));
+  return out;
+}
+
 std::string dist_row(const char* label, const Distribution& d) {
   return fmt::format("  {:<26}{:>10.2f}{:>10.0f}{:>10.0f}{:>10.0f}\n", label, d.mean, d.median, d.p95, d.max);
 }
@@ -63,7 +79,10 @@ std::string dist_row(const char* label, const Distribution& d) {
 
 std::string stats_to_json(const StatsReport& report) {
   Json kinds = Json::array();
-  for (const KindStats& k : report.kinds) kinds.push_back(kind_json(k));
+  for (const KindStats& k : report.kinds) {
+    kinds.push_back(kind_json(k));
+    if (k.machine) kinds.back()["machine_model"] = Json::parse(emu::to_json(*k.machine, *report.machine));
+  }
   const Json j{{"file", report.file},
                {"image", {{"width", report.width}, {"height", report.height}}},
                {"camera", format_camera(report.camera)},
@@ -77,6 +96,7 @@ std::string stats_to_text(const StatsReport& report) {
   std::string out = fmt::format("{}\n  camera {}  image {}x{}  stack {} entries  threads {}\n", report.file,
                                 format_camera(report.camera), report.width, report.height, report.stack_size,
                                 report.threads);
+  if (report.machine) out += fmt::format("  machine model preset: {}\n", report.machine->name);
   for (const KindStats& k : report.kinds) {
     const emu::RayCounters& t = k.totals;
     out += fmt::format("\n{} rays: {} ({} hit{})\n", ray_kind_name(k.kind), k.rays, k.hits,
@@ -109,6 +129,7 @@ std::string stats_to_text(const StatsReport& report) {
                          t.step_limit_hits, k.faulted_rays);
     out += fmt::format("  {:<26}{:>10.3f} s   ({:.0f} rays/s, wall clock)\n", "emulation time", k.emulation_seconds,
                        k.rays_per_second());
+    if (k.machine) out += machine_rows(*k.machine);
   }
   return out;
 }

@@ -58,6 +58,7 @@ KindStats trace_kind(const emu::LoadedBvh& bvh, RayKind kind, const RayBatch& ba
   ks.rays = batch.rays.size();
   emu::TraceOptions trace = options.trace;
   trace.any_hit = is_occlusion(kind);
+  trace.record_node_sequence = options.machine.has_value();
 
   const auto start = std::chrono::steady_clock::now();
   emu::TraceOutput out = emu::trace_rays(bvh.memory(), bvh.root, batch.rays, batch.wave_begin, trace, executor);
@@ -77,6 +78,7 @@ KindStats trace_kind(const emu::LoadedBvh& bvh, RayKind kind, const RayBatch& ba
   ks.box_tests = summarize(std::move(boxes));
   ks.triangle_tests = summarize(std::move(tris));
   ks.waves = out.total_waves();
+  if (options.machine) ks.machine = emu::run_machine_model(*options.machine, out.node_sequences, batch.wave_begin);
 
   if (oracle) {
     // Per-ray outcomes go to per-ray slots, then are summed in ray order: identical at any thread count.
@@ -153,6 +155,7 @@ StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& options) {
   report.height = options.height;
   report.stack_size = options.trace.stack.size;
   report.threads = executor.threads();
+  report.machine = options.machine;
   report.camera = options.camera ? *options.camera
                                  : auto_frame(bvh.bounds, static_cast<float>(options.width) / static_cast<float>(options.height));
 

@@ -171,11 +171,15 @@ TEST(Rtip20IntersectTriangle, CullingAndOpacity) {
   pf = {};
   pf.skip_triangles = true;
   EXPECT_EQ(t_of(opaque, pf), kInf);
-  // RT IP 3.0 results carry "non-opaque" in the sign of J; RT IP 2.0 results do not.
-  const Bvh4IntersectResult r20 = intersect(non_opaque, ray_x({0, 0, 0}), tri_ptr(2, 0));
+  // RT IP 2.0 results do not show opacity (it only drives culling); RT IP 3.0 results carry "non-opaque" in the
+  // sign of J (and clear the arithmetic signs of I and J).
+  EXPECT_EQ(intersect(non_opaque, ray_x({0, 0, 0}), tri_ptr(2, 0)).dw,
+            intersect(opaque, ray_x({0, 0, 0}), tri_ptr(2, 0)).dw);
   const Bvh4IntersectResult r30 = intersect(non_opaque, ray_x({0, 0, 0}), tri_ptr(2, 0), {}, {}, Bvh4Version::Rtip30);
-  EXPECT_EQ(r20.dw[3] & 0x80000000u, 0u);
+  const Bvh4IntersectResult o30 = intersect(opaque, ray_x({0, 0, 0}), tri_ptr(2, 0), {}, {}, Bvh4Version::Rtip30);
   EXPECT_EQ(r30.dw[3] & 0x80000000u, 0x80000000u);
+  EXPECT_EQ(o30.dw[3] & 0x80000000u, 0u);
+  EXPECT_FALSE(read_triangle_result(o30.dw, Bvh4Version::Rtip30).non_opaque);
   EXPECT_TRUE(read_triangle_result(r30.dw, Bvh4Version::Rtip30).non_opaque);
   EXPECT_EQ(read_triangle_result(r30.dw, Bvh4Version::Rtip30).barycentrics, Vec2(0.25f, 0.25f));
 }

@@ -114,7 +114,7 @@ TEST(Rdna3Stack, OverflowOverwritesTheOldestAndPopsInvalidBelowIt) {
 
 TEST(Rdna3Stack, PackedAddressAndSizes) {
   Rdna3Stack s(StackOptions{16}, 0x123);
-  ds_bvh_stack_rtn(s, I, {I, box(1), box(2), I});
+  ds_bvh_stack_rtn(s, I, {box(9), box(1), box(2), I});
   EXPECT_EQ(s.packed_address(), (0x123u << 18) | 2u);
   EXPECT_EQ(s.size(), 16u);
   EXPECT_THROW(Rdna3Stack(StackOptions{1}), Error);

@@ -35,6 +35,7 @@ const Built& built() {
 TEST(DumpTree, VisitsEveryNodeOnceBreadthFirst) {
   const NodeDump d = dump_tree(built().dwords, 0);
   EXPECT_THAT(d.problems, IsEmpty());
+  EXPECT_EQ(d.problem_count, 0u);
   ASSERT_TRUE(d.header);
   EXPECT_EQ(d.root_pointer, 0x15u);
   EXPECT_EQ(d.nodes.size(), built().report.box_nodes + built().report.primitive_nodes);
@@ -120,6 +121,8 @@ TEST(DumpHostile, RandomBytesNeverCrash) {
     if (round % 4 == 0) dw.resize(32 * (1 + rng() % (dw.size() / 32)));  // truncated section
     const NodeDump d = dump_tree(dw, 0);
     EXPECT_LE(d.nodes.size(), dw.size() / 32);
+    EXPECT_LE(d.problems.size(), kMaxProblems);
+    EXPECT_EQ(d.problems.size(), std::min<uint64_t>(d.problem_count, kMaxProblems));
   }
   for (std::size_t n = 0; n < 64; ++n) {
     std::vector<uint32_t> garbage(n);

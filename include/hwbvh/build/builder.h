@@ -26,6 +26,8 @@ struct BuildOptions {
   float pair_step_cost = 1.0f;     ///< SAH cost of one traversal step on a triangle pair
   uint32_t max_leaf_pairs = 8;     ///< upper bound of pairs per leaf child, 1..32
   LeafFitFn leaf_fits;             ///< optional; empty = only max_leaf_pairs applies
+  /// Pair leaf triangles that share no edge too (formats whose pairs are independent triangles, RT IP 3.1).
+  bool pair_leftovers = false;
 };
 
 struct BuildStats {

@@ -1,7 +1,10 @@
 #pragma once
 // Triangle pairing inside a leaf. Hardware tests triangles two at a time (RT IP 3.1 pair descriptors, RT IP 2.0
 // pair-compressed triangle nodes, Xe QuadLeaf), so a leaf of n triangles costs one traversal step per pair.
-// Two triangles are paired only if they share an edge: two vertices with the same index or the same position.
+// Edge-sharing triangles are paired first (two vertices with the same index or the same position). Formats whose
+// pair is two independent triangles (RT IP 3.1: each triangle has its own three vertex indices) also pair the
+// triangles left over, preferring ones that share a vertex, since every pair costs one traversal step;
+// formats that store a pair as a quad (RT IP 2.0, Xe QuadLeaf) need the shared edge and leave them alone.
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -16,11 +19,13 @@ class TrianglePairing {
   static constexpr uint32_t kMaxTriangles = 64;  ///< per call (leaves hold at most 2 * 32 triangles)
 
   /// Welds the scene's vertex positions (equal positions get one id) once, so each call compares small ids.
-  explicit TrianglePairing(const Scene& scene);
+  /// `pair_leftovers`: also pair triangles without a shared edge (see above).
+  explicit TrianglePairing(const Scene& scene, bool pair_leftovers = false);
 
   /// Pairs distinct scene triangles `triangles` (at most kMaxTriangles) and appends the pairs to `out`:
   /// edge-sharing triangles are matched greedily, least-connected first (optimal on strips and fans, and
-  /// leaving few lone triangles on general meshes); unmatched triangles become lone pairs (tri1 = kNoIndex).
+  /// leaving few lone triangles on general meshes); with pair_leftovers the unmatched triangles are then paired
+  /// with each other (a shared vertex first); the rest become lone pairs (tri1 = kNoIndex).
   /// Within a pair tri0 < tri1; pairs are ordered by tri0. Deterministic. Returns the number of pairs added.
   /// Throws hwbvh::Error (Runtime) for more than kMaxTriangles triangles.
   uint32_t pair(std::span<const uint32_t> triangles, std::vector<PrimPair>& out) const;
@@ -28,6 +33,7 @@ class TrianglePairing {
  private:
   std::vector<uint32_t> weld_;  ///< per position: the smallest index of a position with equal coordinates
   const Scene* scene_;
+  bool pair_leftovers_;
 };
 
 }  // namespace hwbvh::build

@@ -19,22 +19,26 @@
 //       stack index += 1; last = prev (+1 when prev was triangle 0 of a pair: the pointer its parent holds);
 //       node = parent(prev) from the section's parent table
 //
-// Bvh4x2Traversal: GPURT's TraceRay3_0, i.e. RDNA 4's BVH4x2 mode on 4-wide nodes. One step = one
-// IMAGE_BVH_DUAL_INTERSECT_RAY on the node pair (x, y) + one DS_BVH_STACK_PUSH8_POP2 (lds_stack.h, §6.5):
+// Bvh4x2Traversal: RDNA 4's BVH4x2 mode on the same 4-wide nodes, after GPURT's TraceRay3_0. One step = one
+// IMAGE_BVH_DUAL_INTERSECT_RAY on two nodes + one DS_BVH_STACK_PUSH8_POP2 (lds_stack.h, rtip31-format.md §6.5):
 //
-//   (x, y) = (root, INVALID_NODE), last = INVALID_NODE
-//   while x < 0xFFFFFFF8:
-//     res = dual_intersect(x, y, extent = closest_t)          (a pointer's bit 31 is a software tag, masked off)
-//     y triangle: take its hit; res.DW7 = SKIP_4_7                        (push nothing of y's slots)
-//     x triangle: take its hit; res.DW3 = SKIP_0_3, except that a type-1 x also pushes its triangle 0, tagged
-//                 with bit 31: res.DW2, DW3 = SKIP_0_3, (x & ~7) | 0x80000000
-//     (x, y) = push8_pop2(last, res.DW0..7); last = INVALID_NODE
-//     if x == INVALID_NODE: walk back from prev = (y valid ? y : x) as above (a tagged triangle 0 -> its
-//                           triangle-1 pointer)
+//   node0 = root, node1 = INVALID_NODE, last = INVALID_NODE
+//   while node0 < 0xFFFFFFF8:
+//     res = dual_intersect(node0, node1, extent = closest_t)    (pointer bit 31 is a software tag, masked off)
+//     triangles, node0 first: take the hit; node0's slots -> DW3 = SKIP_0_3; node1's -> DW7 = SKIP_4_7, or for a
+//       triangle 1 (whose triangle 0 is not in this step) DW6, DW7 = SKIP_4_7, (node1 & ~7) | 0x80000000: push
+//       its triangle 0, tagged as generated
+//     (node0, node1) = push8_pop2(last, res.DW0..7): the top of the stack and the entry below it
+//     if node0 == INVALID_NODE: walk back from the later node (node1 unless it is node0's own triangle 0; a tagged
+//       triangle 0 as its triangle-1 pointer): last = it, node0 = parent(it)
 //
-// How BVH4x2 pairs nodes: dynamically, through the stack. push8_pop2 returns the two nodes on top of the stack —
-// the next two in traversal order — so any two pending nodes (boxes, triangles, or one of each) are tested
-// together; a triangle-1 pointer always brings triangle 0 of its node along, so a pair node costs one step.
+// How BVH4x2 pairs nodes: dynamically, through the stack. push8_pop2 returns the two entries on top — the next
+// two nodes in traversal order, whatever their types — and a triangle-1 pointer always brings triangle 0 of its
+// node along, so a pair node costs one step, as on RT IP 3.1. Node 0 is the earlier of the two, so its results
+// land on top of the later node's and the stack stays in depth-first order. GPURT's TraceRay3_0 passes the
+// nodes the other way round (the later node first) and walks back from the earlier one; after a stack overflow
+// that order can skip the earlier node's children, which then lie below the later node's, and lose hits
+// (docs/rdna3-format.md). The instructions themselves are modelled exactly as GPURT emulates them.
 //
 // Counters (docs/rdna3-format.md): steps, walk_back_steps and stack traffic as for RT IP 3.1. box_node_steps and
 // primitive_node_steps count node operands (GPURT's numRayBoxTest / numRayTriangleTest): one per step for RT IP 2.0,
@@ -105,8 +109,8 @@ class Bvh4x2Traversal {
   float tmin_ = 0.0f;
   float closest_t_ = 0.0f;
   LdsStack stack_;
-  uint32_t x_;
-  uint32_t y_ = rdna3::kInvalidNode;
+  uint32_t node0_;                      ///< the next node in traversal order
+  uint32_t node1_ = rdna3::kInvalidNode;  ///< the one after it, or INVALID_NODE
   uint32_t last_ = rdna3::kInvalidNode;
   bool done_ = false;
   RayResult result_;

@@ -26,12 +26,15 @@ struct DumpedNode {
   std::vector<std::optional<rdna4::DecodedPair>> pairs;    ///< primitive nodes: pairs 0..P-1, nullopt if malformed
 };
 
+inline constexpr std::size_t kMaxProblems = 100;  ///< problems kept as text; the rest are only counted
+
 struct NodeDump {
   uint64_t section_bytes = 0;
   std::optional<rdna4::NodeSectionHeader> header;  ///< nullopt when the section header is malformed
   uint32_t root_pointer = rdna4::kRootPointer;
   std::vector<DumpedNode> nodes;      ///< breadth-first order
-  std::vector<std::string> problems;  ///< each names the bad node/pointer; empty for a well-formed tree
+  std::vector<std::string> problems;  ///< each names the bad node/pointer (the first kMaxProblems of them)
+  uint64_t problem_count = 0;         ///< all problems found; 0 for a well-formed tree
   uint64_t not_shown = 0;             ///< nodes reached but left out because of max_nodes
 };
 

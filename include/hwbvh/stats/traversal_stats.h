@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "hwbvh/emu/loaded_bvh.h"
+#include "hwbvh/emu/machine.h"
 #include "hwbvh/emu/oracle.h"
 #include "hwbvh/emu/traversal.h"
 #include "hwbvh/emu/wavefront.h"
@@ -44,6 +45,8 @@ struct StatsOptions {
   int threads = 0;                     ///< 0 = all hardware threads; counters are identical at any count
   bool oracle = true;                  ///< check every ray with Embree
   bool keep_results = false;           ///< keep per-ray results in the report (for images)
+  /// Also run the machine model (docs/machine-model.md) on each ray type's recorded node sequences.
+  std::optional<emu::MachineConfig> machine;
 };
 
 /// Distribution of one per-ray counter.
@@ -69,6 +72,7 @@ struct KindStats {
   emu::WaveStats waves;              ///< summed over waves
   emu::AgreementStats agreement;     ///< empty when the oracle is off
   double emulation_seconds = 0.0;    ///< wall time of the emulation alone (not the oracle); not deterministic
+  std::optional<emu::MachineResult> machine;  ///< machine-model outputs, with StatsOptions::machine
   std::vector<emu::RayResult> results;  ///< per ray, only with StatsOptions::keep_results
   std::vector<uint32_t> pixel;           ///< per ray its pixel (y * width + x), when the kind has an image
 
@@ -84,6 +88,7 @@ struct StatsReport {
   uint32_t stack_size = 0;
   int threads = 0;
   std::vector<KindStats> kinds;
+  std::optional<emu::MachineConfig> machine;  ///< the machine model's configuration, when it ran
 };
 
 /// Runs the emulator (and the oracle) over every requested ray kind. Throws hwbvh::Error(BadInput) for invalid

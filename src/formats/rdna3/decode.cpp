@@ -5,42 +5,48 @@
 namespace hwbvh::rdna3 {
 namespace {
 
-// A float triple at dword `first` of a node.
+// Fields are addressed by the byte offsets of the spec's tables (§8.1, §8.3).
 template <std::size_t N>
-Vec3 read_vec3(const std::array<uint32_t, N>& dw, std::size_t first) {
-  return {bits_float(dw[first]), bits_float(dw[first + 1]), bits_float(dw[first + 2])};
+uint32_t dword_at(const std::array<uint32_t, N>& node, std::size_t byte) {
+  return node[byte / 4];
+}
+template <std::size_t N>
+Vec3 vec3_at(const std::array<uint32_t, N>& node, std::size_t byte) {
+  return {bits_float(dword_at(node, byte)), bits_float(dword_at(node, byte + 4)), bits_float(dword_at(node, byte + 8))};
 }
 
 }  // namespace
 
 DecodedBoxNode decode_box_node(const BoxNodeDwords& node) {
   DecodedBoxNode out;
+  const uint32_t flags = dword_at(node, 112);
   for (std::size_t k = 0; k < 4; ++k) {
-    out.child_pointer[k] = node[k];                // bytes 0, 4, 8, 12
-    out.child_box[k].min = read_vec3(node, 4 + 6 * k);  // byte 16 + 24k
-    out.child_box[k].max = read_vec3(node, 7 + 6 * k);  // byte 28 + 24k
-    out.child_flags[k] = field(node[28], static_cast<unsigned>(8 * k + 7), static_cast<unsigned>(8 * k));
+    out.child_pointer[k] = dword_at(node, 4 * k);
+    out.child_box[k].min = vec3_at(node, 16 + 24 * k);
+    out.child_box[k].max = vec3_at(node, 28 + 24 * k);
+    out.child_flags[k] = (flags >> (8 * k)) & 0xFFu;
   }
-  out.primitive_count = node[29];  // byte 116
+  out.primitive_count = dword_at(node, 116);
   return out;
 }
 
 DecodedTriangle decode_triangle(const TriangleNodeDwords& node, uint32_t type) {
-  // Vertex slots per type, as byte offsets / 12: v0 = 0, v1 = 1, v2 = 2, v3 = 3, v4 = 4 (bytes 48..59).
-  constexpr std::size_t kSlots[4][3] = {{0, 1, 2}, {1, 3, 2}, {2, 3, 4}, {2, 4, 0}};
+  // Byte offsets of the vertices each type tests: v0 = 0, v1 = 12, v2 = 24, v3 = 36, v4 = 48.
+  constexpr std::size_t kVertexBytes[4][3] = {{0, 12, 24}, {12, 36, 24}, {24, 36, 48}, {24, 48, 0}};
   const uint32_t t = type & 3u;
   DecodedTriangle out;
-  for (std::size_t s = 0; s < 3; ++s) out.vertex[s] = read_vec3(node, 3 * kSlots[t][s]);
-  const uint32_t id = field(node[15], 8 * t + 7, 8 * t);  // byte 60, one byte per type
+  for (std::size_t s = 0; s < 3; ++s) out.vertex[s] = vec3_at(node, kVertexBytes[t][s]);
+  const uint32_t id = (dword_at(node, 60) >> (8 * t)) & 0xFFu;
   out.id.i_source = field(id, 1, 0);
   out.id.j_source = field(id, 3, 2);
   out.id.double_sided = field(id, 4, 4) != 0;
   out.id.flip_winding = field(id, 5, 5) != 0;
   out.id.procedural = field(id, 6, 6) != 0;
   out.id.opaque = field(id, 7, 7) != 0;
-  out.geometry_id = field(node[12], 23, 0);    // byte 48
-  out.geometry_flags = field(node[12], 25, 24);
-  out.primitive_id = t == 0 ? node[13] : t == 1 ? node[14] : 0xFFFFFFFFu;  // bytes 52 / 56
+  const uint32_t geometry = dword_at(node, 48);
+  out.geometry_id = field(geometry, 23, 0);
+  out.geometry_flags = field(geometry, 25, 24);
+  out.primitive_id = t == 0 ? dword_at(node, 52) : t == 1 ? dword_at(node, 56) : 0xFFFFFFFFu;
   return out;
 }
 

@@ -340,6 +340,11 @@ bool primitive_leaf_fits(const Scene& scene, std::span<const build::PrimPair> pa
   return primitive_node_fits(std::span(in).first(pairs.size()));
 }
 
+void adapt_build_options(build::BuildOptions& options) {
+  options.leaf_fits = primitive_leaf_fits;
+  options.pair_leftovers = true;
+}
+
 EncodedBvh encode(const Scene& scene, const build::WideBvh8& bvh, const EncodeOptions& options) {
   if (bvh.nodes.empty()) throw Error(ErrorKind::Runtime, scene.source, "empty BVH cannot be encoded");
   const Executor executor(options.threads);

@@ -24,7 +24,7 @@ Encoded encode_scene(const Scene& scene, build::BuildQuality quality, bool obb, 
   build::BuildOptions bo;
   bo.quality = quality;
   bo.threads = threads;
-  bo.leaf_fits = primitive_leaf_fits;
+  adapt_build_options(bo);
   EncodeOptions eo;
   eo.obb = obb;
   eo.threads = threads;

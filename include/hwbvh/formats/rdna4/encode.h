@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "hwbvh/build/builder.h"
 #include "hwbvh/build/wide_bvh.h"
 #include "hwbvh/formats/rdna4/node_pointer.h"
 #include "hwbvh/scene/scene.h"
@@ -46,5 +47,9 @@ EncodedBvh encode(const Scene& scene, const build::WideBvh8& bvh, const EncodeOp
 /// Leaf fit test handed to the builder (build::BuildOptions::leaf_fits): true if these pairs fit one primitive
 /// node (§4.6: <= 8 pairs, <= 16 unique vertices, <= 972 bits).
 bool primitive_leaf_fits(const Scene& scene, std::span<const build::PrimPair> pairs);
+
+/// What the RT IP 3.1 format asks of the builder: leaves that fit one primitive node (primitive_leaf_fits), and
+/// pairs of any two triangles (each triangle of a pair descriptor has its own vertex indices, §4.4).
+void adapt_build_options(build::BuildOptions& options);
 
 }  // namespace hwbvh::rdna4
