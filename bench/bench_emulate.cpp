@@ -123,12 +123,13 @@ struct Options {
   int threads = 0;
   uint32_t size = 512;
   uint32_t random = 512 * 512;
-  bool gpurt = true;
+  emu::TriangleTest triangle_test = emu::TriangleTest::Watertight;
 };
 
 void run_rays(const char* name, const emu::LoadedBvh& bvh, const RayBatch& batch, const Options& opt,
               const EmbreeTracer& embree, const EmbreeTracer& embree_robust) {
   emu::TraceOptions trace;
+  trace.intersect.triangle_test = opt.triangle_test;
   const double rays = static_cast<double>(batch.rays.size());
   const auto mrays = [rays](double seconds) { return rays / seconds * 1e-6; };
 
@@ -195,7 +196,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "bench_emulate: --triangle-test takes watertight or gpurt, not '%s'\n", t.c_str());
         return 2;
       }
-      opt.gpurt = t == "gpurt";
+      opt.triangle_test = t == "gpurt" ? emu::TriangleTest::Gpurt : emu::TriangleTest::Watertight;
     } else {
       scenes.push_back(a);
     }
@@ -207,7 +208,7 @@ int main(int argc, char** argv) {
   }
   bench::print_header("bench_emulate", opt.threads);
   std::printf("# triangle test: %s; emulator with all counters; embree rtcIntersect1, build quality high\n",
-              opt.gpurt ? "gpurt" : "watertight");
+              opt.triangle_test == emu::TriangleTest::Gpurt ? "gpurt" : "watertight");
   if (scenes.empty()) {
     const std::string ogre = std::string(HWBVH_SHARED_DIR) + "/scenes/ogre.obj";
     if (std::filesystem::exists(ogre)) scenes.push_back(ogre);

@@ -67,4 +67,8 @@ WideBuildResult<4> build_wide_bvh4(const Scene& scene, const BuildOptions& optio
   return build<4>(scene, options);
 }
 
+WideBuildResult<6> build_wide_bvh6(const Scene& scene, const BuildOptions& options) {
+  return build<6>(scene, options);
+}
+
 }  // namespace hwbvh::build

@@ -206,6 +206,7 @@ WideBvh<Width> collapse_to_wide(const Scene& scene, const BinaryBvh& binary, con
 }
 
 template WideBvh<4> collapse_to_wide<4>(const Scene&, const BinaryBvh&, const BuildOptions&);
+template WideBvh<6> collapse_to_wide<6>(const Scene&, const BinaryBvh&, const BuildOptions&);
 template WideBvh<8> collapse_to_wide<8>(const Scene&, const BinaryBvh&, const BuildOptions&);
 
 }  // namespace hwbvh::build

@@ -19,6 +19,7 @@ double sah_cost(const WideBvh<Width>& bvh, float box_step_cost, float pair_step_
 }
 
 template double sah_cost<4>(const WideBvh<4>&, float, float);
+template double sah_cost<6>(const WideBvh<6>&, float, float);
 template double sah_cost<8>(const WideBvh<8>&, float, float);
 
 }  // namespace hwbvh::build

@@ -114,10 +114,11 @@ void intersect_box(rdna4::NodeView node, const PointerFlags& pf, const PreparedR
 
   // Early culling by box flags and instance mask.
   const bool flag_culling = pf.cull_opaque || pf.cull_non_opaque || pf.skip_triangles || pf.skip_procedural;
+  if (flag_culling) {
+    for (int k = 0; k < 8; ++k) child[k] = box_flags_cull(box.box_flags[k], pf) ? kInvalidNode : child[k];
+  }
   for (int k = 0; k < 8; ++k) {
-    const bool culled = (flag_culling && box_flags_cull(box.box_flags[k], pf)) ||
-                        (box.instance_mask[k] & ray.operands.instance_mask) == 0;
-    child[k] = culled ? kInvalidNode : child[k];
+    child[k] = (box.instance_mask[k] & ray.operands.instance_mask) == 0 ? kInvalidNode : child[k];
   }
 
   // OBB: the slab tests run in the node's rotated frame. Indices 104..126 have no matrix; they are treated like
@@ -149,23 +150,27 @@ void intersect_box(rdna4::NodeView node, const PointerFlags& pf, const PreparedR
     }
   }
 
+  // Clamp to [0, extent], miss on NaN, grow the far plane; then the sort key.
   const float grow = box_grow_factor(opt.box_grow);
+  std::array<float, 8> t0, t1;
   std::array<uint32_t, 8> ptr;
-  std::array<float, 8> key;
   for (int k = 0; k < 8; ++k) {
     const bool nan = std::isnan(tn[k]) || std::isnan(tf[k]);
-    const float t0 = nan ? kInf : max_num(tn[k], 0.0f);
-    const float t1 = nan ? -kInf : min_num(tf[k], ray.operands.extent);
-    const float t1_grown = t1 * grow;
-    ptr[k] = t0 <= t1_grown ? child[k] : kInvalidNode;
-    switch (opt.heuristic) {
-      case SortHeuristic::LargestFirst: key[k] = t0 - t1; break;
-      case SortHeuristic::ClosestMidpoint:
-        key[k] = (std::isnan(tn[k]) ? 0.0f : tn[k]) + (std::isnan(tf[k]) ? kInf : tf[k]);
-        break;
-      case SortHeuristic::Closest:
-      case SortHeuristic::Disabled: key[k] = t0; break;
-    }
+    t0[k] = nan ? kInf : max_num(tn[k], 0.0f);
+    t1[k] = nan ? -kInf : min_num(tf[k], ray.operands.extent);
+    const float t1_grown = t1[k] * grow;
+    ptr[k] = t0[k] <= t1_grown ? child[k] : kInvalidNode;
+  }
+  std::array<float, 8> key;
+  switch (opt.heuristic) {
+    case SortHeuristic::LargestFirst:
+      for (int k = 0; k < 8; ++k) key[k] = t0[k] - t1[k];
+      break;
+    case SortHeuristic::ClosestMidpoint:
+      for (int k = 0; k < 8; ++k) key[k] = (std::isnan(tn[k]) ? 0.0f : tn[k]) + (std::isnan(tf[k]) ? kInf : tf[k]);
+      break;
+    case SortHeuristic::Closest:
+    case SortHeuristic::Disabled: key = t0; break;
   }
 
   // Remove adjacent duplicates (child reuse); INVALID entries also become the new "previous".

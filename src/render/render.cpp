@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include <glm/geometric.hpp>
 
@@ -11,6 +12,7 @@
 #include "hwbvh/emu/wavefront.h"
 #include "hwbvh/render/colormap.h"
 #include "hwbvh/render/font.h"
+#include "hwbvh/render/legend.h"
 #include "hwbvh/scene/ray_gen.h"
 #include "render/style.h"
 
@@ -41,6 +43,15 @@ const ModeInfo& info(Mode mode) { return kModes[static_cast<std::size_t>(mode)];
 
 bool faulted(const emu::RayResult& r) { return r.fault != emu::NodeFault::None; }
 
+// ---- scales -------------------------------------------------------------------------------------------------
+
+/// Where the top of a scale comes from; the legend says which.
+enum class ScaleSource : uint8_t {
+  Image,   ///< the largest value in the image
+  Shared,  ///< the largest value in both compared images
+  User,    ///< given by the user (--max)
+};
+
 const char* source_text(ScaleSource s) {
   switch (s) {
     case ScaleSource::Image: return "(image)";
@@ -49,8 +60,6 @@ const char* source_text(ScaleSource s) {
   }
   return "";
 }
-
-// ---- scales -------------------------------------------------------------------------------------------------
 
 struct HeatScale {
   double max = 0.0;
@@ -78,7 +87,7 @@ struct Scales {
 Scales scales_for(std::span<const Side> sides, std::optional<double> max) {
   Scales s;
   int heat_sides = 0, depth_sides = 0;
-  double near = INFINITY, far = -INFINITY;
+  double near = std::numeric_limits<double>::infinity(), far = -near;
   for (const Side& side : sides) {
     if (is_heatmap(side.mode)) {
       ++heat_sides;
@@ -93,9 +102,11 @@ Scales scales_for(std::span<const Side> sides, std::optional<double> max) {
       }
     }
   }
-  const ScaleSource own = ScaleSource::Image, shared = ScaleSource::Shared;
-  s.heat.source = max ? ScaleSource::User : (heat_sides > 1 ? shared : own);
-  s.depth.source = max ? ScaleSource::User : (depth_sides > 1 ? shared : own);
+  const auto source = [&](int count) {
+    return max ? ScaleSource::User : count > 1 ? ScaleSource::Shared : ScaleSource::Image;
+  };
+  s.heat.source = source(heat_sides);
+  s.depth.source = source(depth_sides);
   if (max) {
     s.heat.max = *max;
     s.depth = {0.0, *max, ScaleSource::User};

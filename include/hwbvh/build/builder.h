@@ -2,7 +2,7 @@
 // Build pipeline, format-neutral: scene triangles -> Embree binary BVH (rtcBuildBVH, SAH; spatial splits at
 // high quality) -> SAH-optimal collapse to WideBvh<8> (Ylitie, Karras, Laine 2017, "Efficient Incoherent Ray
 // Traversal on GPUs Through Compressed Wide BVHs") with leaves of triangle pairs. The same collapse also gives
-// WideBvh<4> for 4-wide targets (RT IP 2.0).
+// WideBvh<4> for 4-wide targets (RT IP 2.0) and WideBvh<6> for Intel Xe's 6-wide nodes.
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -58,5 +58,9 @@ BuildResult build_wide_bvh(const Scene& scene, const BuildOptions& options);
 
 /// Same, collapsed to a 4-wide tree (box_step_cost is then the cost of a step that tests up to 4 children).
 WideBuildResult<4> build_wide_bvh4(const Scene& scene, const BuildOptions& options);
+
+/// Same, collapsed to a 6-wide tree (Intel Xe QBVH6; box_step_cost is the cost of a step that tests up to 6
+/// children).
+WideBuildResult<6> build_wide_bvh6(const Scene& scene, const BuildOptions& options);
 
 }  // namespace hwbvh::build

@@ -24,7 +24,6 @@
 #include "hwbvh/emu/loaded_bvh.h"
 #include "hwbvh/emu/traversal.h"
 #include "hwbvh/render/image.h"
-#include "hwbvh/render/legend.h"
 #include "hwbvh/scene/camera.h"
 
 namespace hwbvh::render {
@@ -91,16 +90,10 @@ struct Frame {
 /// Throws hwbvh::Error(BadInput) for invalid options.
 [[nodiscard]] Frame trace_frame(const emu::LoadedBvh& bvh, const ViewOptions& options);
 
-/// Where the top of a scale comes from; the legend says which ("max 163 (image)", "max 200 (--max)").
-enum class ScaleSource : uint8_t {
-  Image,   ///< the largest value in the image
-  Shared,  ///< the largest value in both compared images
-  User,    ///< given by the user (--max)
-};
-
 /// One mode of a frame as an image: W x H, plus a legend strip below for heatmaps and depth. `max` (finite,
 /// > 0) fixes the top of the scale: the heatmap value drawn in the brightest colour, or for depth the far
-/// distance (the scale then starts at t = 0). Without it the scale spans the image's own values.
+/// distance (the scale then starts at t = 0). Without it the scale spans the image's own values. The legend
+/// says which: "max 163 (image)", "max 200 (--max)" (and "(shared)" for the common scale of a comparison).
 /// Throws hwbvh::Error(BadInput) for an invalid `max`.
 [[nodiscard]] Image render(const Frame& frame, Mode mode, std::optional<double> max = {});
 

@@ -65,6 +65,7 @@ bool pair_leaf_fits(const Scene& scene, std::span<const build::PrimPair> pairs) 
 void configure_build(build::BuildOptions& options) {
   options.max_leaf_pairs = 1;
   options.leaf_fits = pair_leaf_fits;
+  options.pair_leftovers = false;  // a pair is a quad: it needs the shared edge
 }
 
 EncodedBvh encode(const Scene& scene, const build::WideBvh<4>& bvh, const EncodeOptions& options) {

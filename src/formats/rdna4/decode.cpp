@@ -181,43 +181,51 @@ std::optional<PrimitiveHeader> decode_header(NodeView node, std::string* error) 
 
 BoxChildren decode_box_children(NodeView node) {
   BoxChildren out;
-  const float origin[3] = {bits_float(node[3]), bits_float(node[4]), bits_float(node[5])};
   const uint32_t dw6 = node[6];
-  const uint32_t exponent[3] = {field(dw6, 7, 0), field(dw6, 15, 8), field(dw6, 23, 16)};
   const uint32_t child_count = field(dw6, 30, 28) + 1;
   out.obb_index = node[7] & 0x7Fu;
 
+  // Child info (§2.3) and pointers (§2.4: box children take consecutive internal offsets, leaves consecutive leaf
+  // offsets, each advancing by its range length x 0x10 pointer units).
   uint32_t int_ptr = node[0] | kTypeBox;
   uint32_t leaf_ptr = node[1];
-  std::array<std::array<uint32_t, 8>, 3> qmin{}, qmax{};
+  std::array<std::array<uint32_t, 8>, 3> qmin, qmax;
   for (unsigned k = 0; k < 8; ++k) {
     const uint32_t w0 = node[8 + 3 * k], w1 = node[9 + 3 * k], w2 = node[10 + 3 * k];
     out.box_flags[k] = field(w0, 27, 24);
     out.instance_mask[k] = field(w1, 31, 24);
     qmin[0][k] = field(w0, 11, 0), qmin[1][k] = field(w0, 23, 12), qmin[2][k] = field(w1, 11, 0);
     qmax[0][k] = field(w1, 23, 12) + 1, qmax[1][k] = field(w2, 11, 0) + 1, qmax[2][k] = field(w2, 23, 12) + 1;
-    if (k >= child_count) {
-      out.pointer[k] = kInvalidNode;
-      continue;
-    }
-    // §2.4: box children take consecutive internal offsets, leaves consecutive leaf offsets.
     const uint32_t node_type = field(w2, 27, 24);
-    const uint32_t advance = field(w2, 31, 28) << 4;  // range length x 0x10 pointer units per 128-byte node
-    if (node_type == kTypeBox) {
-      out.pointer[k] = int_ptr;
-      int_ptr += advance;
+    const uint32_t advance = k < child_count ? field(w2, 31, 28) << 4 : 0;
+    const bool is_box = node_type == kTypeBox;
+    out.pointer[k] = k >= child_count ? kInvalidNode : is_box ? int_ptr : leaf_ptr | node_type;
+    int_ptr += is_box ? advance : 0;
+    leaf_ptr += is_box ? 0 : advance;
+  }
+
+  // §2.6 dequantization, all eight slots (slots past the count become NaN below).
+  for (int a = 0; a < 3; ++a) {
+    const float origin = bits_float(node[3 + a]);
+    const uint32_t exponent = field(dw6, 8 * a + 7, 8 * a);
+    if (exponent >= 13) {
+      // Then no offset is flushed and 2^(e-139) is a normal float: p * 2^(e-139) is one exact multiply (p = 4096,
+      // e = 255 overflows to +inf like the bit construction), the same value as dequantize(). Being exact, the
+      // product gives the same sum whether or not the compiler fuses it with the addition.
+      const float scale = bits_float((exponent - 12) << 23);
+      for (unsigned k = 0; k < 8; ++k) {
+        out.min[a][k] = static_cast<float>(qmin[a][k]) * scale + origin;
+        out.max[a][k] = static_cast<float>(qmax[a][k]) * scale + origin;
+      }
     } else {
-      out.pointer[k] = leaf_ptr | node_type;
-      leaf_ptr += advance;
+      for (unsigned k = 0; k < 8; ++k) {
+        out.min[a][k] = dequantize(origin, exponent, qmin[a][k]);
+        out.max[a][k] = dequantize(origin, exponent, qmax[a][k]);
+      }
     }
   }
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  for (int a = 0; a < 3; ++a) {
-    for (unsigned k = 0; k < 8; ++k) {
-      const bool valid = k < child_count;
-      out.min[a][k] = valid ? dequantize(origin[a], exponent[a], qmin[a][k]) : nan;
-      out.max[a][k] = valid ? dequantize(origin[a], exponent[a], qmax[a][k]) : nan;
-    }
+  for (unsigned k = child_count; k < 8; ++k) {
+    for (int a = 0; a < 3; ++a) out.min[a][k] = out.max[a][k] = std::numeric_limits<float>::quiet_NaN();
   }
   return out;
 }

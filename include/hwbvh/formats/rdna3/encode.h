@@ -45,7 +45,8 @@ EncodedBvh encode(const Scene& scene, const build::WideBvh<4>& bvh, const Encode
 /// (can_pair: same geometry and opacity, consistent winding across a bit-identical shared edge).
 bool pair_leaf_fits(const Scene& scene, std::span<const build::PrimPair> pairs);
 
-/// Sets what this format needs of the builder: max_leaf_pairs = 1 and leaf_fits = pair_leaf_fits.
+/// Sets what this format needs of the builder: max_leaf_pairs = 1, leaf_fits = pair_leaf_fits, and
+/// pair_leftovers = false (only edge-sharing triangles can form a pair node).
 void configure_build(build::BuildOptions& options);
 
 }  // namespace hwbvh::rdna3

@@ -48,14 +48,15 @@ struct DecodedBoxNode {
 DecodedBoxNode decode_box_node(const NodeDwords& node);
 
 /// Only the per-child fields of a box node that the intersection instruction reads (§2.3, §2.4, §2.6), laid out
-/// per axis for the slab test; the same values as decode_box_node's, which is built on this.
+/// per axis for the slab test; the same values as decode_box_node's, which is built on this. The members have no
+/// initializers so that the intersector's hot path does not clear them first: decode_box_children sets them all.
 struct BoxChildren {
-  uint32_t obb_index = kNoObb;               ///< DW7 & 0x7F
-  std::array<uint32_t, 8> pointer{};         ///< = DecodedBoxNode::child_pointer
-  std::array<uint32_t, 8> box_flags{};       ///< = info[k].box_flags (all eight slots)
-  std::array<uint32_t, 8> instance_mask{};   ///< = info[k].instance_mask (all eight slots)
-  std::array<std::array<float, 8>, 3> min{};  ///< [axis][slot] = child_box[slot].min[axis]; NaN past the count
-  std::array<std::array<float, 8>, 3> max{};  ///< [axis][slot] = child_box[slot].max[axis]; NaN past the count
+  uint32_t obb_index;                       ///< DW7 & 0x7F
+  std::array<uint32_t, 8> pointer;          ///< = DecodedBoxNode::child_pointer
+  std::array<uint32_t, 8> box_flags;        ///< = info[k].box_flags (all eight slots)
+  std::array<uint32_t, 8> instance_mask;    ///< = info[k].instance_mask (all eight slots)
+  std::array<std::array<float, 8>, 3> min;  ///< [axis][slot] = child_box[slot].min[axis]; NaN past the count
+  std::array<std::array<float, 8>, 3> max;  ///< [axis][slot] = child_box[slot].max[axis]; NaN past the count
 };
 
 BoxChildren decode_box_children(NodeView node);
