@@ -28,6 +28,7 @@ struct StatsArgs {
   std::string rays_file;
   uint32_t stack_size = 16;
   uint32_t heuristic = 0;
+  std::string triangle_test = "watertight";
   uint32_t step_limit = emu::kDefaultStepLimit;
   int threads = 0;
   std::string machine;
@@ -62,6 +63,7 @@ int run_stats(const StatsArgs& a) {
   options.rays_file = a.rays_file;
   options.trace.stack.size = a.stack_size;
   options.trace.intersect.heuristic = static_cast<emu::SortHeuristic>(a.heuristic);
+  options.trace.intersect.triangle_test = emu::parse_triangle_test(a.triangle_test);
   options.trace.step_limit = a.step_limit;
   options.threads = a.threads;
   options.oracle = !a.no_oracle;
@@ -98,6 +100,9 @@ Command add_stats_command(CLI::App& app) {
   sub->add_option("--stack-size", args->stack_size, "LDS stack ring entries per lane")->check(CLI::Range(2u, 64u))->capture_default_str();
   sub->add_option("--heuristic", args->heuristic, "box sort heuristic: 0 closest, 1 largest interval, 2 midpoint, 3 no sort")
       ->check(CLI::Range(0u, 3u))->capture_default_str();
+  sub->add_option("--triangle-test", args->triangle_test,
+                  "ray/triangle test: watertight (as DXR/Vulkan hardware must be) or gpurt (GPURT's emulation)")
+      ->check(CLI::IsMember({"watertight", "gpurt"}))->capture_default_str();
   sub->add_option("--step-limit", args->step_limit, "stop (and report) a ray after this many steps")->check(CLI::Range(1u, 1000000000u))->capture_default_str();
   sub->add_option("--threads", args->threads, "worker threads; 0 = all (counters are identical at any count)")
       ->check(CLI::Range(0, 4096))->capture_default_str();

@@ -20,6 +20,7 @@ Command add_build_command(CLI::App& app);  ///< hwbvh build SCENE.obj -o OUT.hwb
 Command add_info_command(CLI::App& app);   ///< hwbvh info FILE
 Command add_dump_command(CLI::App& app);   ///< hwbvh dump FILE
 Command add_stats_command(CLI::App& app);  ///< hwbvh stats FILE
+Command add_compare_command(CLI::App& app);  ///< hwbvh compare SCENE.obj
 Command add_render_command(CLI::App& app);  ///< hwbvh render FILE -o OUT.png --mode MODE
 
 }  // namespace hwbvh::cli

@@ -48,7 +48,8 @@ int run_cli(int argc, char** argv) {
   app.require_subcommand(1);
   const hwbvh::cli::Command commands[] = {hwbvh::cli::add_build_command(app), hwbvh::cli::add_info_command(app),
                                           hwbvh::cli::add_dump_command(app),
-                                          hwbvh::cli::add_stats_command(app), hwbvh::cli::add_render_command(app)};
+                                          hwbvh::cli::add_stats_command(app), hwbvh::cli::add_render_command(app),
+                                          hwbvh::cli::add_compare_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

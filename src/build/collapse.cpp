@@ -34,7 +34,7 @@ template <int Width>
 class Collapser {
  public:
   Collapser(const Scene& scene, const BinaryBvh& binary, const BuildOptions& options)
-      : scene_(scene), binary_(binary), options_(options), pairing_(scene, options.pair_leftovers), dp_(binary.nodes.size()) {
+      : scene_(scene), binary_(binary), options_(options), pairing_(scene, options.pair_leftovers, options.pair_fits), dp_(binary.nodes.size()) {
     const float root_area = binary.nodes[0].bounds.surface_area();
     area_scale_ = root_area > 0.0f ? 1.0f / root_area : 1.0f;
   }

@@ -5,13 +5,14 @@
 #include <bit>
 #include <numeric>
 #include <string>
+#include <utility>
 
 #include "hwbvh/core/error.h"
 
 namespace hwbvh::build {
 
-TrianglePairing::TrianglePairing(const Scene& scene, bool pair_leftovers)
-    : weld_(scene.positions.size()), scene_(&scene), pair_leftovers_(pair_leftovers) {
+TrianglePairing::TrianglePairing(const Scene& scene, bool pair_leftovers, PairFitFn pair_fits)
+    : weld_(scene.positions.size()), scene_(&scene), pair_leftovers_(pair_leftovers), pair_fits_(std::move(pair_fits)) {
   std::vector<uint32_t> order(scene.positions.size());
   std::iota(order.begin(), order.end(), 0u);
   const auto& p = scene.positions;
@@ -43,12 +44,14 @@ uint32_t TrianglePairing::pair(std::span<const uint32_t> triangles, std::vector<
   for (int i = 0; i < n; ++i) {
     for (int k = 0; k < 3; ++k) ids[i][k] = weld_[scene_->triangles[tris[i]].v[k]];
   }
+  // tris is sorted, so i < j gives the format's pair test its (tri0, tri1) order.
+  const auto fits = [&](int i, int j) { return !pair_fits_ || pair_fits_(*scene_, tris[i], tris[j]); };
   std::array<uint64_t, kMaxTriangles> adjacent{};
   for (int i = 0; i < n; ++i) {
     for (int j = i + 1; j < n; ++j) {
       int shared = 0;
       for (const uint32_t a : ids[i]) shared += (a == ids[j][0]) + (a == ids[j][1]) + (a == ids[j][2]);
-      if (shared >= 2) {
+      if (shared >= 2 && fits(i, j)) {
         adjacent[i] |= uint64_t{1} << j;
         adjacent[j] |= uint64_t{1} << i;
       }
@@ -86,19 +89,28 @@ uint32_t TrianglePairing::pair(std::span<const uint32_t> triangles, std::vector<
       if (a == ids[j][0] || a == ids[j][1] || a == ids[j][2]) return true;
     return false;
   };
+  uint64_t unpaired = 0;  // leftovers that no other leftover fits
   while (pair_leftovers_ && std::popcount(free_mask) >= 2) {
     const int u = std::countr_zero(free_mask);
     free_mask &= ~(uint64_t{1} << u);
-    int v = std::countr_zero(free_mask);
+    int v = -1;
     for (uint64_t c = free_mask; c != 0; c &= c - 1) {
-      if (shares_vertex(u, std::countr_zero(c))) {
-        v = std::countr_zero(c);
+      const int w = std::countr_zero(c);
+      if (!fits(u, w)) continue;
+      if (v < 0) v = w;
+      if (shares_vertex(u, w)) {
+        v = w;
         break;
       }
+    }
+    if (v < 0) {
+      unpaired |= uint64_t{1} << u;
+      continue;
     }
     free_mask &= ~(uint64_t{1} << v);
     pairs[count++] = {tris[u], tris[v]};
   }
+  free_mask |= unpaired;
   for (; free_mask != 0; free_mask &= free_mask - 1) pairs[count++] = {tris[std::countr_zero(free_mask)], kNoIndex};
   for (int i = 0; i < count; ++i) {
     if (pairs[i].has_tri1() && pairs[i].tri1 < pairs[i].tri0) std::swap(pairs[i].tri0, pairs[i].tri1);

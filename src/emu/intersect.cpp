@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -18,12 +19,6 @@ constexpr uint32_t kSignBit = 0x80000000u;
 
 // Child box flags (§2.3).
 constexpr uint32_t kOnlyOpaque = 1, kOnlyNonOpaque = 2, kOnlyTriangles = 4, kOnlyProcedural = 8;
-
-// minNum / maxNum (§5.3): a NaN operand is ignored, the result is NaN only when both are. Written as selects so that
-// they compile to minss / maxss rather than libm calls; of two equal values (+0 and -0) either may come back, which
-// does not matter because the emulation only compares these results.
-float min_num(float a, float b) { return std::isnan(b) ? a : (a < b ? a : b); }
-float max_num(float a, float b) { return std::isnan(b) ? a : (a > b ? a : b); }
 
 // §5.3 step 2: early culling of a child by its box flags against the pointer flags.
 bool box_flags_cull(uint32_t f, const PointerFlags& pf) {
@@ -76,17 +71,16 @@ constexpr int kNetwork[19][2] = {{0, 2}, {1, 3}, {4, 6}, {5, 7},  // stage 1
                                  {1, 2}, {3, 4}, {5, 6}};         // stage 6
 constexpr int kHalfSortComparators = 10;
 
-// §5.3 steps 7-8 on the hit pointers: returns DW0..7.
-std::array<uint32_t, 8> sort_children(const std::array<uint32_t, 8>& ptr, const std::array<float, 8>& key,
+// §5.3 steps 7-8 on the hit pointers (`valid` of them not INVALID): returns DW0..7.
+std::array<uint32_t, 8> sort_children(const std::array<uint32_t, 8>& ptr, const std::array<float, 8>& key, int valid,
                                       const IntersectOptions& opt) {
   if (!opt.box_sort || opt.heuristic == SortHeuristic::Disabled) return ptr;
   // Valid entries always sort before invalid ones (their ext is smaller), so with at most one valid entry the
   // wide sort's output is that entry followed by INVALID: no need to run the network.
-  const auto valid = std::count_if(ptr.begin(), ptr.end(), [](uint32_t p) { return p != kInvalidNode; });
   if (opt.wide_sort && valid <= 1) {
     std::array<uint32_t, 8> out;
     out.fill(kInvalidNode);
-    if (valid == 1) out[0] = *std::find_if(ptr.begin(), ptr.end(), [](uint32_t p) { return p != kInvalidNode; });
+    for (uint32_t p : ptr) out[0] &= p;  // the one valid pointer, or INVALID
     return out;
   }
   // 3-bit extended key: invalid last; with sort_triangles_first, primitives before boxes, (ptr & 7) == 1 first.
@@ -106,19 +100,36 @@ std::array<uint32_t, 8> sort_children(const std::array<uint32_t, 8>& ptr, const 
   return out;
 }
 
+// Four slots at a time (GCC/Clang vector extensions: plain IEEE operations per lane, as the scalar code would
+// do them). Comparisons give -1 / 0 per lane; `mask ? a : b` selects per lane.
+using F4 = float __attribute__((vector_size(16)));
+using I4 = int32_t __attribute__((vector_size(16)));
+using U4 = uint32_t __attribute__((vector_size(16)));
+
+template <typename V, typename T>
+V load4(const T* p) {
+  V v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <typename V, typename T>
+void store4(T* p, V v) {
+  std::memcpy(p, &v, sizeof v);
+}
+// minNum / maxNum (§5.3) per lane: a NaN operand is ignored, the result is NaN only when both are. Of two equal
+// values (+0 and -0) either may come back, which does not matter because the emulation only compares the results.
+F4 min_num4(F4 a, F4 b) { return b != b ? a : (a < b ? a : b); }
+F4 max_num4(F4 a, F4 b) { return b != b ? a : (a > b ? a : b); }
+
 void intersect_box(rdna4::NodeView node, const PointerFlags& pf, const PreparedRay& ray, const IntersectOptions& opt,
                    IntersectResult& res) {
   // Decode: child pointers (INVALID past the count) and dequantized boxes (NaN past the count).
   const rdna4::BoxChildren box = rdna4::decode_box_children(node);
   std::array<uint32_t, 8> child = box.pointer;
 
-  // Early culling by box flags and instance mask.
-  const bool flag_culling = pf.cull_opaque || pf.cull_non_opaque || pf.skip_triangles || pf.skip_procedural;
-  if (flag_culling) {
+  // Early culling by box flags (only when a pointer flag can cull) and instance mask.
+  if (pf.cull_opaque || pf.cull_non_opaque || pf.skip_triangles || pf.skip_procedural) {
     for (int k = 0; k < 8; ++k) child[k] = box_flags_cull(box.box_flags[k], pf) ? kInvalidNode : child[k];
-  }
-  for (int k = 0; k < 8; ++k) {
-    child[k] = (box.instance_mask[k] & ray.operands.instance_mask) == 0 ? kInvalidNode : child[k];
   }
 
   // OBB: the slab tests run in the node's rotated frame. Indices 104..126 have no matrix; they are treated like
@@ -131,59 +142,54 @@ void intersect_box(rdna4::NodeView node, const PointerFlags& pf, const PreparedR
     res.obb_rotated = true;
   }
 
-  // Slab test of all eight slots, one axis at a time: tn = maxNum(maxNum(near_x, near_y), near_z) and tf likewise
-  // with minNum (maxNum(NaN, x) = x starts the chain).
+  // Slab test of all eight slots (§5.3 step 5), four at a time: tn = maxNum(maxNum(near_x, near_y), near_z), tf
+  // likewise with minNum (maxNum(NaN, x) = x starts the chain); clamp to [0, extent]; miss on NaN; grow the far
+  // distance. maxNum(tn, 0) and minNum(tf, extent) are written with non-NaN second operands: a NaN extent does
+  // not constrain, and a NaN tn or tf is overridden by the NaN rule anyway.
   constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-  std::array<float, 8> tn, tf;
-  tn.fill(kNaN);
-  tf.fill(kNaN);
-  for (int c = 0; c < 3; ++c) {
-    const bool forward = inv[c] >= 0.0f;  // a NaN inverse takes the "else" branch
-    const std::array<float, 8>& near_plane = forward ? box.min[c] : box.max[c];
-    const std::array<float, 8>& far_plane = forward ? box.max[c] : box.min[c];
-    const float oc = o[c], ic = inv[c];
-    for (int k = 0; k < 8; ++k) {
-      const float near_d = near_plane[k] - oc, far_d = far_plane[k] - oc;
-      const float near_t = near_d * ic, far_t = far_d * ic;
-      tn[k] = max_num(tn[k], near_t);
-      tf[k] = min_num(tf[k], far_t);
-    }
-  }
-
-  // Clamp to [0, extent], miss on NaN, grow the far plane; then the sort key.
   const float grow = box_grow_factor(opt.box_grow);
-  std::array<float, 8> t0, t1;
-  std::array<uint32_t, 8> ptr;
-  for (int k = 0; k < 8; ++k) {
-    const bool nan = std::isnan(tn[k]) || std::isnan(tf[k]);
-    t0[k] = nan ? kInf : max_num(tn[k], 0.0f);
-    t1[k] = nan ? -kInf : min_num(tf[k], ray.operands.extent);
-    const float t1_grown = t1[k] * grow;
-    ptr[k] = t0[k] <= t1_grown ? child[k] : kInvalidNode;
-  }
+  const float extent = std::isnan(ray.operands.extent) ? kInf : ray.operands.extent;
+  const U4 ray_mask = U4{} + ray.operands.instance_mask;
+  std::array<uint32_t, 8> hit_ptr;
   std::array<float, 8> key;
-  switch (opt.heuristic) {
-    case SortHeuristic::LargestFirst:
-      for (int k = 0; k < 8; ++k) key[k] = t0[k] - t1[k];
-      break;
-    case SortHeuristic::ClosestMidpoint:
-      for (int k = 0; k < 8; ++k) key[k] = (std::isnan(tn[k]) ? 0.0f : tn[k]) + (std::isnan(tf[k]) ? kInf : tf[k]);
-      break;
-    case SortHeuristic::Closest:
-    case SortHeuristic::Disabled: key = t0; break;
-  }
-
-  // Remove adjacent duplicates (child reuse); INVALID entries also become the new "previous".
-  uint32_t prev = ptr[0];
-  for (int k = 1; k < 8; ++k) {
-    if (ptr[k] == prev) {
-      ptr[k] = kInvalidNode;
-    } else {
-      prev = ptr[k];
+  for (int h = 0; h < 8; h += 4) {
+    F4 tn = F4{} + kNaN, tf = F4{} + kNaN;
+    for (int c = 0; c < 3; ++c) {
+      const bool forward = inv[c] >= 0.0f;  // a NaN inverse takes the "else" branch
+      const F4 near_plane = load4<F4>(&(forward ? box.min : box.max)[c][h]);
+      const F4 far_plane = load4<F4>(&(forward ? box.max : box.min)[c][h]);
+      const F4 near_d = near_plane - o[c], far_d = far_plane - o[c];
+      tn = max_num4(tn, near_d * inv[c]);
+      tf = min_num4(tf, far_d * inv[c]);
+    }
+    const I4 nan = (tn != tn) | (tf != tf);
+    const F4 t0 = nan ? F4{} + kInf : (tn > 0.0f ? tn : F4{});
+    const F4 t1 = nan ? F4{} - kInf : (tf < extent ? tf : F4{} + extent);
+    const I4 hit = t0 <= t1 * grow;
+    const U4 mask_ok = (load4<U4>(&box.instance_mask[h]) & ray_mask) != 0;
+    store4(&hit_ptr[h], (hit & mask_ok) ? load4<U4>(&child[h]) : U4{} + kInvalidNode);
+    switch (opt.heuristic) {
+      case SortHeuristic::LargestFirst: store4(&key[h], t0 - t1); break;
+      case SortHeuristic::ClosestMidpoint:
+        store4(&key[h], (tn != tn ? F4{} : tn) + (tf != tf ? F4{} + kInf : tf));
+        break;
+      case SortHeuristic::Closest:
+      case SortHeuristic::Disabled: store4(&key[h], t0); break;
     }
   }
 
-  const std::array<uint32_t, 8> sorted = sort_children(ptr, key, opt);
+  // Remove adjacent duplicates (child reuse, §5.3 step 6). Every entry becomes the next one's "previous", whether
+  // it was removed or not (a removed entry equalled its predecessor), so each is compared with its original
+  // predecessor.
+  std::array<uint32_t, 8> ptr;
+  ptr[0] = hit_ptr[0];
+  int valid = hit_ptr[0] != kInvalidNode ? 1 : 0;
+  for (int k = 1; k < 8; ++k) {
+    ptr[k] = hit_ptr[k] == hit_ptr[k - 1] ? kInvalidNode : hit_ptr[k];
+    valid += ptr[k] != kInvalidNode ? 1 : 0;
+  }
+
+  const std::array<uint32_t, 8> sorted = sort_children(ptr, key, valid, opt);
   std::copy(sorted.begin(), sorted.end(), res.dw.begin());
   res.box_tests = 8;
 }

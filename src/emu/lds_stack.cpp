@@ -59,7 +59,7 @@ void LdsStack::push(uint32_t value) {
     ++traffic_.lost;
   }
   ring_[a.write_index] = value;
-  a.write_index = (a.write_index + 1) % size_;
+  a.write_index = a.write_index + 1 == size_ ? 0 : a.write_index + 1;
   if (a.to_tlas == size_) a.tlas_in_stack = false;  // every TLAS entry has been overwritten
   a.to_tlas = std::min(a.to_tlas + 1, size_);
   a.valid_count = std::min(a.valid_count + 1, size_);
@@ -70,11 +70,13 @@ void LdsStack::push8(uint32_t last, const std::array<uint32_t, 8>& r, bool primi
   // A real node pointer as `last` means a walk-back re-visit: only the slots sorted after it are pushed. On RT IP
   // 3.1 every primitive slot counts as already visited, because primitives always sort first.
   const bool walkback = !is_sentinel(last);
-  std::array<bool, 8> match{};
+  std::array<bool, 8> match{};  // only consulted on a walk-back
   bool any_match = false;
-  for (int k = 0; k < 8; ++k) {
-    match[k] = r[k] == last || (primitive_range && is_primitive_type(r[k]));
-    any_match = any_match || match[k];
+  if (walkback) {
+    for (int k = 0; k < 8; ++k) {
+      match[k] = r[k] == last || (primitive_range && is_primitive_type(r[k]));
+      any_match = any_match || match[k];
+    }
   }
   bool valid = !walkback || any_match;
   // last = 0xFFFFFFF8 | nav: continue the primitive range of the node in slot 7.
@@ -118,7 +120,7 @@ uint32_t LdsStack::pop() {
   }
   a.to_tlas = a.to_tlas > 0 ? a.to_tlas - 1 : 0;
   --a.valid_count;
-  a.write_index = (a.write_index + size_ - 1) % size_;
+  a.write_index = a.write_index == 0 ? size_ - 1 : a.write_index - 1;
   const uint32_t x = ring_[a.write_index];
   ++traffic_.pops;
   if ((x & 7u) == rdna4::kTypeInstance) {  // entering a BLAS next
@@ -136,7 +138,7 @@ uint32_t LdsStack::pop() {
 uint32_t LdsStack::try_pop() {
   StackAddress& a = address_;
   if ((a.to_tlas == 0 && a.tlas_in_stack) || a.valid_count == 0) return kInvalidNode;
-  const uint32_t top = (a.write_index + size_ - 1) % size_;
+  const uint32_t top = a.write_index == 0 ? size_ - 1 : a.write_index - 1;
   if ((ring_[top] & 7u) == rdna4::kTypeInstance) return kInvalidNode;
   a.to_tlas = a.to_tlas > 0 ? a.to_tlas - 1 : 0;
   --a.valid_count;

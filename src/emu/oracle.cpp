@@ -172,6 +172,7 @@ const char* disagreement_name(Disagreement d) {
     case Disagreement::DifferentPrimitiveFarther: return "different-primitive-farther";
     case Disagreement::DifferentPrimitiveCloser: return "different-primitive-closer";
     case Disagreement::OcclusionMismatch: return "occlusion-mismatch";
+    case Disagreement::EdgeCrack: return "edge-crack";
   }
   return "unknown";
 }
@@ -184,15 +185,22 @@ double relative_t_error(float t_emu, float t_embree) {
   return std::abs(static_cast<double>(t_emu) - static_cast<double>(t_embree)) / scale;
 }
 
+/// Embree's hit lies within kEdgeCrackBarycentric of its triangle's border.
+bool near_edge(const OracleHit& hit) {
+  const float u = hit.barycentrics.x, v = hit.barycentrics.y;
+  return std::min({u, v, 1.0f - u - v}) < kEdgeCrackBarycentric;
+}
+
 }  // namespace
 
 Disagreement compare(const OracleHit& emu, const OracleHit& embree) {
   if (!emu.hit && !embree.hit) return Disagreement::None;
-  if (!emu.hit) return Disagreement::EmuMissEmbreeHit;
   if (!embree.hit) return Disagreement::EmuHitEmbreeMiss;
+  if (!emu.hit) return near_edge(embree) ? Disagreement::EdgeCrack : Disagreement::EmuMissEmbreeHit;
   if (emu.geometry == embree.geometry && emu.primitive == embree.primitive) return Disagreement::None;
   if (relative_t_error(emu.t, embree.t) <= kAgreementRelativeT) return Disagreement::None;
-  return emu.t > embree.t ? Disagreement::DifferentPrimitiveFarther : Disagreement::DifferentPrimitiveCloser;
+  if (emu.t > embree.t) return near_edge(embree) ? Disagreement::EdgeCrack : Disagreement::DifferentPrimitiveFarther;
+  return Disagreement::DifferentPrimitiveCloser;
 }
 
 Disagreement compare(bool emu_occluded, bool embree_occluded) {

@@ -155,7 +155,7 @@ class Walker {
       if (!d.pairs.back()) {
         problem(name + " pair " + std::to_string(i) + ": " + error);
       } else if (queue && d.pairs.back()->navigation == rdna4::kNavEndOfNode) {
-        // The last pair has no stop bit: its range continues at pair 0 of the next node (§4.7).
+        // The last pair has no stop bit: its range continues at pair 0 of the next node (spec §4.7).
         queue->push_back({rdna4::make_node_pointer(d.offset + rdna4::kNodeBytes, 0),
                           Pending::Via::RangeContinuation, d.offset});
       }

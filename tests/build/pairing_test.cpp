@@ -114,5 +114,19 @@ TEST(Pairing, IndependentOfInputOrder) {
   EXPECT_EQ(lone_count(a), 0);
 }
 
+TEST(Pairing, FormatPairTestPicksTheOtherNeighbour) {
+  // Strip a-b-c numbered 0, 1, 2: the middle triangle pairs with a unless the format refuses (0, 1); then with c.
+  const Scene scene = strip(3);
+  std::vector<PrimPair> out;
+  const auto refuse_first = [](const Scene&, uint32_t tri0, uint32_t tri1) { return !(tri0 == 0 && tri1 == 1); };
+  TrianglePairing(scene, false, refuse_first).pair(std::vector<uint32_t>{0, 1, 2}, out);
+  EXPECT_EQ(out, (std::vector<PrimPair>{{0, kNoIndex}, {1, 2}}));
+  // Leftover pairing (no shared edge needed) asks the format too.
+  out.clear();
+  const auto nothing = [](const Scene&, uint32_t, uint32_t) { return false; };
+  TrianglePairing(scene, true, nothing).pair(std::vector<uint32_t>{0, 1, 2}, out);
+  EXPECT_EQ(lone_count(out), 3);
+}
+
 }  // namespace
 }  // namespace hwbvh::build

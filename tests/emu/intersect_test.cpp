@@ -3,6 +3,9 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
+
+#include <glm/geometric.hpp>
 
 #include "emu/emu_nodes.h"
 #include "hwbvh/core/bits.h"
@@ -326,43 +329,75 @@ NodeImage one_pair_node(bool with_tri1 = true, bool opaque = true) {
   return img;
 }
 
+constexpr TriangleTest kBothTests[] = {TriangleTest::Watertight, TriangleTest::Gpurt};
+
+IntersectOptions with_test(TriangleTest test) {
+  IntersectOptions o;
+  o.triangle_test = test;
+  return o;
+}
+
+// Exact values on exactly representable geometry: both triangle tests fill the slots identically.
 TEST(IntersectPrimitive, KnownDistanceAndBarycentrics) {
   const NodeImage img = one_pair_node();
-  const auto r = run(img, prim_ptr(1), ray({0.25f, 0.5f, 1}, {0, 0, -1}));
-  EXPECT_EQ(r.kind, rdna4::NodeKind::Primitive);
-  EXPECT_EQ(r.triangle_tests, 2u);
-  EXPECT_EQ(r.box_tests, 0u);
-  EXPECT_EQ(r.dw[0], float_bits(1.0f));
-  EXPECT_EQ(r.dw[1], float_bits(0.25f));  // weight of vertex i1 = (1,0,0)
-  EXPECT_EQ(r.dw[2], float_bits(0.5f));   // weight of vertex i2 = (0,1,0)
-  EXPECT_EQ(r.dw[3], 10u << 1);           // front face
-  EXPECT_EQ(r.dw[4], float_bits(kInf));   // tri1 missed
-  EXPECT_EQ(r.dw[7] >> 1, 11u);
-  EXPECT_EQ(r.dw[8], (3u << 2) | rdna4::kNavEndOfRange);
-  EXPECT_EQ(r.dw[9], (4u << 2) | rdna4::kNavEndOfRange);
-  const TriangleSlot s = read_triangle_slot(r.dw, 0);
-  EXPECT_EQ(s.t, 1.0f);
-  EXPECT_EQ(s.u, 0.25f);
-  EXPECT_EQ(s.v, 0.5f);
-  EXPECT_FALSE(s.back_face);
-  EXPECT_FALSE(s.procedural);
-  EXPECT_FALSE(s.non_opaque);
-  EXPECT_EQ(s.primitive_id, 10u);
-  EXPECT_EQ(s.geometry_id, 3u);
-  EXPECT_EQ(s.navigation, rdna4::kNavEndOfRange);
+  for (TriangleTest test : kBothTests) {
+    SCOPED_TRACE(triangle_test_name(test));
+    const auto r = run(img, prim_ptr(1), ray({0.25f, 0.5f, 1}, {0, 0, -1}), with_test(test));
+    EXPECT_EQ(r.kind, rdna4::NodeKind::Primitive);
+    EXPECT_EQ(r.triangle_tests, 2u);
+    EXPECT_EQ(r.box_tests, 0u);
+    EXPECT_EQ(r.dw[0], float_bits(1.0f));
+    EXPECT_EQ(r.dw[1], float_bits(0.25f));  // weight of vertex i1 = (1,0,0)
+    EXPECT_EQ(r.dw[2], float_bits(0.5f));   // weight of vertex i2 = (0,1,0)
+    EXPECT_EQ(r.dw[3], 10u << 1);           // front face
+    EXPECT_EQ(r.dw[4], float_bits(kInf));   // tri1 missed
+    EXPECT_EQ(r.dw[7] >> 1, 11u);
+    EXPECT_EQ(r.dw[8], (3u << 2) | rdna4::kNavEndOfRange);
+    EXPECT_EQ(r.dw[9], (4u << 2) | rdna4::kNavEndOfRange);
+    const TriangleSlot s = read_triangle_slot(r.dw, 0);
+    EXPECT_EQ(s.t, 1.0f);
+    EXPECT_EQ(s.u, 0.25f);
+    EXPECT_EQ(s.v, 0.5f);
+    EXPECT_FALSE(s.back_face);
+    EXPECT_FALSE(s.procedural);
+    EXPECT_FALSE(s.non_opaque);
+    EXPECT_EQ(s.primitive_id, 10u);
+    EXPECT_EQ(s.geometry_id, 3u);
+    EXPECT_EQ(s.navigation, rdna4::kNavEndOfRange);
+  }
 }
 
 TEST(IntersectPrimitive, BackFaceAndMisses) {
   const NodeImage img = one_pair_node();
-  auto r = run(img, prim_ptr(1), ray({0.25f, 0.5f, -2}, {0, 0, 1}));
-  EXPECT_EQ(r.dw[0], float_bits(2.0f));
-  EXPECT_EQ(r.dw[3], (10u << 1) | 1u);  // back face: the ray travels along the normal (0, 0, 1)
-  EXPECT_EQ(r.dw[1], float_bits(0.25f));
-  // Outside the triangle, behind the origin: t = +inf (a miss has no other marker).
-  EXPECT_EQ(run(img, prim_ptr(1), ray({0.75f, 0.75f, 1}, {0, 0, -1})).dw[0], float_bits(kInf));
-  EXPECT_EQ(run(img, prim_ptr(1), ray({0.25f, 0.25f, -1}, {0, 0, -1})).dw[0], float_bits(kInf));
-  // No extent test on triangles: a far hit is still reported (the loop compares with its closest t).
-  EXPECT_EQ(run(img, prim_ptr(1), ray({0.25f, 0.25f, 1000}, {0, 0, -1}, 1.0f)).dw[0], float_bits(1000.0f));
+  for (TriangleTest test : kBothTests) {
+    SCOPED_TRACE(triangle_test_name(test));
+    const IntersectOptions opt = with_test(test);
+    auto r = run(img, prim_ptr(1), ray({0.25f, 0.5f, -2}, {0, 0, 1}), opt);
+    EXPECT_EQ(r.dw[0], float_bits(2.0f));
+    EXPECT_EQ(r.dw[3], (10u << 1) | 1u);  // back face: the ray travels along the normal (0, 0, 1)
+    EXPECT_EQ(r.dw[1], float_bits(0.25f));
+    // Outside the triangle, behind the origin: t = +inf (a miss has no other marker).
+    EXPECT_EQ(run(img, prim_ptr(1), ray({0.75f, 0.75f, 1}, {0, 0, -1}), opt).dw[0], float_bits(kInf));
+    EXPECT_EQ(run(img, prim_ptr(1), ray({0.25f, 0.25f, -1}, {0, 0, -1}), opt).dw[0], float_bits(kInf));
+    // No extent test on triangles: a far hit is still reported (the loop compares with its closest t).
+    EXPECT_EQ(run(img, prim_ptr(1), ray({0.25f, 0.25f, 1000}, {0, 0, -1}, 1.0f), opt).dw[0], float_bits(1000.0f));
+    // Facing follows the winding whatever the dominant axis and direction sign (the watertight test permutes axes).
+    const NodeImage tilted = [] {
+      NodeImage i;
+      i.put(1, primitive_node({pair(triangle({0, 0, 0}, {4, 1, 0.5f}, {1, 4, -0.5f}, 7))}));
+      return i;
+    }();
+    const Vec3 target{1.5f, 1.5f, 0.0f};
+    for (const Vec3 d : {Vec3{0.1f, 0.2f, -1}, Vec3{3, 0.5f, -1}, Vec3{-0.5f, -3, -1}, Vec3{-3, 0.2f, -0.5f}}) {
+      const Vec3 n = glm::cross(Vec3{4, 1, 0.5f}, Vec3{1, 4, -0.5f});
+      const bool front = glm::dot(d, n) < 0.0f;
+      const auto hit = run(tilted, prim_ptr(1), ray(target - 2.0f * d, d), opt);
+      EXPECT_NEAR(bits_float(hit.dw[0]), 2.0f, 1e-5f) << d.x << " " << d.y << " " << d.z;
+      EXPECT_EQ(hit.dw[3] & 1u, front ? 0u : 1u) << d.x << " " << d.y << " " << d.z;
+      const auto back = run(tilted, prim_ptr(1), ray(target + 2.0f * d, -d), opt);
+      EXPECT_EQ(back.dw[3] & 1u, front ? 1u : 0u) << d.x << " " << d.y << " " << d.z;
+    }
+  }
 }
 
 TEST(IntersectPrimitive, CullingAndOpacityFlags) {
@@ -370,53 +405,113 @@ TEST(IntersectPrimitive, CullingAndOpacityFlags) {
   const RayOperands front = ray({0.25f, 0.5f, 1}, {0, 0, -1}), back = ray({0.25f, 0.5f, -1}, {0, 0, 1});
   const IntersectDwords culled_dw{float_bits(kInf), 0u, 0u, 10u << 1};
   auto slot0 = [](const IntersectResult& r) { return IntersectDwords{r.dw[0], r.dw[1], r.dw[2], r.dw[3]}; };
-  PointerFlags f;
-  f.cull_back_facing = true;
-  EXPECT_EQ(slot0(run(img, prim_ptr(1), back, {}, f)), culled_dw);
-  EXPECT_EQ(run(img, prim_ptr(1), front, {}, f).dw[0], float_bits(1.0f));
-  f = {};
-  f.cull_front_facing = true;
-  EXPECT_EQ(slot0(run(img, prim_ptr(1), front, {}, f)), culled_dw);
-  f = {};
-  f.flip_facedness = true;  // front becomes back; t is unchanged (both signs flip)
-  auto r = run(img, prim_ptr(1), front, {}, f);
-  EXPECT_EQ(r.dw[0], float_bits(1.0f));
-  EXPECT_EQ(r.dw[3], (10u << 1) | 1u);
-  f.cull_back_facing = true;
-  EXPECT_EQ(slot0(run(img, prim_ptr(1), front, {}, f)), culled_dw);
-  f = {};
-  f.cull_opaque = true;
-  EXPECT_EQ(slot0(run(img, prim_ptr(1), front, {}, f)), culled_dw);
-  f.force_non_opaque = true;  // no longer opaque: not culled, J carries the non-opaque sign
-  r = run(img, prim_ptr(1), front, {}, f);
-  EXPECT_EQ(r.dw[0], float_bits(1.0f));
-  EXPECT_EQ(r.dw[2], float_bits(0.5f) | 0x80000000u);
-  EXPECT_TRUE(read_triangle_slot(r.dw, 0).non_opaque);
-  EXPECT_EQ(read_triangle_slot(r.dw, 0).v, 0.5f);
-  f = {};
-  f.skip_triangles = true;
-  EXPECT_EQ(slot0(run(img, prim_ptr(1), front, {}, f)), culled_dw);
-  // A non-opaque triangle: J sign set; FORCE_OPAQUE clears it.
-  const NodeImage translucent = one_pair_node(true, false);
-  EXPECT_EQ(run(translucent, prim_ptr(1), front).dw[2], float_bits(0.5f) | 0x80000000u);
-  f = {};
-  f.force_opaque = true;
-  EXPECT_EQ(run(translucent, prim_ptr(1), front, {}, f).dw[2], float_bits(0.5f));
-  // A culled non-opaque triangle keeps its non-opaque sign on J = 0.
-  f = {};
-  f.cull_back_facing = true;
-  EXPECT_EQ(run(translucent, prim_ptr(1), back, {}, f).dw[2], 0x80000000u);
+  for (TriangleTest test : kBothTests) {
+    SCOPED_TRACE(triangle_test_name(test));
+    const IntersectOptions opt = with_test(test);
+    PointerFlags f;
+    f.cull_back_facing = true;
+    EXPECT_EQ(slot0(run(img, prim_ptr(1), back, opt, f)), culled_dw);
+    EXPECT_EQ(run(img, prim_ptr(1), front, opt, f).dw[0], float_bits(1.0f));
+    f = {};
+    f.cull_front_facing = true;
+    EXPECT_EQ(slot0(run(img, prim_ptr(1), front, opt, f)), culled_dw);
+    f = {};
+    f.flip_facedness = true;  // front becomes back; t is unchanged (both signs flip)
+    auto r = run(img, prim_ptr(1), front, opt, f);
+    EXPECT_EQ(r.dw[0], float_bits(1.0f));
+    EXPECT_EQ(r.dw[3], (10u << 1) | 1u);
+    f.cull_back_facing = true;
+    EXPECT_EQ(slot0(run(img, prim_ptr(1), front, opt, f)), culled_dw);
+    f = {};
+    f.cull_opaque = true;
+    EXPECT_EQ(slot0(run(img, prim_ptr(1), front, opt, f)), culled_dw);
+    f.force_non_opaque = true;  // no longer opaque: not culled, J carries the non-opaque sign
+    r = run(img, prim_ptr(1), front, opt, f);
+    EXPECT_EQ(r.dw[0], float_bits(1.0f));
+    EXPECT_EQ(r.dw[2], float_bits(0.5f) | 0x80000000u);
+    EXPECT_TRUE(read_triangle_slot(r.dw, 0).non_opaque);
+    EXPECT_EQ(read_triangle_slot(r.dw, 0).v, 0.5f);
+    f = {};
+    f.skip_triangles = true;
+    EXPECT_EQ(slot0(run(img, prim_ptr(1), front, opt, f)), culled_dw);
+    // A non-opaque triangle: J sign set; FORCE_OPAQUE clears it.
+    const NodeImage translucent = one_pair_node(true, false);
+    EXPECT_EQ(run(translucent, prim_ptr(1), front, opt).dw[2], float_bits(0.5f) | 0x80000000u);
+    f = {};
+    f.force_opaque = true;
+    EXPECT_EQ(run(translucent, prim_ptr(1), front, opt, f).dw[2], float_bits(0.5f));
+    // A culled non-opaque triangle keeps its non-opaque sign on J = 0.
+    f = {};
+    f.cull_back_facing = true;
+    EXPECT_EQ(run(translucent, prim_ptr(1), back, opt, f).dw[2], 0x80000000u);
+  }
 }
 
 TEST(IntersectPrimitive, InvalidTri1) {
   const NodeImage img = one_pair_node(false);
-  const auto r = run(img, prim_ptr(1), ray({0.25f, 0.5f, 1}, {0, 0, -1}));
-  EXPECT_EQ(r.triangle_tests, 1u);
-  EXPECT_EQ(r.dw[4], float_bits(kInf));
-  EXPECT_EQ(r.dw[5], float_bits(1.0f));
-  EXPECT_EQ(r.dw[6], float_bits(1.0f));
-  EXPECT_EQ(r.dw[7], 0u);
-  EXPECT_EQ(r.dw[0], float_bits(1.0f));
+  for (TriangleTest test : kBothTests) {
+    SCOPED_TRACE(triangle_test_name(test));
+    const auto r = run(img, prim_ptr(1), ray({0.25f, 0.5f, 1}, {0, 0, -1}), with_test(test));
+    EXPECT_EQ(r.triangle_tests, 1u);
+    EXPECT_EQ(r.dw[4], float_bits(kInf));
+    EXPECT_EQ(r.dw[5], float_bits(1.0f));
+    EXPECT_EQ(r.dw[6], float_bits(1.0f));
+    EXPECT_EQ(r.dw[7], 0u);
+    EXPECT_EQ(r.dw[0], float_bits(1.0f));
+  }
+}
+
+// Rays through points of the diagonal shared by the two triangles of a (nearly) planar quad in general position:
+// the watertight test hits at least one of them every time, Möller–Trumbore does not. The ray directions vary so
+// that every dominant axis and sign is exercised; rays grazing the plane are left out (where the rounded fourth
+// vertex folds the quad, a grazing ray may pass legitimately).
+TEST(IntersectPrimitive, WatertightTestHasNoCracksOnSharedEdges) {
+  const Vec3 p0{0.1f, 0.2f, 0.3f}, p1{1.7f, 0.4f, 0.9f}, p2{0.3f, 1.9f, 0.1f}, p3 = p1 + p2 - p0;
+  NodeImage img;
+  img.put(1, primitive_node({pair(triangle(p0, p1, p2, 0), triangle(p1, p3, p2, 1))}));  // shared edge p1-p2
+  const Vec3 n = glm::normalize(glm::cross(p1 - p0, p2 - p0));
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> along(0.02f, 0.98f), dir(-1.0f, 1.0f);
+  uint32_t cracks[2] = {0, 0}, rays = 0;
+  while (rays < 20000) {
+    const Vec3 on_edge = p1 + along(rng) * (p2 - p1);
+    const Vec3 d{dir(rng), dir(rng), dir(rng)};
+    if (glm::length(d) < 0.1f || std::abs(glm::dot(glm::normalize(d), n)) < 0.05f) continue;
+    ++rays;
+    const RayOperands r = ray(on_edge - 3.0f * d, d);
+    for (int m = 0; m < 2; ++m) {
+      const auto res = run(img, prim_ptr(1), r, with_test(kBothTests[m]));
+      cracks[m] += res.dw[0] == float_bits(kInf) && res.dw[4] == float_bits(kInf) ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(cracks[0], 0u) << "watertight";
+  EXPECT_GT(cracks[1], 0u) << "gpurt (Möller–Trumbore is expected to leak through shared edges)";
+}
+
+TEST(IntersectPrimitive, TriangleTestsAgreeAwayFromEdges) {
+  // Random rays aimed well inside a triangle: same hit, same facing, t and barycentrics within rounding.
+  const Vec3 a{-1.3f, 0.2f, 0.7f}, b{2.1f, -0.4f, 1.9f}, c{0.4f, 2.6f, -0.8f};
+  NodeImage img;
+  img.put(1, primitive_node({pair(triangle(a, b, c, 5))}));
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> w(0.05f, 0.9f), dir(-1.0f, 1.0f);
+  for (int i = 0; i < 2000; ++i) {
+    float u = w(rng), v = w(rng);
+    if (u + v > 0.95f) u = 0.95f - v * 0.5f, v *= 0.5f;
+    const Vec3 target = a + u * (b - a) + v * (c - a);
+    const Vec3 d{dir(rng), dir(rng), dir(rng)};
+    const RayOperands r = ray(target - 2.0f * d, d);
+    const TriangleSlot wt = read_triangle_slot(run(img, prim_ptr(1), r, with_test(TriangleTest::Watertight)).dw, 0);
+    const TriangleSlot mt = read_triangle_slot(run(img, prim_ptr(1), r, with_test(TriangleTest::Gpurt)).dw, 0);
+    ASSERT_LT(wt.t, kInf) << i;
+    ASSERT_LT(mt.t, kInf) << i;
+    EXPECT_NEAR(wt.t, mt.t, 1e-4f * mt.t) << i;
+    EXPECT_NEAR(wt.u, mt.u, 1e-4f) << i;
+    EXPECT_NEAR(wt.v, mt.v, 1e-4f) << i;
+    EXPECT_NEAR(wt.u, u, 1e-4f) << i;
+    EXPECT_NEAR(wt.v, v, 1e-4f) << i;
+    EXPECT_EQ(wt.back_face, mt.back_face) << i;
+  }
 }
 
 TEST(IntersectPrimitive, NavigationValuesAndPairIndexFromPointer) {
@@ -475,11 +570,23 @@ TEST(IntersectDispatch, FaultsAreReportedCleanly) {
 TEST(IntersectOptionsTest, Validation) {
   IntersectOptions o;
   EXPECT_NO_THROW(o.validate());
+  EXPECT_EQ(o.triangle_test, TriangleTest::Watertight);
   o.box_grow = 256;
   EXPECT_THROW(o.validate(), Error);
   o = {};
   o.heuristic = static_cast<SortHeuristic>(4);
   EXPECT_THROW(o.validate(), Error);
+  o = {};
+  o.triangle_test = static_cast<TriangleTest>(2);
+  EXPECT_THROW(o.validate(), Error);
+}
+
+TEST(IntersectOptionsTest, TriangleTestNames) {
+  for (TriangleTest test : {TriangleTest::Watertight, TriangleTest::Gpurt}) {
+    EXPECT_EQ(parse_triangle_test(triangle_test_name(test)), test);
+  }
+  EXPECT_STREQ(triangle_test_name(TriangleTest::Gpurt), "gpurt");
+  EXPECT_THROW((void)parse_triangle_test("moller"), Error);
 }
 
 TEST(PointerFlagsTest, BitRoundTrip) {

@@ -150,7 +150,10 @@ TEST(Oracle, AoRaysFromHitsDoNotSelfIntersect) {
   for (const Ray& r : shadows.rays) EXPECT_FALSE(oracle.occluded(r));
 }
 
-OracleHit hit(float t, uint32_t geometry, uint32_t primitive) { return {true, t, geometry, primitive}; }
+/// A hit in the middle of its triangle (far from every edge), or at the given barycentrics.
+OracleHit hit(float t, uint32_t geometry, uint32_t primitive, Vec2 barycentrics = {0.25f, 0.25f}) {
+  return {true, t, geometry, primitive, barycentrics};
+}
 
 TEST(Compare, EveryCause) {
   const OracleHit miss{};
@@ -169,6 +172,27 @@ TEST(Compare, EveryCause) {
   EXPECT_EQ(compare(true, false), Disagreement::OcclusionMismatch);
   EXPECT_EQ(compare(false, true), Disagreement::OcclusionMismatch);
   EXPECT_STREQ(disagreement_name(Disagreement::DifferentPrimitiveCloser), "different-primitive-closer");
+  EXPECT_STREQ(disagreement_name(Disagreement::EdgeCrack), "edge-crack");
+}
+
+TEST(Compare, EdgeCracksAreMissesNextToAnEdgeOfEmbreesTriangle) {
+  const OracleHit miss{};
+  // Within 1e-4 of each of the three edges: u = 0, v = 0, u + v = 1 (the fandisk case: u + v = 1 - 2e-6).
+  for (const Vec2 b : {Vec2{0.00005f, 0.5f}, Vec2{0.5f, 0.00005f}, Vec2{0.5f, 0.499998f}, Vec2{0.0f, 0.0f}}) {
+    EXPECT_EQ(compare(miss, hit(1, 0, 0, b)), Disagreement::EdgeCrack) << b.x << " " << b.y;
+    EXPECT_EQ(compare(hit(2, 0, 1), hit(1, 0, 0, b)), Disagreement::EdgeCrack) << b.x << " " << b.y;
+    // Closer hits, other causes and agreeing rays are unchanged by the edge.
+    EXPECT_EQ(compare(hit(0.5f, 0, 1), hit(1, 0, 0, b)), Disagreement::DifferentPrimitiveCloser);
+    EXPECT_EQ(compare(hit(1, 0, 0), hit(1, 0, 0, b)), Disagreement::None);
+    EXPECT_EQ(compare(hit(1.00001f, 0, 1), hit(1, 0, 0, b)), Disagreement::None);
+  }
+  // Just past the threshold: an ordinary miss / farther hit.
+  EXPECT_EQ(compare(miss, hit(1, 0, 0, {0.0002f, 0.5f})), Disagreement::EmuMissEmbreeHit);
+  EXPECT_EQ(compare(hit(2, 0, 1), hit(1, 0, 0, {0.3f, 0.6997f})), Disagreement::DifferentPrimitiveFarther);
+  AgreementStats a;
+  a.add(miss, hit(1, 0, 0, {0.5f, 0.5f}));
+  EXPECT_EQ(a.count(Disagreement::EdgeCrack), 1u);
+  EXPECT_EQ(a.disagreeing(), 1u);
 }
 
 TEST(AgreementStats, CountsCausesAndWorstError) {

@@ -18,6 +18,7 @@
 #include "hwbvh/pipeline/pipeline.h"
 #include "hwbvh/render/colormap.h"
 #include "hwbvh/render/font.h"
+#include "hwbvh/render/legend.h"
 #include "hwbvh/render/png.h"
 #include "hwbvh/render/render.h"
 #include "hwbvh/scene/ray_gen.h"

@@ -45,7 +45,7 @@ struct Blob {
 const char* target_name(Target t);  ///< "rtip31", "rtip20", "xe3"
 const char* section_type_name(SectionType t);  ///< "nodes", "geometry", "scene-meta", "build-meta"
 
-// File layout constants (docs/blob-format.md §1). Exposed for tools and tests that inspect raw bytes.
+// File layout constants (docs/blob-format.md §2, §3). Exposed for tools and tests that inspect raw bytes.
 inline constexpr char kMagic[8] = {'H', 'W', 'B', 'V', 'H', '\r', '\n', '\x1a'};
 inline constexpr std::size_t kFileHeaderBytes = 40;  ///< magic, version, target, count, reserved, size, checksum
 inline constexpr std::size_t kHeaderChecksumOffset = 32;  ///< u64 header checksum field inside the file header
@@ -72,7 +72,9 @@ struct FileLayout {
   std::vector<SectionEntry> sections;  ///< in section-table order
 };
 
-/// Serialises to bytes (for tests and fuzzing).
+/// Serialises to bytes in the canonical layout (sections in order, each at its alignment, zero padding).
+/// Throws hwbvh::Error(Runtime) for a blob that cannot be written: more than kMaxSections sections, a section
+/// type twice, or an alignment that is not a power of two up to kMaxAlignment (Nodes: a multiple of 128).
 std::vector<std::byte> serialize(const Blob& blob);
 /// Parses and validates bytes; `name` is used in messages. Throws hwbvh::Error(BadInput).
 Blob parse(std::span<const std::byte> bytes, const std::string& name);

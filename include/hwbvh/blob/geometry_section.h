@@ -1,5 +1,5 @@
 #pragma once
-// The binary Geometry section (docs/blob-format.md §3): the scene's positions and every triangle with its
+// The binary Geometry section (docs/blob-format.md §7): the scene's positions and every triangle with its
 // vertex indices, geometry id, primitive id and flags. Degenerate (zero-area) triangles are kept and flagged so
 // that triangle numbering and ids match the source scene. Tools that need the scene without the nodes — the
 // emulator's Embree oracle, `hwbvh dump` — read this section; nothing here depends on a hardware format.

@@ -19,6 +19,11 @@ enum class BuildQuality { Low, Medium, High };
 /// Called concurrently from several threads; a lone triangle is assumed to always fit and is not asked about.
 using LeafFitFn = std::function<bool(const Scene&, std::span<const PrimPair>)>;
 
+/// Format-supplied pair test: true if scene triangles tri0 < tri1 can be stored as one pair (e.g. an Xe QuadLeaf
+/// needs one geometry and opacity and primitive indices at most 31 apart). Pairing then matches only such
+/// triangles. Called concurrently from several threads.
+using PairFitFn = std::function<bool(const Scene&, uint32_t tri0, uint32_t tri1)>;
+
 struct BuildOptions {
   BuildQuality quality = BuildQuality::Medium;
   int threads = 0;                 ///< 0 = all hardware threads; results are identical at any count
@@ -28,6 +33,7 @@ struct BuildOptions {
   LeafFitFn leaf_fits;             ///< optional; empty = only max_leaf_pairs applies
   /// Pair leaf triangles that share no edge too (formats whose pairs are independent triangles, RT IP 3.1).
   bool pair_leftovers = false;
+  PairFitFn pair_fits;             ///< optional; empty = any two triangles may pair
 };
 
 struct BuildStats {

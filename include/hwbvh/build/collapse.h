@@ -12,8 +12,8 @@
 namespace hwbvh::build {
 
 /// Collapses `binary` (built over `scene`) into a WideBvh<Width>: Width 8 (the default), 6 (Intel Xe QBVH6) or 4
-/// (RT IP 2.0 BVH4); collapse.cpp instantiates exactly these three. A binary subtree may become a leaf only if it has at most
-/// 2 * options.max_leaf_pairs references, its paired triangles (pairing.h; duplicate references of a triangle
+/// (RT IP 2.0 BVH4); collapse.cpp instantiates exactly these three. A binary subtree may become a leaf only if it has
+/// at most 2 * options.max_leaf_pairs references, its paired triangles (pairing.h; duplicate references of a triangle
 /// merged) number at most options.max_leaf_pairs pairs and, when set, options.leaf_fits accepts them. The root
 /// is always a wide node. Wide nodes are numbered breadth-first; each leaf's pairs are contiguous, in
 /// breadth-first leaf order. Deterministic at any options.threads.

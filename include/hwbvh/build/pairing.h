@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "hwbvh/build/builder.h"
 #include "hwbvh/build/wide_bvh.h"
 #include "hwbvh/scene/scene.h"
 
@@ -19,8 +20,9 @@ class TrianglePairing {
   static constexpr uint32_t kMaxTriangles = 64;  ///< per call (leaves hold at most 2 * 32 triangles)
 
   /// Welds the scene's vertex positions (equal positions get one id) once, so each call compares small ids.
-  /// `pair_leftovers`: also pair triangles without a shared edge (see above).
-  explicit TrianglePairing(const Scene& scene, bool pair_leftovers = false);
+  /// `pair_leftovers`: also pair triangles without a shared edge (see above). `pair_fits`: when set, only
+  /// triangles it accepts are paired (edge-sharing or not).
+  explicit TrianglePairing(const Scene& scene, bool pair_leftovers = false, PairFitFn pair_fits = {});
 
   /// Pairs distinct scene triangles `triangles` (at most kMaxTriangles) and appends the pairs to `out`:
   /// edge-sharing triangles are matched greedily, least-connected first (optimal on strips and fans, and
@@ -34,6 +36,7 @@ class TrianglePairing {
   std::vector<uint32_t> weld_;  ///< per position: the smallest index of a position with equal coordinates
   const Scene* scene_;
   bool pair_leftovers_;
+  PairFitFn pair_fits_;
 };
 
 }  // namespace hwbvh::build

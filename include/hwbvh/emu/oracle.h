@@ -10,6 +10,10 @@
 // Agreement rule, per ray: closest-hit rays agree when (a) both miss, (b) both hit the same geometry and
 // primitive, or (c) both hit and |t_emu - t_embree| <= 1e-4 * max(|t_embree|, FLT_MIN) (edges shared by two
 // triangles, ties). Shadow (any-hit) rays agree when both are occluded or both are not.
+// A disagreeing closest-hit ray where the emulator missed Embree's hit (no hit, or a farther one) is classified
+// EdgeCrack when Embree's hit lies within kEdgeCrackBarycentric of its triangle's border in barycentric terms,
+// min(u, v, 1 - u - v): the signature of a ray slipping between two triangles through a shared edge, i.e. of a
+// triangle test that is not watertight (IntersectOptions::triangle_test = Gpurt), rather than of a BVH bug.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -24,6 +28,8 @@ namespace hwbvh::emu {
 
 /// Relative t tolerance of agreement rule (c).
 inline constexpr float kAgreementRelativeT = 1e-4f;
+/// Largest barycentric distance min(u, v, 1 - u - v) of Embree's hit from its triangle's border for EdgeCrack.
+inline constexpr float kEdgeCrackBarycentric = 1e-4f;
 
 /// A closest hit, from Embree or converted from the emulator ({r.hit, r.t, r.geometry_id, r.primitive_id}).
 struct OracleHit {
@@ -66,8 +72,9 @@ enum class Disagreement : uint8_t {
   DifferentPrimitiveFarther,  ///< both hit different primitives; the emulator's is farther beyond tolerance
   DifferentPrimitiveCloser,   ///< both hit different primitives; the emulator's is closer beyond tolerance
   OcclusionMismatch,          ///< shadow ray: one says occluded, the other not
+  EdgeCrack,                  ///< the emulator missed Embree's hit (no hit or a farther one) next to an edge
 };
-inline constexpr std::size_t kDisagreementCount = 6;
+inline constexpr std::size_t kDisagreementCount = 7;
 
 /// Short kebab-case name for tables and JSON ("none", "emu-miss-embree-hit", ...).
 [[nodiscard]] const char* disagreement_name(Disagreement d);

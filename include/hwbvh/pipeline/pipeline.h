@@ -88,12 +88,12 @@ BuildBlobResult build_blob(const Scene& scene, const BuildBlobOptions& options, 
 BuildReport build_file(const std::filesystem::path& scene_path, const std::filesystem::path& output,
                        const BuildBlobOptions& options, const ProgressFn& progress = {});
 
-/// The report as one JSON object (docs/blob-format.md §5); `run` is included only when present.
+/// The report as one JSON object (docs/blob-format.md §9); `run` is included only when present.
 std::string report_to_json(const BuildReport& report);
 /// Parses report_to_json's output (e.g. a BuildMeta section). Throws hwbvh::Error(BadInput) naming `file`.
 BuildReport report_from_json(std::string_view json, const std::string& file);
 
-/// The SceneMeta section's JSON for `scene` (docs/blob-format.md §4).
+/// The SceneMeta section's JSON for `scene` (docs/blob-format.md §8).
 std::string scene_meta_json(const Scene& scene);
 
 }  // namespace hwbvh::pipeline

@@ -107,9 +107,8 @@ uint32_t sub_triangle_index(Vec2 uv, uint32_t level, SubTriangleOrder order) {
   const float fu = std::floor(su), fv = std::floor(sv);
   MicroTriangle m{std::min(static_cast<uint32_t>(fu), n - 1), std::min(static_cast<uint32_t>(fv), n - 1), false};
   if (m.iu + m.iv >= n) m.iu = n - 1 - m.iv;
-  // The fractional parts are exact; their sum is exact in double.
-  const double frac_sum = static_cast<double>(su - fu) + static_cast<double>(sv - fv);
-  m.inverted = frac_sum >= 1.0 && m.iu + m.iv < n - 1;
+  // The fractional parts are exact; their sum rounds in f32, as in the Vulkan reference code.
+  m.inverted = (su - fu) + (sv - fv) >= 1.0f && m.iu + m.iv < n - 1;
   return order == SubTriangleOrder::Bird ? bird_index(m, level) : row_index(m, level);
 }
 
@@ -136,7 +135,8 @@ StocMasks summarize(std::span<const SubTriangleState> states, uint32_t target_le
       const uint64_t span = sub_triangle_count(level - target_level);
       const auto first = states.begin() + static_cast<std::ptrdiff_t>(b * span);
       const auto last = first + static_cast<std::ptrdiff_t>(span);
-      const bool all_opaque = std::all_of(first, last, [](SubTriangleState s) { return s == SubTriangleState::Opaque; });
+      const bool all_opaque =
+          std::all_of(first, last, [](SubTriangleState s) { return s == SubTriangleState::Opaque; });
       const bool all_transparent =
           std::all_of(first, last, [](SubTriangleState s) { return s == SubTriangleState::Transparent; });
       state = all_opaque ? SubTriangleState::Opaque

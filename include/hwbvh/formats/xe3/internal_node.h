@@ -43,8 +43,8 @@ struct QuantGrid {
   std::array<int32_t, 3> exponent{};
 };
 
-/// The grid for children `boxes` (already grown), per the rule above. Throws hwbvh::Error(BadInput) if an extent
-/// needs an exponent above 127 (coordinates near the f32 limit).
+/// The grid for `grown_union`, the union of the grown child boxes, per the rule above. Throws hwbvh::Error(BadInput) if
+/// an extent needs an exponent above 127 (coordinates near the f32 limit).
 QuantGrid make_quant_grid(const Aabb& grown_union);
 
 /// One ulp of the box's largest coordinate magnitude, subtracted from min and added to max (§6.1).

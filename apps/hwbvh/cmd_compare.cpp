@@ -1,0 +1,82 @@
+// hwbvh compare SCENE.obj: one table across hardware targets (RDNA 2/3 BVH4, RDNA 4 BVH4x2, BVH8 with and
+// without OBBs), the same rays through each.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+
+#include "commands.h"
+#include "hwbvh/emu/machine_config.h"
+#include "hwbvh/stats/compare.h"
+#include "progress.h"
+
+namespace hwbvh::cli {
+namespace {
+
+struct CompareArgs {
+  std::string scene;
+  std::string rays = "primary,random";
+  uint32_t width = 256;
+  uint32_t height = 256;
+  std::string camera;
+  uint32_t random_rays = 16384;
+  uint32_t stack_size = 16;
+  std::string quality = "medium";
+  std::string machine;
+  int threads = 0;
+  bool json = false;
+  bool quiet = false;
+};
+
+int run_compare(const CompareArgs& a) {
+  stats::CompareOptions o;
+  o.kinds.clear();
+  std::stringstream in(a.rays);
+  for (std::string name; std::getline(in, name, ',');) {
+    const stats::RayKind k = stats::parse_ray_kind(name);
+    if (std::find(o.kinds.begin(), o.kinds.end(), k) == o.kinds.end()) o.kinds.push_back(k);
+  }
+  o.width = a.width;
+  o.height = a.height;
+  if (!a.camera.empty()) o.camera = parse_camera(a.camera);
+  o.random_rays = a.random_rays;
+  o.trace.stack.size = a.stack_size;
+  o.quality = a.quality == "low" ? build::BuildQuality::Low
+              : a.quality == "high" ? build::BuildQuality::High : build::BuildQuality::Medium;
+  if (!a.machine.empty()) o.machine = emu::load_machine_preset(a.machine);
+  o.threads = a.threads;
+  stats::CompareReport report;
+  {
+    Progress progress("hwbvh compare", !a.quiet);
+    progress.phase("loading");
+    const Scene scene = load_obj(a.scene);
+    progress.phase("building and tracing");
+    report = stats::compare_targets(scene, o);
+  }
+  const std::string text = a.json ? stats::compare_to_json(report) + "\n" : stats::compare_to_text(report);
+  std::fputs(text.c_str(), stdout);
+  return 0;
+}
+
+}  // namespace
+
+Command add_compare_command(CLI::App& app) {
+  auto args = std::make_shared<CompareArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "compare", "Build one OBJ scene for every target (rtip20 BVH4, rtip31 BVH4x2, BVH8, BVH8 + OBB) and compare traversal");
+  sub->add_option("scene", args->scene, "OBJ scene file")->required();
+  sub->add_option("--rays", args->rays, "comma-separated ray types: primary, ao, shadow, random")->capture_default_str();
+  sub->add_option("--width", args->width, "primary-ray image width")->check(CLI::Range(1u, 16384u))->capture_default_str();
+  sub->add_option("--height", args->height, "primary-ray image height")->check(CLI::Range(1u, 16384u))->capture_default_str();
+  sub->add_option("--camera", args->camera, "eye,target,up,fov (ten numbers); default: framed from the scene bounds");
+  sub->add_option("--random-rays", args->random_rays, "number of random rays")->check(CLI::Range(1u, 100000000u))->capture_default_str();
+  sub->add_option("--stack-size", args->stack_size, "LDS stack ring entries per lane")->check(CLI::Range(2u, 64u))->capture_default_str();
+  sub->add_option("--quality", args->quality, "BVH build quality")->check(CLI::IsMember({"low", "medium", "high"}))->capture_default_str();
+  sub->add_option("--machine", args->machine, "also run the machine model (preset name or JSON file)");
+  sub->add_option("--threads", args->threads, "worker threads; 0 = all")->check(CLI::Range(0, 4096))->capture_default_str();
+  sub->add_flag("--json", args->json, "print one JSON document");
+  sub->add_flag("--quiet", args->quiet, "no progress indicator");
+  return {sub, [args] { return run_compare(*args); }};
+}
+
+}  // namespace hwbvh::cli

@@ -1,0 +1,180 @@
+// Writes the seed corpora of the fuzz targets (fuzz/README.md) from the project's scenes, so that every target
+// starts from inputs that reach deep into its code: the OBJ and MTL files themselves (large ones cut at a line
+// boundary), the rtip31 and rtip20 blobs built from them, their Geometry and BuildMeta sections, node sections,
+// single nodes, and rays files in both encodings. A few hand-written OBJ, MTL and rays seeds add syntax the scenes
+// do not use. Deterministic: the same scenes give the same files. Run through fuzz/make-corpus.sh.
+//
+//   fuzz_make_corpus SCENES_DIR CORPUS_DIR
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <glm/geometric.hpp>
+
+#include "hwbvh/blob/blob.h"
+#include "hwbvh/blob/bytes.h"
+#include "hwbvh/blob/geometry_section.h"
+#include "hwbvh/build/builder.h"
+#include "hwbvh/core/error.h"
+#include "hwbvh/formats/rdna3/encode.h"
+#include "hwbvh/formats/rdna4/node_pointer.h"
+#include "hwbvh/pipeline/pipeline.h"
+#include "hwbvh/scene/rays_file.h"
+#include "hwbvh/scene/scene.h"
+
+namespace hwbvh::fuzz {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::size_t kMaxTextSeed = 16 * 1024;  // larger scene files are cut: big seeds slow every execution
+constexpr std::size_t kMaxBlobSeed = 64 * 1024;  // whole blobs and node sections up to this size
+constexpr std::size_t kNodesPerScene = 24;       // single-node seeds per scene and format
+
+class Corpus {
+ public:
+  explicit Corpus(fs::path root) : root_(std::move(root)) {}
+
+  void write(const std::string& target, const std::string& name, std::span<const std::byte> bytes) {
+    fs::create_directories(root_ / target);
+    std::ofstream(root_ / target / name, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    ++files_;
+  }
+  void write(const std::string& target, const std::string& name, std::string_view text) {
+    write(target, name, std::as_bytes(std::span(text.data(), text.size())));
+  }
+  [[nodiscard]] int files() const { return files_; }
+
+ private:
+  fs::path root_;
+  int files_ = 0;
+};
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The first `limit` bytes, cut after the last complete line.
+std::string head_lines(const std::string& text, std::size_t limit) {
+  if (text.size() <= limit) return text;
+  const std::size_t end = text.rfind('\n', limit);
+  return text.substr(0, end == std::string::npos ? limit : end + 1);
+}
+
+// `count` windows of `window` bytes, evenly spaced over `bytes` from `first` on, stepping by multiples of `step`.
+void write_windows(Corpus& corpus, const std::string& target, const std::string& prefix,
+                   std::span<const std::byte> bytes, std::size_t first, std::size_t step, std::size_t window) {
+  if (bytes.size() < first + window) return;
+  const std::size_t slots = (bytes.size() - first - window) / step + 1;
+  const std::size_t count = std::min(slots, kNodesPerScene);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t at = first + (i * slots / count) * step;
+    corpus.write(target, prefix + "-" + std::to_string(at), bytes.subspan(at, window));
+  }
+}
+
+// Rays through the scene's bounds in both encodings: four from outside towards the centre, one with tmin > 0.
+void write_rays(Corpus& corpus, const std::string& name, const Aabb& bounds) {
+  const Vec3 center = 0.5f * (bounds.min + bounds.max), size = bounds.max - bounds.min;
+  std::vector<Ray> rays;
+  for (const Vec3 dir : {Vec3{1, 0, 0}, Vec3{0, -1, 0}, Vec3{0, 0, 1}, Vec3{0.6f, 0.48f, -0.64f}}) {
+    rays.push_back({center - size * dir, dir, 0.0f, 3.0f * glm::length(size)});
+  }
+  rays.push_back({center, Vec3{0, 1, 0}, 0.25f, std::numeric_limits<float>::infinity()});
+  corpus.write("rays", name + ".txt", serialize_rays(rays, RaysFileFormat::Text));
+  corpus.write("rays", name + ".bin", serialize_rays(rays, RaysFileFormat::Binary));
+}
+
+blob::Blob rtip20_blob(const Scene& scene) {
+  build::BuildOptions options;
+  rdna3::configure_build(options);
+  const rdna3::EncodedBvh encoded = rdna3::encode(scene, build::build_wide_bvh4(scene, options).bvh, {});
+  blob::Blob b;
+  b.target = blob::Target::Rtip20;
+  b.sections.push_back({blob::SectionType::Nodes, blob::kNodesAlignment, blob::dwords_to_bytes(encoded.dwords)});
+  b.sections.push_back({blob::SectionType::Geometry, 16, blob::encode_geometry(scene)});
+  return b;
+}
+
+void write_scene(Corpus& corpus, const fs::path& obj) {
+  const std::string name = obj.stem().string();
+  corpus.write("obj", name + ".obj", head_lines(read_text(obj), kMaxTextSeed));
+  const Scene scene = load_obj(obj);
+  write_rays(corpus, name, scene.bounds());
+
+  const blob::Blob rtip31 = pipeline::build_blob(scene, {}).blob;
+  const blob::Blob rtip20 = rtip20_blob(scene);
+  for (const auto& [label, b] : {std::pair{"rtip31", &rtip31}, std::pair{"rtip20", &rtip20}}) {
+    const std::string stem = name + "-" + label;
+    const std::vector<std::byte> file = blob::serialize(*b);
+    if (file.size() <= kMaxBlobSeed) {
+      corpus.write("blob", stem + ".hwbvh", file);
+      corpus.write("emu", stem + ".hwbvh", file);
+    }
+    const auto& nodes = b->require(blob::SectionType::Nodes, stem).data;
+    if (b->target == blob::Target::Rtip31) {
+      if (nodes.size() <= kMaxBlobSeed) corpus.write("node_section", stem + ".nodes", nodes);
+      write_windows(corpus, "rdna4_nodes", stem, nodes, 0, rdna4::kNodeBytes, rdna4::kNodeBytes);
+    } else {
+      // Box nodes take 128 bytes, triangle nodes 64: windows on every 64-byte slot catch both.
+      write_windows(corpus, "rdna3_nodes", stem, nodes, rdna4::kNodeBytes, 64, rdna4::kNodeBytes);
+    }
+  }
+  const auto& geometry = rtip31.require(blob::SectionType::Geometry, name).data;
+  if (geometry.size() <= kMaxBlobSeed) corpus.write("geometry", name + ".geometry", geometry);
+  corpus.write("build_meta", name + ".json", rtip31.require(blob::SectionType::BuildMeta, name).data);
+}
+
+// Syntax the project's scenes do not exercise.
+void write_handmade(Corpus& corpus) {
+  corpus.write("obj", "syntax.obj",
+               "# comment\nmtllib a.mtl b.mtl\nv 0 0 0\nv 1 0 0 1.0\nv 1 1 0\nv 0 1 0\nvt 0 0\nvt 1 0\nvt 1 1\n"
+               "vn 0 0 1\nvp 0.5\ng first group\nusemtl red\nf 1/1/1 2/2/1 3/3/1\nf -4 -3 -2 -1\no object\ns off\n"
+               "f 1//1 3//1 4//1\nl 1 2\np 3\ng\nf 1 2 3 4\n");
+  corpus.write("obj", "degenerate.obj", "v 0 0 0\nv 1 0 0\nv 2 0 0\nf 1 2 3\nf 1 1 2\nv 0 1 0\nf 1 2 4\n");
+  corpus.write("obj", "crlf-tabs.obj", "v\t0 0 0\r\nv 1 0 0\r\nv 0 1 0\r\nf 1 2 3\r\n");
+  corpus.write("mtl", "full.mtl",
+               "newmtl red\nKd 0.8 0.1 0.1\nKa 0 0 0\nNs 10\nd 1\nTr 0\nillum 2\nmap_Kd red.png\n"
+               "newmtl leaf\nKd 0.2 0.6 0.2\nmap_d textures\\leaf mask.png\nnewmtl\nnewmtl plain\n");
+  corpus.write("rays", "comments.txt",
+               "# origin direction tmin tmax\n\n0 0 -5  0 0 1  0 inf\n  1 2 3 -1 -2 -3 0.5 10 # trailing\n");
+}
+
+int run(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: fuzz_make_corpus SCENES_DIR CORPUS_DIR\n");
+    return 2;
+  }
+  std::vector<fs::path> objs, mtls;
+  for (const auto& entry : fs::directory_iterator(argv[1])) {
+    if (entry.path().extension() == ".obj") objs.push_back(entry.path());
+    if (entry.path().extension() == ".mtl") mtls.push_back(entry.path());
+  }
+  std::sort(objs.begin(), objs.end());
+  std::sort(mtls.begin(), mtls.end());
+  Corpus corpus(argv[2]);
+  for (const fs::path& obj : objs) write_scene(corpus, obj);
+  for (const fs::path& mtl : mtls) corpus.write("mtl", mtl.filename().string(), read_text(mtl));
+  write_handmade(corpus);
+  std::printf("wrote %d seed files from %zu scenes to %s\n", corpus.files(), objs.size(), argv[2]);
+  return 0;
+}
+
+}  // namespace
+}  // namespace hwbvh::fuzz
+
+int main(int argc, char** argv) {
+  try {
+    return hwbvh::fuzz::run(argc, argv);
+  } catch (const hwbvh::Error& e) {
+    std::fprintf(stderr, "fuzz_make_corpus: %s\n", e.what());
+    return 1;
+  }
+}

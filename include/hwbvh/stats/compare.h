@@ -1,0 +1,60 @@
+#pragma once
+// One table across hardware targets for one scene (`hwbvh compare`): the same scene built for each variant, the
+// same rays traced through each variant's encoded bytes, every ray checked against Embree, and optionally the
+// machine model's cycles. Variants: rtip20 BVH4 (RDNA 2/3), rtip31 BVH4x2 (RDNA 4 dual intersect on the 4-wide
+// tree), rtip31 BVH8 without and with OBBs (RDNA 4).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hwbvh/build/builder.h"
+#include "hwbvh/emu/machine.h"
+#include "hwbvh/scene/scene.h"
+#include "hwbvh/stats/traversal_stats.h"
+
+namespace hwbvh::stats {
+
+struct CompareOptions {
+  std::vector<RayKind> kinds{RayKind::Primary, RayKind::Random};  ///< primary, ao, shadow, random
+  uint32_t width = 256;
+  uint32_t height = 256;
+  std::optional<Camera> camera;
+  uint32_t ao_samples = 2;
+  uint32_t random_rays = 16384;
+  uint64_t seed = 1;
+  emu::TraceOptions trace;
+  build::BuildQuality quality = build::BuildQuality::Medium;
+  std::optional<emu::MachineConfig> machine;
+  int threads = 0;
+};
+
+/// One variant's figures, per ray summed over all requested ray kinds.
+struct VariantRow {
+  std::string name;                 ///< e.g. "rtip31 BVH8 + OBB"
+  uint64_t bytes = 0;               ///< node bytes
+  double bytes_per_triangle = 0.0;
+  uint64_t rays = 0;
+  double steps = 0.0;               ///< per ray
+  double box_tests = 0.0;
+  double triangle_tests = 0.0;
+  double stack_ops = 0.0;           ///< pushes + pops
+  emu::AgreementStats agreement;
+  std::optional<emu::MachineResult> machine;  ///< summed cycles over kinds are in machine_cycles
+  uint64_t machine_cycles = 0;
+};
+
+struct CompareReport {
+  std::string scene;
+  uint64_t triangles = 0;
+  std::vector<RayKind> kinds;
+  std::optional<std::string> machine;  ///< preset name
+  std::vector<VariantRow> rows;
+};
+
+/// Builds every variant of `scene` and traces the same rays through each. Throws hwbvh::Error on bad input.
+CompareReport compare_targets(const Scene& scene, const CompareOptions& options);
+
+std::string compare_to_text(const CompareReport& report);
+std::string compare_to_json(const CompareReport& report);
+
+}  // namespace hwbvh::stats

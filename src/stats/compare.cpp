@@ -1,0 +1,209 @@
+#include "hwbvh/stats/compare.h"
+
+#include <functional>
+#include <memory>
+
+#include <fmt/format.h>
+#include <glm/geometric.hpp>
+#include <nlohmann/json.hpp>
+
+#include "hwbvh/blob/geometry_section.h"
+#include "hwbvh/core/error.h"
+#include "hwbvh/emu/rtip20_traversal.h"
+#include "hwbvh/formats/rdna3/encode.h"
+#include "hwbvh/formats/rdna4/encode.h"
+#include "hwbvh/scene/ray_gen.h"
+
+namespace hwbvh::stats {
+namespace {
+
+using TraceFn = std::function<emu::TraceOutput(std::span<const Ray>, const emu::TraceOptions&)>;
+
+struct Variant {
+  std::string name;
+  uint64_t bytes = 0;
+  TraceFn trace;  ///< owns (shares) the variant's node section
+};
+
+Variant rtip31_variant(const Scene& scene, const CompareOptions& o, bool obb, const Executor& executor) {
+  build::BuildOptions bo;
+  bo.quality = o.quality;
+  bo.threads = o.threads;
+  rdna4::adapt_build_options(bo);
+  rdna4::EncodeOptions eo;
+  eo.obb = obb;
+  eo.threads = o.threads;
+  Variant v;
+  v.name = obb ? "rtip31 BVH8 + OBB" : "rtip31 BVH8";
+  auto encoded = rdna4::encode(scene, build::build_wide_bvh(scene, bo).bvh, eo);
+  v.bytes = encoded.stats.node_bytes;
+  const uint32_t root = encoded.root_pointer;
+  auto dwords = std::make_shared<const std::vector<uint32_t>>(std::move(encoded.dwords));
+  v.trace = [&executor, root, dwords](std::span<const Ray> rays, const emu::TraceOptions& t) {
+    return emu::trace_rays(emu::NodeMemory{*dwords}, root, rays, t, executor);
+  };
+  return v;
+}
+
+std::vector<uint32_t> rtip20_dwords(const Scene& scene, const CompareOptions& o, uint64_t& bytes) {
+  build::BuildOptions bo;
+  bo.quality = o.quality;
+  bo.threads = o.threads;
+  rdna3::configure_build(bo);
+  rdna3::EncodeOptions eo;
+  eo.threads = o.threads;
+  auto encoded = rdna3::encode(scene, build::build_wide_bvh4(scene, bo).bvh, eo);
+  bytes = encoded.stats.node_bytes;
+  return std::move(encoded.dwords);
+}
+
+VariantRow run_variant(const Variant& v, const std::vector<std::pair<RayKind, RayBatch>>& batches, const Scene& scene,
+                       const emu::Oracle& oracle, const CompareOptions& o, const Executor& executor) {
+  VariantRow row;
+  row.name = v.name;
+  row.bytes = v.bytes;
+  row.bytes_per_triangle = static_cast<double>(v.bytes) / static_cast<double>(scene.triangles.size() - scene.degenerate_count());
+  emu::RayCounters total;
+  for (const auto& [kind, batch] : batches) {
+    emu::TraceOptions t = o.trace;
+    t.any_hit = is_occlusion(kind);
+    t.record_node_sequence = o.machine.has_value();
+    const emu::TraceOutput out = v.trace(batch.rays, t);
+    total += out.total_counters();
+    row.rays += out.rays.size();
+    std::vector<emu::Disagreement> outcome(out.rays.size());
+    executor.for_each(0, out.rays.size(), [&](std::size_t i) {
+      const auto& r = out.rays[i];
+      outcome[i] = t.any_hit ? emu::compare(r.hit, oracle.occluded(batch.rays[i]))
+                             : emu::compare(emu::OracleHit{r.hit, r.t, r.geometry_id, r.primitive_id, {}, {}},
+                                            oracle.trace_closest(batch.rays[i]));
+    }, 256);
+    for (emu::Disagreement d : outcome) ++row.agreement.by_cause[static_cast<std::size_t>(d)];
+    if (o.machine) {
+      row.machine = emu::run_machine_model(*o.machine, out.node_sequences);
+      row.machine_cycles += row.machine->cycles;
+    }
+  }
+  const auto per_ray = [&](uint64_t x) { return row.rays ? static_cast<double>(x) / static_cast<double>(row.rays) : 0.0; };
+  row.steps = per_ray(total.steps);
+  row.box_tests = per_ray(total.box_tests);
+  row.triangle_tests = per_ray(total.triangle_tests);
+  row.stack_ops = per_ray(total.stack_pushes + total.stack_pops);
+  return row;
+}
+
+}  // namespace
+
+CompareReport compare_targets(const Scene& scene, const CompareOptions& o) {
+  const Executor executor(o.threads);
+  CompareReport report;
+  report.scene = scene.source;
+  report.triangles = scene.triangles.size();
+  report.kinds = o.kinds;
+  if (o.machine) report.machine = o.machine->name;
+
+  // Variants: the 4-wide tree serves both RT IP 2.0 and BVH4x2.
+  std::vector<Variant> variants;
+  Variant bvh4;
+  bvh4.name = "rtip20 BVH4";
+  // The section views the dwords it is stored with; the lambdas share both.
+  struct OwnedSection {
+    std::vector<uint32_t> dwords;
+    emu::Bvh4Section view;
+  };
+  auto owned = std::make_shared<OwnedSection>();
+  owned->dwords = rtip20_dwords(scene, o, bvh4.bytes);
+  owned->view = emu::Bvh4Section::from(owned->dwords, scene.source);
+  const auto section = std::shared_ptr<const emu::Bvh4Section>(owned, &owned->view);
+  Variant bvh4x2 = bvh4;
+  bvh4x2.name = "rtip31 BVH4x2";
+  bvh4.trace = [&executor, section](std::span<const Ray> rays, const emu::TraceOptions& t) {
+    return emu::trace_rays_rtip20(*section, rays, t, executor);
+  };
+  bvh4x2.trace = [&executor, section](std::span<const Ray> rays, const emu::TraceOptions& t) {
+    return emu::trace_rays_bvh4x2(*section, rays, t, executor);
+  };
+  variants.push_back(std::move(bvh4));
+  variants.push_back(std::move(bvh4x2));
+  variants.push_back(rtip31_variant(scene, o, false, executor));
+  variants.push_back(rtip31_variant(scene, o, true, executor));
+
+  // Rays: generated once, from the scene bounds and the BVH8 + OBB variant's primary hits, then shared.
+  const Aabb bounds = scene.bounds();
+  const Camera camera = o.camera ? *o.camera : auto_frame(bounds, static_cast<float>(o.width) / static_cast<float>(o.height));
+  const RayBatch primary = primary_rays(camera, o.width, o.height, executor);
+  std::vector<std::pair<RayKind, RayBatch>> batches;
+  std::vector<SurfaceHit> hits;
+  const bool secondary = std::any_of(o.kinds.begin(), o.kinds.end(), is_occlusion);
+  if (secondary) {
+    emu::TraceOptions t = o.trace;
+    const emu::TraceOutput out = variants.back().trace(primary.rays, t);
+    hits.resize(out.rays.size());
+    for (std::size_t i = 0; i < out.rays.size(); ++i) {
+      const auto& r = out.rays[i];
+      if (!r.hit) continue;
+      const Triangle& tri = scene.triangles[scene.geometries[r.geometry_id].first_triangle + r.primitive_id];
+      const Vec3 a = scene.positions[tri.v[0]], b = scene.positions[tri.v[1]], c = scene.positions[tri.v[2]];
+      hits[i] = {primary.rays[i].origin + primary.rays[i].direction * r.t, glm::cross(b - a, c - a), true};
+    }
+  }
+  for (RayKind kind : o.kinds) {
+    switch (kind) {
+      case RayKind::Primary: batches.emplace_back(kind, primary); break;
+      case RayKind::AmbientOcclusion: {
+        AoOptions ao;
+        ao.samples = o.ao_samples;
+        ao.max_distance = 0.1f * glm::length(bounds.extent());
+        ao.seed = o.seed;
+        batches.emplace_back(kind, make_batch(ao_rays(primary, hits, ao, executor).rays));
+        break;
+      }
+      case RayKind::Shadow:
+        batches.emplace_back(kind, make_batch(shadow_rays(primary, hits, default_light(bounds), 1e-4f, executor).rays));
+        break;
+      case RayKind::Random: batches.emplace_back(kind, random_rays(bounds, o.random_rays, o.seed, executor)); break;
+      case RayKind::File: throw Error(ErrorKind::BadInput, "", "compare does not take a rays file");
+    }
+  }
+
+  const emu::Oracle oracle(blob::decode_geometry(blob::encode_geometry(scene), scene.source), scene.source, o.threads);
+  for (const Variant& v : variants) report.rows.push_back(run_variant(v, batches, scene, oracle, o, executor));
+  return report;
+}
+
+std::string compare_to_text(const CompareReport& r) {
+  std::string kinds;
+  for (RayKind k : r.kinds) kinds += (kinds.empty() ? "" : ",") + std::string(ray_kind_name(k));
+  std::string out = fmt::format("{}: {} triangles; rays: {}{}\n", r.scene, r.triangles, kinds,
+                                r.machine ? "; machine model: " + *r.machine + " (model output, not a measurement)" : "");
+  out += fmt::format("{:<20}{:>11}{:>10}{:>10}{:>10}{:>10}{:>10}{:>11}", "variant", "bytes", "bytes/tri", "steps",
+                     "box tests", "tri tests", "stack ops", "agreement");
+  out += r.machine ? fmt::format("{:>12}\n", "cycles") : "\n";
+  for (const VariantRow& v : r.rows) {
+    out += fmt::format("{:<20}{:>11}{:>10.2f}{:>10.2f}{:>10.2f}{:>10.2f}{:>10.2f}{:>10.3f}%", v.name, v.bytes,
+                       v.bytes_per_triangle, v.steps, v.box_tests, v.triangle_tests, v.stack_ops,
+                       v.agreement.rays() ? 100.0 * static_cast<double>(v.agreement.agreeing()) / static_cast<double>(v.agreement.rays()) : 100.0);
+    out += r.machine ? fmt::format("{:>12}\n", v.machine_cycles) : "\n";
+  }
+  out += "(per ray: steps, tests and stack pushes + pops, averaged over all rays)\n";
+  return out;
+}
+
+std::string compare_to_json(const CompareReport& r) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const VariantRow& v : r.rows) {
+    nlohmann::ordered_json row{{"variant", v.name}, {"bytes", v.bytes}, {"bytes_per_triangle", v.bytes_per_triangle},
+                               {"rays", v.rays}, {"steps_per_ray", v.steps}, {"box_tests_per_ray", v.box_tests},
+                               {"triangle_tests_per_ray", v.triangle_tests}, {"stack_ops_per_ray", v.stack_ops},
+                               {"oracle_agreeing", v.agreement.agreeing()}, {"oracle_rays", v.agreement.rays()}};
+    if (r.machine) row["machine_model_cycles"] = v.machine_cycles;
+    rows.push_back(row);
+  }
+  nlohmann::ordered_json kinds = nlohmann::ordered_json::array();
+  for (RayKind k : r.kinds) kinds.push_back(ray_kind_name(k));
+  nlohmann::ordered_json j{{"scene", r.scene}, {"triangles", r.triangles}, {"ray_types", kinds}, {"variants", rows}};
+  if (r.machine) j["machine_model"] = {{"preset", *r.machine}, {"note", "outputs of a model, not hardware measurements"}};
+  return j.dump(2);
+}
+
+}  // namespace hwbvh::stats
