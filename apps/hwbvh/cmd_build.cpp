@@ -15,6 +15,8 @@ namespace {
 struct BuildArgs {
   std::string scene;
   std::string output;
+  std::string target = "rtip31";
+  uint32_t stoc_level = 1;
   std::string quality = "medium";
   std::string obb = "on";
   float obb_ratio = rdna4::EncodeOptions{}.obb_accept_ratio;
@@ -36,6 +38,8 @@ int run_build(const BuildArgs& a) {
   const std::map<std::string, build::BuildQuality> qualities = {
       {"low", build::BuildQuality::Low}, {"medium", build::BuildQuality::Medium}, {"high", build::BuildQuality::High}};
   options.build.quality = qualities.at(a.quality);  // CLI11 checked membership
+  options.target = a.target == "rtip20" ? blob::Target::Rtip20 : a.target == "xe3" ? blob::Target::Xe3 : blob::Target::Rtip31;
+  options.xe3_stoc_level = a.stoc_level;
   options.build.threads = a.threads;
   options.encode.obb = a.obb == "on";
   options.encode.obb_accept_ratio = a.obb_ratio;
@@ -64,9 +68,16 @@ int run_build(const BuildArgs& a) {
 
 Command add_build_command(CLI::App& app) {
   auto args = std::make_shared<BuildArgs>();
-  CLI::App* sub = app.add_subcommand("build", "Build an RT IP 3.1 (RDNA 4) BVH from an OBJ scene into a blob file");
+  CLI::App* sub = app.add_subcommand("build", "Build a hardware-format BVH (RT IP 3.1 by default) from an OBJ scene into a blob file");
   sub->add_option("scene", args->scene, "OBJ scene file")->required();
   sub->add_option("-o,--output", args->output, "blob file to write (.hwbvh)")->required();
+  sub->add_option("--target", args->target,
+                  "hardware format: rtip31 (RDNA 4 BVH8), rtip20 (RDNA 2/3 BVH4), xe3 (Intel QBVH6 + QuadLeaf)")
+      ->check(CLI::IsMember({"rtip31", "rtip20", "xe3"}))
+      ->capture_default_str();
+  sub->add_option("--stoc-level", args->stoc_level, "xe3: sub-triangle opacity bits, 0 none, 1 STOC1, 3 STOC3 leaves")
+      ->check(CLI::IsMember({0u, 1u, 3u}))
+      ->capture_default_str();
   sub->add_option("--quality", args->quality, "BVH build quality; high adds spatial splits")
       ->check(CLI::IsMember({"low", "medium", "high"}))
       ->capture_default_str();

@@ -125,12 +125,6 @@ void intersect_box(rdna4::NodeView node, const PointerFlags& pf, const PreparedR
                    IntersectResult& res) {
   // Decode: child pointers (INVALID past the count) and dequantized boxes (NaN past the count).
   const rdna4::BoxChildren box = rdna4::decode_box_children(node);
-  std::array<uint32_t, 8> child = box.pointer;
-
-  // Early culling by box flags (only when a pointer flag can cull) and instance mask.
-  if (pf.cull_opaque || pf.cull_non_opaque || pf.skip_triangles || pf.skip_procedural) {
-    for (int k = 0; k < 8; ++k) child[k] = box_flags_cull(box.box_flags[k], pf) ? kInvalidNode : child[k];
-  }
 
   // OBB: the slab tests run in the node's rotated frame. Indices 104..126 have no matrix; they are treated like
   // 0x7F (axis-aligned), see docs/emulator.md.
@@ -145,12 +139,14 @@ void intersect_box(rdna4::NodeView node, const PointerFlags& pf, const PreparedR
   // Slab test of all eight slots (§5.3 step 5), four at a time: tn = maxNum(maxNum(near_x, near_y), near_z), tf
   // likewise with minNum (maxNum(NaN, x) = x starts the chain); clamp to [0, extent]; miss on NaN; grow the far
   // distance. maxNum(tn, 0) and minNum(tf, extent) are written with non-NaN second operands: a NaN extent does
-  // not constrain, and a NaN tn or tf is overridden by the NaN rule anyway.
+  // not constrain, and a NaN tn or tf is overridden by the NaN rule anyway. A slot passes when it hits and its
+  // instance mask shares a bit with the ray's (early culling, §5.3 step 3; culling before or after the slab test
+  // gives the same pointers).
   constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
   const float grow = box_grow_factor(opt.box_grow);
   const float extent = std::isnan(ray.operands.extent) ? kInf : ray.operands.extent;
   const U4 ray_mask = U4{} + ray.operands.instance_mask;
-  std::array<uint32_t, 8> hit_ptr;
+  std::array<int32_t, 8> pass;
   std::array<float, 8> key;
   for (int h = 0; h < 8; h += 4) {
     F4 tn = F4{} + kNaN, tf = F4{} + kNaN;
@@ -167,7 +163,7 @@ void intersect_box(rdna4::NodeView node, const PointerFlags& pf, const PreparedR
     const F4 t1 = nan ? F4{} - kInf : (tf < extent ? tf : F4{} + extent);
     const I4 hit = t0 <= t1 * grow;
     const U4 mask_ok = (load4<U4>(&box.instance_mask[h]) & ray_mask) != 0;
-    store4(&hit_ptr[h], (hit & mask_ok) ? load4<U4>(&child[h]) : U4{} + kInvalidNode);
+    store4(&pass[h], hit & mask_ok);
     switch (opt.heuristic) {
       case SortHeuristic::LargestFirst: store4(&key[h], t0 - t1); break;
       case SortHeuristic::ClosestMidpoint:
@@ -176,6 +172,14 @@ void intersect_box(rdna4::NodeView node, const PointerFlags& pf, const PreparedR
       case SortHeuristic::Closest:
       case SortHeuristic::Disabled: store4(&key[h], t0); break;
     }
+  }
+
+  // The hit pointers, after early culling by box flags (§5.3 step 2, only when a pointer flag can cull).
+  const bool flag_culling = pf.cull_opaque || pf.cull_non_opaque || pf.skip_triangles || pf.skip_procedural;
+  std::array<uint32_t, 8> hit_ptr;
+  for (int k = 0; k < 8; ++k) {
+    const bool culled = flag_culling && box_flags_cull(box.box_flags[k], pf);
+    hit_ptr[k] = pass[k] != 0 && !culled ? box.pointer[k] : kInvalidNode;
   }
 
   // Remove adjacent duplicates (child reuse, §5.3 step 6). Every entry becomes the next one's "previous", whether
@@ -356,6 +360,13 @@ NodeFault NodeMemory::fetch(uint32_t pointer, rdna4::NodeDwords& out) const {
   const uint32_t* node = find(pointer, fault);
   if (node != nullptr) std::copy_n(node, rdna4::kNodeDwords, out.begin());
   return fault;
+}
+
+void NodeMemory::prefetch(uint32_t pointer) const {
+  const uint64_t first = rdna4::node_byte_offset(pointer) / 4;
+  if (first > dwords.size() || dwords.size() - first < rdna4::kNodeDwords) return;
+  __builtin_prefetch(dwords.data() + first);
+  __builtin_prefetch(dwords.data() + first + rdna4::kNodeDwords / 2);
 }
 
 PointerFlags PointerFlags::from_bits(uint32_t bits) {

@@ -4,6 +4,8 @@
 
 #include "hwbvh/blob/bytes.h"
 #include "hwbvh/core/error.h"
+#include "hwbvh/emu/rtip20_traversal.h"
+#include "hwbvh/emu/xe3_traversal.h"
 #include "hwbvh/formats/rdna4/node_section.h"
 
 namespace hwbvh::emu {
@@ -15,20 +17,38 @@ Vec3 LoadedBvh::triangle_normal(uint32_t geometry_id, uint32_t primitive_id) con
   return glm::cross(b - a, c - a);
 }
 
-LoadedBvh load_bvh(const blob::Blob& blob, const std::string& file) {
-  if (blob.target != blob::Target::Rtip31) {
-    throw_bad_input(file, std::string("the emulator reads rtip31 blobs; this one is ") + blob::target_name(blob.target));
+TraceOutput LoadedBvh::trace(std::span<const Ray> rays, std::span<const uint32_t> wave_begin,
+                             const TraceOptions& options, const Executor& executor) const {
+  switch (target) {
+    case blob::Target::Rtip20: return trace_rays_rtip20(Bvh4Section::from(nodes, file), rays, options, executor);
+    case blob::Target::Xe3: return trace_rays_xe3(Xe3Section::from(nodes, file), rays, wave_begin, options, executor);
+    case blob::Target::Rtip31: break;
   }
+  return trace_rays(memory(), root, rays, wave_begin, options, executor);
+}
+
+LoadedBvh load_bvh(const blob::Blob& blob, const std::string& file) {
   LoadedBvh out;
   out.file = file;
   out.target = blob.target;
   out.nodes = blob::bytes_to_dwords(blob.require(blob::SectionType::Nodes, file).data);
-  std::string error;
-  const auto header = rdna4::read_node_section_header(out.nodes.data(), out.nodes.size(), &error);
-  if (!header) throw_bad_input(file, error);
-  out.root = header->root_pointer;
-  out.bounds = header->bounds;
   out.geometry = blob::decode_geometry(blob.require(blob::SectionType::Geometry, file).data, file);
+  // Each target checks its own section header here, so a bad one is reported before any tracing.
+  switch (blob.target) {
+    case blob::Target::Rtip31: {
+      std::string error;
+      const auto header = rdna4::read_node_section_header(out.nodes.data(), out.nodes.size(), &error);
+      if (!header) throw_bad_input(file, error);
+      out.root = header->root_pointer;
+      break;
+    }
+    case blob::Target::Rtip20: (void)Bvh4Section::from(out.nodes, file); break;
+    case blob::Target::Xe3: (void)Xe3Section::from(out.nodes, file); break;
+  }
+  for (const auto& tri : out.geometry.triangles) {
+    if (tri.degenerate()) continue;
+    for (uint32_t v : tri.v) out.bounds.grow(out.geometry.positions[v]);
+  }
   for (uint32_t i = 0; i < out.geometry.triangles.size(); ++i) {
     const auto& tri = out.geometry.triangles[i];
     // Ids number triangles 0..n-1 per geometry, so neither can reach the triangle count.

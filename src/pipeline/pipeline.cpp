@@ -3,6 +3,8 @@
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
+#include <limits>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
 
@@ -10,6 +12,8 @@
 #include "hwbvh/blob/geometry_section.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/parallel.h"
+#include "hwbvh/formats/rdna3/encode.h"
+#include "hwbvh/formats/xe3/encode.h"
 
 namespace hwbvh::pipeline {
 namespace {
@@ -57,6 +61,21 @@ const Json& field(const Json& object, const char* key, const std::string& file) 
   const auto it = object.find(key);
   if (it == object.end()) throw_bad_input(file, std::string("build-meta section: missing field '") + key + "'");
   return *it;
+}
+
+// Reads field `key` into `value`. An integer field must hold an integer that fits its type: nlohmann's get_to
+// would convert 1e300 or -1 with a cast, which for a float out of range is undefined behaviour.
+template <class T>
+void read_field(const Json& object, const char* key, const std::string& file, T& value) {
+  const Json& j = field(object, key, file);
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using Limits = std::numeric_limits<T>;
+    const bool fits = j.is_number_unsigned()  ? j.get<uint64_t>() <= static_cast<uint64_t>(Limits::max())
+                      : j.is_number_integer() ? j.get<int64_t>() >= static_cast<int64_t>(Limits::min())
+                                              : false;
+    if (!fits) throw_bad_input(file, std::string("build-meta section: field '") + key + "' is not an integer in range");
+  }
+  j.get_to(value);
 }
 
 }  // namespace
@@ -110,47 +129,118 @@ std::string scene_meta_json(const Scene& scene) {
   return meta.dump(1);
 }
 
-BuildBlobResult build_blob(const Scene& scene, const BuildBlobOptions& options, const ProgressFn& progress) {
-  notify(progress, Phase::Building);
+namespace {
+
+// What every target's build produces, in the report's terms.
+struct TargetBuild {
+  build::BuildStats build;
+  std::vector<uint32_t> dwords;  // the Nodes section
+  uint64_t box_nodes = 0;
+  uint64_t leaf_nodes = 0;       // primitive / triangle / leaf nodes
+  uint64_t leaf_triangles = 0;   // triangle references in them
+  uint64_t pairs = 0;
+  uint64_t obb_box_nodes = 0;
+  double seconds_obb = 0.0;
+  double seconds_encode = 0.0;
+};
+
+TargetBuild build_rtip31(const Scene& scene, const BuildBlobOptions& options, const ProgressFn& progress) {
   build::BuildOptions build_options = options.build;
   rdna4::adapt_build_options(build_options);
+  TargetBuild t;
   const build::BuildResult built = build::build_wide_bvh(scene, build_options);
-
+  t.build = built.stats;
   notify(progress, Phase::Encoding);
-  const rdna4::EncodedBvh encoded = rdna4::encode(scene, built.bvh, options.encode);
+  rdna4::EncodedBvh encoded = rdna4::encode(scene, built.bvh, options.encode);
+  t.dwords = std::move(encoded.dwords);
+  t.box_nodes = encoded.stats.box_nodes;
+  t.leaf_nodes = encoded.stats.primitive_nodes;
+  t.leaf_triangles = encoded.stats.triangles;
+  t.pairs = encoded.stats.pairs;
+  t.obb_box_nodes = encoded.stats.obb_box_nodes;
+  t.seconds_obb = encoded.stats.seconds_obb;
+  t.seconds_encode = encoded.stats.seconds_encode;
+  return t;
+}
 
+TargetBuild build_rtip20(const Scene& scene, const BuildBlobOptions& options, const ProgressFn& progress) {
+  build::BuildOptions build_options = options.build;
+  rdna3::configure_build(build_options);
+  TargetBuild t;
+  const auto built = build::build_wide_bvh4(scene, build_options);
+  t.build = built.stats;
+  notify(progress, Phase::Encoding);
+  rdna3::EncodeOptions eo;
+  eo.threads = options.encode.threads;
+  rdna3::EncodedBvh encoded = rdna3::encode(scene, built.bvh, eo);
+  t.dwords = std::move(encoded.dwords);
+  t.box_nodes = encoded.stats.box_nodes;
+  t.leaf_nodes = encoded.stats.triangle_nodes;
+  t.leaf_triangles = encoded.stats.triangles;
+  t.pairs = encoded.stats.triangle_nodes;
+  t.seconds_encode = encoded.stats.seconds_encode;
+  return t;
+}
+
+TargetBuild build_xe3(const Scene& scene, const BuildBlobOptions& options, const ProgressFn& progress) {
+  build::BuildOptions build_options = options.build;
+  xe3::configure_build(build_options, options.xe3_stoc_level);
+  TargetBuild t;
+  const auto built = build::build_wide_bvh6(scene, build_options);
+  t.build = built.stats;
+  notify(progress, Phase::Encoding);
+  xe3::Xe3EncodeOptions eo;
+  eo.threads = options.encode.threads;
+  eo.stoc_level = options.xe3_stoc_level;
+  xe3::Xe3Encoded encoded = xe3::encode(scene, built.bvh, eo);
+  t.dwords = std::move(encoded.dwords);
+  t.box_nodes = encoded.stats.internal_nodes;
+  t.leaf_nodes = uint64_t{encoded.stats.quad_leaves} + encoded.stats.stoc3_leaves;
+  t.leaf_triangles = encoded.stats.triangles;
+  t.pairs = t.leaf_nodes;
+  t.seconds_encode = encoded.stats.seconds_encode;
+  return t;
+}
+
+}  // namespace
+
+BuildBlobResult build_blob(const Scene& scene, const BuildBlobOptions& options, const ProgressFn& progress) {
+  notify(progress, Phase::Building);
+  const TargetBuild built = options.target == blob::Target::Rtip20 ? build_rtip20(scene, options, progress)
+                            : options.target == blob::Target::Xe3  ? build_xe3(scene, options, progress)
+                                                                   : build_rtip31(scene, options, progress);
   BuildReport r;
   r.source = std::filesystem::path(scene.source).filename().string();
-  r.target = blob::target_name(blob::Target::Rtip31);
+  r.target = blob::target_name(options.target);
   r.triangles = scene.triangles.size();
-  r.degenerate_triangles = built.stats.degenerate_triangles;
-  r.box_nodes = encoded.stats.box_nodes;
-  r.primitive_nodes = encoded.stats.primitive_nodes;
-  r.node_bytes = uint64_t{encoded.dwords.size()} * 4;
-  r.bytes_per_triangle = ratio(static_cast<double>(r.node_bytes), static_cast<double>(built.stats.bvh_triangles));
-  r.triangles_per_primitive_node = ratio(encoded.stats.triangles, encoded.stats.primitive_nodes);
-  r.pairs = encoded.stats.pairs;
-  r.obb_box_share = ratio(encoded.stats.obb_box_nodes, encoded.stats.box_nodes);
-  r.sah_cost = built.stats.sah_cost;
-  r.spatial_split_references = built.stats.references - built.stats.bvh_triangles;
+  r.degenerate_triangles = built.build.degenerate_triangles;
+  r.box_nodes = built.box_nodes;
+  r.primitive_nodes = built.leaf_nodes;
+  r.node_bytes = uint64_t{built.dwords.size()} * 4;
+  r.bytes_per_triangle = ratio(static_cast<double>(r.node_bytes), static_cast<double>(built.build.bvh_triangles));
+  r.triangles_per_primitive_node = ratio(static_cast<double>(built.leaf_triangles), static_cast<double>(built.leaf_nodes));
+  r.pairs = built.pairs;
+  r.obb_box_share = ratio(static_cast<double>(built.obb_box_nodes), static_cast<double>(built.box_nodes));
+  r.sah_cost = built.build.sah_cost;
+  r.spatial_split_references = built.build.references - built.build.bvh_triangles;
   r.quality = quality_name(options.build.quality);
-  r.obb = options.encode.obb;
+  r.obb = options.target == blob::Target::Rtip31 && options.encode.obb;
   r.obb_ratio = tidy(options.encode.obb_accept_ratio);
 
   BuildBlobResult out;
-  out.blob.target = blob::Target::Rtip31;
+  out.blob.target = options.target;
   out.blob.sections.push_back(
-      {blob::SectionType::Nodes, blob::kNodesAlignment, blob::dwords_to_bytes(encoded.dwords)});
+      {blob::SectionType::Nodes, blob::kNodesAlignment, blob::dwords_to_bytes(built.dwords)});
   out.blob.sections.push_back({blob::SectionType::Geometry, 16, blob::encode_geometry(scene)});
   out.blob.sections.push_back({blob::SectionType::SceneMeta, 16, text_bytes(scene_meta_json(scene))});
   out.blob.sections.push_back({blob::SectionType::BuildMeta, 16, text_bytes(report_to_json(r))});  // no run info
 
   RunInfo run;
   run.threads = Executor(options.build.threads).threads();
-  run.seconds.bvh = built.stats.seconds_binary;
-  run.seconds.collapse = built.stats.seconds_collapse;
-  run.seconds.obb = encoded.stats.seconds_obb;
-  run.seconds.encode = encoded.stats.seconds_encode;
+  run.seconds.bvh = built.build.seconds_binary;
+  run.seconds.collapse = built.build.seconds_collapse;
+  run.seconds.obb = built.seconds_obb;
+  run.seconds.encode = built.seconds_encode;
   r.run = run;
   out.report = std::move(r);
   return out;
@@ -208,7 +298,7 @@ BuildReport report_from_json(std::string_view json, const std::string& file) {
   if (!j.is_object()) throw_bad_input(file, "build-meta section is not a JSON object");
   BuildReport r;
   try {
-    const auto get = [&](const char* key, auto& value) { field(j, key, file).get_to(value); };
+    const auto get = [&](const char* key, auto& value) { read_field(j, key, file, value); };
     get("source", r.source);
     get("target", r.target);
     get("triangles", r.triangles);
@@ -223,19 +313,19 @@ BuildReport report_from_json(std::string_view json, const std::string& file) {
     get("sah_cost", r.sah_cost);
     get("spatial_split_references", r.spatial_split_references);
     const Json& options = field(j, "options", file);
-    field(options, "quality", file).get_to(r.quality);
-    field(options, "obb", file).get_to(r.obb);
-    field(options, "obb_ratio", file).get_to(r.obb_ratio);
+    read_field(options, "quality", file, r.quality);
+    read_field(options, "obb", file, r.obb);
+    read_field(options, "obb_ratio", file, r.obb_ratio);
     if (const auto it = j.find("run"); it != j.end()) {
       RunInfo run;
-      field(*it, "threads", file).get_to(run.threads);
+      read_field(*it, "threads", file, run.threads);
       const Json& s = field(*it, "seconds", file);
-      field(s, "load", file).get_to(run.seconds.load);
-      field(s, "bvh", file).get_to(run.seconds.bvh);
-      field(s, "collapse", file).get_to(run.seconds.collapse);
-      field(s, "obb", file).get_to(run.seconds.obb);
-      field(s, "encode", file).get_to(run.seconds.encode);
-      field(s, "write", file).get_to(run.seconds.write);
+      read_field(s, "load", file, run.seconds.load);
+      read_field(s, "bvh", file, run.seconds.bvh);
+      read_field(s, "collapse", file, run.seconds.collapse);
+      read_field(s, "obb", file, run.seconds.obb);
+      read_field(s, "encode", file, run.seconds.encode);
+      read_field(s, "write", file, run.seconds.write);
       r.run = run;
     }
   } catch (const nlohmann::json::exception& e) {

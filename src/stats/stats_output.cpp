@@ -84,6 +84,7 @@ std::string stats_to_json(const StatsReport& report) {
     if (k.machine) kinds.back()["machine_model"] = Json::parse(emu::to_json(*k.machine, *report.machine));
   }
   const Json j{{"file", report.file},
+               {"target", report.target},
                {"image", {{"width", report.width}, {"height", report.height}}},
                {"camera", format_camera(report.camera)},
                {"stack_size", report.stack_size},
@@ -93,7 +94,7 @@ std::string stats_to_json(const StatsReport& report) {
 }
 
 std::string stats_to_text(const StatsReport& report) {
-  std::string out = fmt::format("{}\n  camera {}  image {}x{}  stack {} entries  threads {}\n", report.file,
+  std::string out = fmt::format("{} ({})\n  camera {}  image {}x{}  stack {} entries  threads {}\n", report.file, report.target,
                                 format_camera(report.camera), report.width, report.height, report.stack_size,
                                 report.threads);
   if (report.machine) out += fmt::format("  machine model preset: {}\n", report.machine->name);

@@ -61,7 +61,7 @@ KindStats trace_kind(const emu::LoadedBvh& bvh, RayKind kind, const RayBatch& ba
   trace.record_node_sequence = options.machine.has_value();
 
   const auto start = std::chrono::steady_clock::now();
-  emu::TraceOutput out = emu::trace_rays(bvh.memory(), bvh.root, batch.rays, batch.wave_begin, trace, executor);
+  emu::TraceOutput out = bvh.trace(batch.rays, batch.wave_begin, trace, executor);
   ks.emulation_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   std::vector<uint64_t> steps(out.rays.size()), boxes(out.rays.size()), tris(out.rays.size());
@@ -151,6 +151,7 @@ StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& options) {
   const Executor executor(options.threads);
   StatsReport report;
   report.file = bvh.file;
+  report.target = blob::target_name(bvh.target);
   report.width = options.width;
   report.height = options.height;
   report.stack_size = options.trace.stack.size;

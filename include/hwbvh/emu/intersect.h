@@ -51,6 +51,8 @@ struct NodeMemory {
   const uint32_t* find(uint32_t pointer, NodeFault& fault) const;
   /// Copies the node that `pointer` addresses into `out`; the fault of find().
   NodeFault fetch(uint32_t pointer, rdna4::NodeDwords& out) const;
+  /// A hint to the host CPU's caches that the node at `pointer` will be read soon (no effect on any result).
+  void prefetch(uint32_t pointer) const;
 };
 
 /// The ten pointer flags of the 64-bit BVH base pointer, bits 54..63 (§1.4).

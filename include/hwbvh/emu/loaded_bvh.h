@@ -1,6 +1,7 @@
 #pragma once
-// A blob's BVH ready to trace: the node section as dwords with its root and scene bounds (from the node-section
-// header), and the Geometry section the oracle and shading read. The emulator itself only ever sees `nodes`.
+// A blob's BVH ready to trace, whatever its target: the node section as dwords, the scene bounds, and the
+// Geometry section the oracle and shading read. trace() runs the target's emulator (RT IP 3.1, RT IP 2.0 or
+// Xe3), which only ever sees `nodes`.
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -10,6 +11,8 @@
 #include "hwbvh/blob/geometry_section.h"
 #include "hwbvh/core/geometry.h"
 #include "hwbvh/emu/intersect.h"
+#include "hwbvh/emu/traversal.h"
+#include "hwbvh/emu/wavefront.h"
 
 namespace hwbvh::emu {
 
@@ -17,11 +20,15 @@ struct LoadedBvh {
   std::string file;  ///< for messages
   blob::Target target = blob::Target::Rtip31;
   std::vector<uint32_t> nodes;  ///< the Nodes section
-  uint32_t root = 0;            ///< root pointer from the node-section header
-  Aabb bounds;                  ///< scene bounds from the node-section header
+  uint32_t root = 0;            ///< rtip31: root pointer from the node-section header
+  Aabb bounds;                  ///< scene bounds (of the triangles in the BVH)
   blob::GeometrySection geometry;
 
   [[nodiscard]] NodeMemory memory() const { return NodeMemory{nodes}; }
+  /// Traces rays with the emulator of this BVH's target, in the given waves (see wavefront.h). RT IP 2.0 groups
+  /// rays in consecutive waves of 32 and ignores `wave_begin`.
+  [[nodiscard]] TraceOutput trace(std::span<const Ray> rays, std::span<const uint32_t> wave_begin,
+                                  const TraceOptions& options, const Executor& executor) const;
   /// Geometric normal (unnormalised, (v1 - v0) x (v2 - v0)) of the triangle with these ids; zero if unknown.
   [[nodiscard]] Vec3 triangle_normal(uint32_t geometry_id, uint32_t primitive_id) const;
 
@@ -30,7 +37,7 @@ struct LoadedBvh {
   std::vector<std::vector<uint32_t>> triangle_index_;  ///< [geometry][primitive] -> index into geometry.triangles
 };
 
-/// Extracts the BVH of an RT IP 3.1 blob. Throws hwbvh::Error(BadInput) naming `file` when a section is missing
+/// Extracts the BVH of a blob. Throws hwbvh::Error(BadInput) naming `file` when a section is missing
 /// or the node-section header is inconsistent.
 LoadedBvh load_bvh(const blob::Blob& blob, const std::string& file);
 /// Reads the file and extracts its BVH.

@@ -21,8 +21,10 @@
 namespace hwbvh::pipeline {
 
 struct BuildBlobOptions {
-  build::BuildOptions build;    ///< leaf_fits is overwritten with rdna4::primitive_leaf_fits
-  rdna4::EncodeOptions encode;
+  blob::Target target = blob::Target::Rtip31;  ///< the hardware format of the Nodes section
+  build::BuildOptions build;    ///< the target adapts it (leaf fit test, pairing, width)
+  rdna4::EncodeOptions encode;  ///< rtip31 options; `threads` applies to every target
+  uint32_t xe3_stoc_level = 1;  ///< xe3: 0 (no STOC bits), 1 (QuadLeaf STOC1) or 3 (128-byte STOC3 leaves)
 };
 
 /// Wall-clock seconds per pipeline phase.

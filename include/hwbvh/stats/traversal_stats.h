@@ -82,6 +82,7 @@ struct KindStats {
 
 struct StatsReport {
   std::string file;
+  std::string target;  ///< blob::target_name of the traced BVH
   uint32_t width = 0;
   uint32_t height = 0;
   Camera camera;

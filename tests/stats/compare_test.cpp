@@ -1,0 +1,62 @@
+// hwbvh compare and every target through hwbvh stats: all variants find the same hits as Embree.
+#include <gtest/gtest.h>
+
+#include "fixtures/paths.h"
+#include "hwbvh/stats/compare.h"
+#include "stats_fixture.h"
+
+namespace hwbvh::stats {
+namespace {
+
+TEST(Compare, EveryVariantAgreesWithEmbreeAndBvh8NeedsFewerSteps) {
+  const Scene scene = load_obj(test::project_scene("rotated-objects.obj"));
+  CompareOptions o;
+  o.width = 64;
+  o.height = 48;
+  o.random_rays = 2048;
+  o.kinds = {RayKind::Primary, RayKind::Shadow, RayKind::Random};
+  o.machine = emu::load_machine_preset("rdna4");
+  const CompareReport report = compare_targets(scene, o);
+  ASSERT_EQ(report.rows.size(), 4u);
+  for (const VariantRow& row : report.rows) {
+    SCOPED_TRACE(row.name);
+    EXPECT_GT(row.rays, 0u);
+    EXPECT_GE(static_cast<double>(row.agreement.agreeing()) / static_cast<double>(row.agreement.rays()), 0.9999)
+        << compare_to_text(report);
+    EXPECT_GT(row.machine_cycles, 0u);
+  }
+  const VariantRow& bvh4 = report.rows[0];
+  const VariantRow& bvh8 = report.rows[2];
+  const VariantRow& bvh8_obb = report.rows[3];
+  EXPECT_LT(bvh8.steps, bvh4.steps);              // 8-wide nodes: fewer steps
+  EXPECT_GT(bvh8.box_tests / bvh8.steps, bvh4.box_tests / bvh4.steps);  // more box tests per step
+  EXPECT_LT(bvh8_obb.steps, bvh8.steps);          // this scene rewards OBBs
+  EXPECT_LT(bvh8.bytes, bvh4.bytes);              // compressed primitive nodes
+}
+
+class Targets : public testing::TestWithParam<blob::Target> {};
+
+TEST_P(Targets, StatsAgreeWithEmbreeOnProjectScenes) {
+  for (const char* name : {"cornell-box.obj", "alpha-cards.obj", "overflow-fan.obj"}) {
+    SCOPED_TRACE(name);
+    pipeline::BuildBlobOptions options;
+    options.target = GetParam();
+    const Scene scene = load_obj(test::project_scene(name));
+    const emu::LoadedBvh bvh = emu::load_bvh(pipeline::build_blob(scene, options).blob, name);
+    const StatsReport report = run_stats(bvh, test::small_stats_options());
+    EXPECT_EQ(report.target, blob::target_name(GetParam()));
+    for (const KindStats& k : report.kinds) {
+      SCOPED_TRACE(ray_kind_name(k.kind));
+      EXPECT_GE(static_cast<double>(k.agreement.agreeing()) / static_cast<double>(k.rays), 0.9999);
+      EXPECT_EQ(k.faulted_rays, 0u);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Stats, Targets, testing::Values(blob::Target::Rtip31, blob::Target::Rtip20, blob::Target::Xe3),
+                         [](const testing::TestParamInfo<blob::Target>& info) {
+                           return std::string(blob::target_name(info.param));
+                         });
+
+}  // namespace
+}  // namespace hwbvh::stats
