@@ -176,7 +176,9 @@ void run_scene(const std::string& path, const Options& opt) {
   const Executor executor(opt.threads);
   const RayBatch primary = primary_rays(auto_frame(bvh.bounds, 1.0f), opt.size, opt.size, executor);
   run_rays("primary", bvh, primary, opt, embree, embree_robust);
-  if (opt.random > 0) run_rays("random", bvh, random_rays(bvh.bounds, opt.random, 1, executor), opt, embree, embree_robust);
+  if (opt.random > 0) {
+    run_rays("random", bvh, random_rays(bvh.bounds, opt.random, 1, executor), opt, embree, embree_robust);
+  }
 }
 
 }  // namespace
@@ -184,22 +186,19 @@ void run_scene(const std::string& path, const Options& opt) {
 int main(int argc, char** argv) {
   Options opt;
   std::vector<std::string> scenes;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--runs" && i + 1 < argc) opt.runs = std::atoi(argv[++i]);
-    else if (a == "--threads" && i + 1 < argc) opt.threads = std::atoi(argv[++i]);
-    else if (a == "--size" && i + 1 < argc) opt.size = static_cast<uint32_t>(std::atoi(argv[++i]));
-    else if (a == "--random" && i + 1 < argc) opt.random = static_cast<uint32_t>(std::atoi(argv[++i]));
-    else if (a == "--triangle-test" && i + 1 < argc) {
-      const std::string t = argv[++i];
-      if (t != "watertight" && t != "gpurt") {
-        std::fprintf(stderr, "bench_emulate: --triangle-test takes watertight or gpurt, not '%s'\n", t.c_str());
-        return 2;
-      }
-      opt.triangle_test = t == "gpurt" ? emu::TriangleTest::Gpurt : emu::TriangleTest::Watertight;
-    } else {
-      scenes.push_back(a);
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      if (a == "--runs" && i + 1 < argc) opt.runs = std::atoi(argv[++i]);
+      else if (a == "--threads" && i + 1 < argc) opt.threads = std::atoi(argv[++i]);
+      else if (a == "--size" && i + 1 < argc) opt.size = static_cast<uint32_t>(std::atoi(argv[++i]));
+      else if (a == "--random" && i + 1 < argc) opt.random = static_cast<uint32_t>(std::atoi(argv[++i]));
+      else if (a == "--triangle-test" && i + 1 < argc) opt.triangle_test = emu::parse_triangle_test(argv[++i]);
+      else scenes.push_back(a);
     }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_emulate: %s\n", e.what());
+    return 2;
   }
   if (opt.threads <= 0) opt.threads = static_cast<int>(std::thread::hardware_concurrency());
   if (opt.runs < 1 || opt.size < 1) {
@@ -208,7 +207,7 @@ int main(int argc, char** argv) {
   }
   bench::print_header("bench_emulate", opt.threads);
   std::printf("# triangle test: %s; emulator with all counters; embree rtcIntersect1, build quality high\n",
-              opt.triangle_test == emu::TriangleTest::Gpurt ? "gpurt" : "watertight");
+              emu::triangle_test_name(opt.triangle_test));
   if (scenes.empty()) {
     const std::string ogre = std::string(HWBVH_SHARED_DIR) + "/scenes/ogre.obj";
     if (std::filesystem::exists(ogre)) scenes.push_back(ogre);

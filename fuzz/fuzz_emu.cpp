@@ -1,5 +1,5 @@
-// The emulator on any blob the reader accepts: emu::load_bvh + emu::trace_rays for rtip31 blobs, and the RT IP 2.0
-// and BVH4x2 loops (emu/rtip20_traversal.h) for rtip20 blobs. Two waves of rays around the header's scene bounds
+// The emulator on any blob the reader accepts: emu::load_bvh, then LoadedBvh::trace with the target's emulator
+// (RT IP 3.1, RT IP 2.0 or Xe3), and for rtip20 blobs the BVH4x2 loop too. Two waves of rays around the scene bounds
 // are traced with a small step limit and options drawn from the input; every ray must stop within the limit, and a
 // ray stopped by a malformed node must name that node. The input is resealed first (fuzz_common.h) so that
 // mutated node bytes get past the checksums.
@@ -76,13 +76,13 @@ TraceOptions make_options(Lcg& rng) {
   return o;
 }
 
-void check(const TraceOutput& out, const TraceOptions& options, uint32_t invalid_node) {
+void check(const TraceOutput& out, const TraceOptions& options) {
   fuzz_check(out.rays.size() == kRays, "one result per ray");
   fuzz_check(out.total_waves().lanes == kRays, "waves cover every ray");
   for (const RayResult& r : out.rays) {
     fuzz_check(r.counters.steps <= options.step_limit, "no ray runs past the step limit");
     fuzz_check(r.counters.step_limit_hits <= 1, "the step limit is hit at most once");
-    fuzz_check(r.fault == NodeFault::None || r.fault_node != invalid_node, "a fault names its node");
+    fuzz_check(r.fault == NodeFault::None || r.fault_node != rdna4::kInvalidNode, "a fault names its node");
   }
 }
 
@@ -97,17 +97,12 @@ void trace(std::span<const std::byte> bytes) {
   const TraceOptions options = make_options(rng);
   const Executor sequential(1);
   try {
-    if (b.target == blob::Target::Rtip31) {
-      const emu::LoadedBvh bvh = emu::load_bvh(b, "fuzz.hwbvh");
-      const std::vector<Ray> rays = make_rays(bvh.bounds, rng);
-      check(emu::trace_rays(bvh.memory(), bvh.root, rays, options, sequential), options, rdna4::kInvalidNode);
-    } else if (b.target == blob::Target::Rtip20) {
-      const std::vector<uint32_t> nodes = blob::bytes_to_dwords(b.require(blob::SectionType::Nodes, "fuzz").data);
-      const emu::Bvh4Section section = emu::Bvh4Section::from(nodes, "fuzz.hwbvh");
-      const std::vector<Ray> rays = make_rays(section.header.bounds, rng);
-      check(emu::trace_rays_rtip20(section, rays, options, sequential), options, rdna3::kInvalidNode);
-      check(emu::trace_rays_bvh4x2(section, rays, options, sequential), options, rdna3::kInvalidNode);
-    }
+    const LoadedBvh bvh = load_bvh(b, "fuzz.hwbvh");
+    const std::vector<Ray> rays = make_rays(bvh.bounds, rng);
+    const uint32_t waves[] = {0, 32};
+    check(bvh.trace(rays, waves, options, sequential), options);
+    if (b.target == blob::Target::Rtip20)
+      check(trace_rays_bvh4x2(Bvh4Section::from(bvh.nodes, "fuzz.hwbvh"), rays, options, sequential), options);
   } catch (const Error&) {
   }
 }

@@ -1,6 +1,6 @@
 // Writes the seed corpora of the fuzz targets (fuzz/README.md) from the project's scenes, so that every target
 // starts from inputs that reach deep into its code: the OBJ and MTL files themselves (large ones cut at a line
-// boundary), the rtip31 and rtip20 blobs built from them, their Geometry and BuildMeta sections, node sections,
+// boundary), the rtip31, rtip20 and xe3 blobs built from them, their Geometry and BuildMeta sections, node sections,
 // single nodes, and rays files in both encodings. A few hand-written OBJ, MTL and rays seeds add syntax the scenes
 // do not use. Deterministic: the same scenes give the same files. Run through fuzz/make-corpus.sh.
 //
@@ -19,9 +19,7 @@
 #include "hwbvh/blob/blob.h"
 #include "hwbvh/blob/bytes.h"
 #include "hwbvh/blob/geometry_section.h"
-#include "hwbvh/build/builder.h"
 #include "hwbvh/core/error.h"
-#include "hwbvh/formats/rdna3/encode.h"
 #include "hwbvh/formats/rdna4/node_pointer.h"
 #include "hwbvh/pipeline/pipeline.h"
 #include "hwbvh/scene/rays_file.h"
@@ -92,44 +90,34 @@ void write_rays(Corpus& corpus, const std::string& name, const Aabb& bounds) {
   corpus.write("rays", name + ".bin", serialize_rays(rays, RaysFileFormat::Binary));
 }
 
-blob::Blob rtip20_blob(const Scene& scene) {
-  build::BuildOptions options;
-  rdna3::configure_build(options);
-  const rdna3::EncodedBvh encoded = rdna3::encode(scene, build::build_wide_bvh4(scene, options).bvh, {});
-  blob::Blob b;
-  b.target = blob::Target::Rtip20;
-  b.sections.push_back({blob::SectionType::Nodes, blob::kNodesAlignment, blob::dwords_to_bytes(encoded.dwords)});
-  b.sections.push_back({blob::SectionType::Geometry, 16, blob::encode_geometry(scene)});
-  return b;
-}
-
 void write_scene(Corpus& corpus, const fs::path& obj) {
   const std::string name = obj.stem().string();
   corpus.write("obj", name + ".obj", head_lines(read_text(obj), kMaxTextSeed));
   const Scene scene = load_obj(obj);
   write_rays(corpus, name, scene.bounds());
 
-  const blob::Blob rtip31 = pipeline::build_blob(scene, {}).blob;
-  const blob::Blob rtip20 = rtip20_blob(scene);
-  for (const auto& [label, b] : {std::pair{"rtip31", &rtip31}, std::pair{"rtip20", &rtip20}}) {
-    const std::string stem = name + "-" + label;
-    const std::vector<std::byte> file = blob::serialize(*b);
+  for (const blob::Target target : {blob::Target::Rtip31, blob::Target::Rtip20, blob::Target::Xe3}) {
+    pipeline::BuildBlobOptions options;
+    options.target = target;
+    const blob::Blob b = pipeline::build_blob(scene, options).blob;
+    const std::string stem = name + "-" + blob::target_name(target);
+    const std::vector<std::byte> file = blob::serialize(b);
     if (file.size() <= kMaxBlobSeed) {
       corpus.write("blob", stem + ".hwbvh", file);
       corpus.write("emu", stem + ".hwbvh", file);
     }
-    const auto& nodes = b->require(blob::SectionType::Nodes, stem).data;
-    if (b->target == blob::Target::Rtip31) {
+    const auto& nodes = b.require(blob::SectionType::Nodes, stem).data;
+    if (target == blob::Target::Rtip31) {
       if (nodes.size() <= kMaxBlobSeed) corpus.write("node_section", stem + ".nodes", nodes);
       write_windows(corpus, "rdna4_nodes", stem, nodes, 0, rdna4::kNodeBytes, rdna4::kNodeBytes);
-    } else {
+      const auto& geometry = b.require(blob::SectionType::Geometry, name).data;
+      if (geometry.size() <= kMaxBlobSeed) corpus.write("geometry", name + ".geometry", geometry);
+      corpus.write("build_meta", name + ".json", b.require(blob::SectionType::BuildMeta, name).data);
+    } else if (target == blob::Target::Rtip20) {
       // Box nodes take 128 bytes, triangle nodes 64: windows on every 64-byte slot catch both.
       write_windows(corpus, "rdna3_nodes", stem, nodes, rdna4::kNodeBytes, 64, rdna4::kNodeBytes);
     }
   }
-  const auto& geometry = rtip31.require(blob::SectionType::Geometry, name).data;
-  if (geometry.size() <= kMaxBlobSeed) corpus.write("geometry", name + ".geometry", geometry);
-  corpus.write("build_meta", name + ".json", rtip31.require(blob::SectionType::BuildMeta, name).data);
 }
 
 // Syntax the project's scenes do not exercise.

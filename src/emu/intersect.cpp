@@ -55,10 +55,13 @@ void compare_exchange(SortEntries& e, int a, int b) {
   const float ka = e.key[a], kb = e.key[b];
   const uint32_t ext_a = static_cast<uint32_t>(ta >> 32), ext_b = static_cast<uint32_t>(tb >> 32);
   const bool swap = (ext_b < ext_a) | ((ext_b == ext_a) & (kb < ka));
-  e.tag[a] = swap ? tb : ta;
-  e.tag[b] = swap ? ta : tb;
-  e.key[a] = swap ? kb : ka;
-  e.key[b] = swap ? ka : kb;
+  // Exchange by masks (compilers turn `swap ? x : y` on these into branches).
+  const uint64_t tag_diff = (ta ^ tb) & (0 - static_cast<uint64_t>(swap));
+  const uint32_t key_diff = (float_bits(ka) ^ float_bits(kb)) & (0 - static_cast<uint32_t>(swap));
+  e.tag[a] = ta ^ tag_diff;
+  e.tag[b] = tb ^ tag_diff;
+  e.key[a] = bits_float(float_bits(ka) ^ key_diff);
+  e.key[b] = bits_float(float_bits(kb) ^ key_diff);
 }
 
 // Batcher odd-even merge sort of 8 inputs, 19 comparators in 6 stages (§5.3 step 8). Stages 1-3 sort each half
@@ -87,8 +90,8 @@ std::array<uint32_t, 8> sort_children(const std::array<uint32_t, 8>& ptr, const 
   SortEntries e;
   for (int k = 0; k < 8; ++k) {
     const uint32_t p = ptr[k], type = p & 7u;
-    const uint32_t ext = (p == kInvalidNode ? 4u : 0u) | (opt.sort_triangles_first && type > 3 ? 2u : 0u) |
-                         (opt.sort_triangles_first && type != 1 ? 1u : 0u);
+    const uint32_t ext = uint32_t{p == kInvalidNode} << 2 | uint32_t{opt.sort_triangles_first && type > 3} << 1 |
+                         uint32_t{opt.sort_triangles_first && type != 1};
     e.tag[k] = uint64_t{ext} << 32 | p;
     e.key[k] = key[k];
   }
@@ -135,6 +138,7 @@ void intersect_box(rdna4::NodeView node, const PointerFlags& pf, const PreparedR
     inv = reciprocal(d);
     res.obb_rotated = true;
   }
+  const float origin[3] = {o.x, o.y, o.z}, inverse[3] = {inv.x, inv.y, inv.z};  // indexed by axis below
 
   // Slab test of all eight slots (§5.3 step 5), four at a time: tn = maxNum(maxNum(near_x, near_y), near_z), tf
   // likewise with minNum (maxNum(NaN, x) = x starts the chain); clamp to [0, extent]; miss on NaN; grow the far
@@ -151,12 +155,14 @@ void intersect_box(rdna4::NodeView node, const PointerFlags& pf, const PreparedR
   for (int h = 0; h < 8; h += 4) {
     F4 tn = F4{} + kNaN, tf = F4{} + kNaN;
     for (int c = 0; c < 3; ++c) {
-      const bool forward = inv[c] >= 0.0f;  // a NaN inverse takes the "else" branch
-      const F4 near_plane = load4<F4>(&(forward ? box.min : box.max)[c][h]);
-      const F4 far_plane = load4<F4>(&(forward ? box.max : box.min)[c][h]);
-      const F4 near_d = near_plane - o[c], far_d = far_plane - o[c];
-      tn = max_num4(tn, near_d * inv[c]);
-      tf = min_num4(tf, far_d * inv[c]);
+      // Near plane = min for a non-negative inverse, else max (a NaN inverse takes the "else" branch); selected by
+      // mask rather than by a branch, which the ray's direction would make unpredictable.
+      const I4 forward = I4{} - static_cast<int32_t>(inverse[c] >= 0.0f);
+      const F4 lo = load4<F4>(&box.min[c][h]), hi = load4<F4>(&box.max[c][h]);
+      const F4 near_plane = forward ? lo : hi, far_plane = forward ? hi : lo;
+      const F4 near_d = near_plane - origin[c], far_d = far_plane - origin[c];
+      tn = max_num4(tn, near_d * inverse[c]);
+      tf = min_num4(tf, far_d * inverse[c]);
     }
     const I4 nan = (tn != tn) | (tf != tf);
     const F4 t0 = nan ? F4{} + kInf : (tn > 0.0f ? tn : F4{});
@@ -179,7 +185,8 @@ void intersect_box(rdna4::NodeView node, const PointerFlags& pf, const PreparedR
   std::array<uint32_t, 8> hit_ptr;
   for (int k = 0; k < 8; ++k) {
     const bool culled = flag_culling && box_flags_cull(box.box_flags[k], pf);
-    hit_ptr[k] = pass[k] != 0 && !culled ? box.pointer[k] : kInvalidNode;
+    const uint32_t keep = static_cast<uint32_t>(pass[k]) & (0 - uint32_t{!culled});
+    hit_ptr[k] = (box.pointer[k] & keep) | ~keep;  // INVALID_NODE is all ones
   }
 
   // Remove adjacent duplicates (child reuse, §5.3 step 6). Every entry becomes the next one's "previous", whether
@@ -189,7 +196,7 @@ void intersect_box(rdna4::NodeView node, const PointerFlags& pf, const PreparedR
   ptr[0] = hit_ptr[0];
   int valid = hit_ptr[0] != kInvalidNode ? 1 : 0;
   for (int k = 1; k < 8; ++k) {
-    ptr[k] = hit_ptr[k] == hit_ptr[k - 1] ? kInvalidNode : hit_ptr[k];
+    ptr[k] = hit_ptr[k] | (0 - uint32_t{hit_ptr[k] == hit_ptr[k - 1]});
     valid += ptr[k] != kInvalidNode ? 1 : 0;
   }
 
@@ -235,8 +242,10 @@ TriangleCandidate moller_trumbore(const rdna4::DecodedTriangle& tri, const RayOp
 // accepts both windings and rejects t < 0 only (no extent test, like §5.4). det = U + V + W has the sign of den in
 // §5.4 (>= 0: the ray travels against (b - a) x (c - a)), because the permutation keeps the winding.
 TriangleCandidate watertight(const rdna4::DecodedTriangle& tri, const PreparedRay& ray) {
+  // Plain arrays, indexed by the ray's axes (glm's operator[] is a switch, unpredictable with per-ray axes).
   const Vec3 o = ray.operands.origin;
-  const Vec3 a = tri.vertex[0] - o, b = tri.vertex[1] - o, c = tri.vertex[2] - o;
+  const auto relative = [o](Vec3 p) { return std::array<float, 3>{p.x - o.x, p.y - o.y, p.z - o.z}; };
+  const std::array<float, 3> a = relative(tri.vertex[0]), b = relative(tri.vertex[1]), c = relative(tri.vertex[2]);
   const int kx = ray.kx, ky = ray.ky, kz = ray.kz;
   const float ax = a[kx] - ray.shear_x * a[kz], ay = a[ky] - ray.shear_y * a[kz];
   const float bx = b[kx] - ray.shear_x * b[kz], by = b[ky] - ray.shear_y * b[kz];
@@ -360,13 +369,6 @@ NodeFault NodeMemory::fetch(uint32_t pointer, rdna4::NodeDwords& out) const {
   const uint32_t* node = find(pointer, fault);
   if (node != nullptr) std::copy_n(node, rdna4::kNodeDwords, out.begin());
   return fault;
-}
-
-void NodeMemory::prefetch(uint32_t pointer) const {
-  const uint64_t first = rdna4::node_byte_offset(pointer) / 4;
-  if (first > dwords.size() || dwords.size() - first < rdna4::kNodeDwords) return;
-  __builtin_prefetch(dwords.data() + first);
-  __builtin_prefetch(dwords.data() + first + rdna4::kNodeDwords / 2);
 }
 
 PointerFlags PointerFlags::from_bits(uint32_t bits) {

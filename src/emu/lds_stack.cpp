@@ -86,26 +86,38 @@ void LdsStack::push8(uint32_t last, const std::array<uint32_t, 8>& r, bool primi
     valid = (valid || is_primitive_type(last)) && !range_end;
   }
 
+  // The slots to push, in push order (slot 7 first), chosen without branches: which slots carry pointers varies
+  // from step to step, so branches on it would be mispredicted. The pushes follow, in that order.
+  std::array<uint32_t, 8> pushed;
+  unsigned count = 0;
   bool skip_lo = false, skip_hi = false;
   for (int k = 7; k >= 4; --k) {
     uint32_t x = r[k];
-    if (is_sentinel(x) && valid && !skip_hi) {
-      if ((x & 2u) == 0) skip_lo = true;
-      if ((x & 4u) == 0) skip_hi = true;
+    const bool sentinel = is_sentinel(x);
+    const bool skip_code = sentinel && valid && !skip_hi;
+    skip_lo = skip_lo || (skip_code && (x & 2u) == 0);
+    skip_hi = skip_hi || (skip_code && (x & 4u) == 0);
+    if (k == 6) {  // a range update pushes only the continuation in slot 7
+      skip_lo = skip_lo || range_update;
+      skip_hi = skip_hi || range_update;
     }
-    if (k == 6 && range_update) skip_lo = skip_hi = true;
-    if (walkback && match[k]) valid = false;
-    if (valid && !is_sentinel(x) && !skip_hi) {
-      if (k == 7 && range_update) x = advance_range(x, (last & 1u) != 0);
-      push(x);
+    valid = valid && !(walkback && match[k]);
+    if (k == 7) {  // a range update pushes the next pair of slot 7's range (selected by mask: no branch)
+      const uint32_t update = 0 - uint32_t{range_update};
+      x = (advance_range(x, (last & 1u) != 0) & update) | (x & ~update);
     }
+    pushed[count] = x;
+    count += valid && !sentinel && !skip_hi ? 1 : 0;
   }
   for (int k = 3; k >= 0; --k) {
     const uint32_t x = r[k];
-    if (is_sentinel(x) && (x & 2u) == 0 && valid && !skip_lo) skip_lo = true;
-    if (walkback && match[k]) valid = false;
-    if (valid && !is_sentinel(x) && !skip_lo) push(x);
+    const bool sentinel = is_sentinel(x);
+    skip_lo = skip_lo || (sentinel && (x & 2u) == 0 && valid);
+    valid = valid && !(walkback && match[k]);
+    pushed[count] = x;
+    count += valid && !sentinel && !skip_lo ? 1 : 0;
   }
+  for (unsigned i = 0; i < count; ++i) push(pushed[i]);
   traffic_.max_depth = std::max(traffic_.max_depth, address_.valid_count);
 }
 

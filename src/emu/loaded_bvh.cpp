@@ -31,7 +31,14 @@ LoadedBvh load_bvh(const blob::Blob& blob, const std::string& file) {
   LoadedBvh out;
   out.file = file;
   out.target = blob.target;
-  out.nodes = blob::bytes_to_dwords(blob.require(blob::SectionType::Nodes, file).data);
+  const std::vector<std::byte>& node_bytes = blob.require(blob::SectionType::Nodes, file).data;
+  // Checked on bytes: converting to dwords would silently drop a trailing partial dword. Each target's header
+  // check below then checks the size in dwords.
+  if (node_bytes.size() % 4 != 0) {
+    throw_bad_input(file, "node section is not a whole number of dwords (" + std::to_string(node_bytes.size()) +
+                              " bytes)");
+  }
+  out.nodes = blob::bytes_to_dwords(node_bytes);
   out.geometry = blob::decode_geometry(blob.require(blob::SectionType::Geometry, file).data, file);
   // Each target checks its own section header here, so a bad one is reported before any tracing.
   switch (blob.target) {

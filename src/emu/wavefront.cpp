@@ -71,10 +71,6 @@ TraceOutput trace_rays(const NodeMemory& memory, uint32_t root, std::span<const 
       // One wave iteration: every lane that has not finished performs one step.
       running = false;
       uint32_t active = 0, box = 0, primitive = 0;
-      // The lanes' nodes are independent memory reads: start them all before the first lane needs its node.
-      for (size_t i = 0; i < count; ++i) {
-        if (!lanes[i].done()) memory.prefetch(lanes[i].next_node());
-      }
       for (size_t i = 0; i < count; ++i) {
         if (lanes[i].done()) continue;
         const StepInfo step = lanes[i].step();

@@ -98,6 +98,10 @@ class Walker {
               ", which a bottom-level RT IP 3.1 BVH does not use");
       return false;
     }
+    if (kind == NodeKind::Box && (p & 8u) != 0) {
+      problem(at.describe() + ": box pointer " + hex(p) + " has bit 3 set: it addresses the middle of a 128-byte node");
+      return false;
+    }
     if (offset == 0) {
       problem(at.describe() + ": pointer " + hex(p) + " addresses the node-section header (offset 0)");
       return false;
@@ -113,6 +117,8 @@ class Walker {
                 (it->second == NodeKind::Box ? "box" : "primitive") + " node");
       } else if (kind == NodeKind::Box) {
         problem(at.describe() + ": " + node_name(kind, offset) + " is reached a second time (cycle or shared subtree)");
+      } else {
+        check_pair_index(at, offset);
       }
       return false;  // several ranges may share a primitive node: decoded once
     }
@@ -145,11 +151,8 @@ class Walker {
       return;
     }
     const uint32_t pair_count = d.primitive_header->pair_count;
-    if (rdna4::pair_index(at.pointer) >= pair_count) {
-      problem(at.describe() + ": pointer " + hex(at.pointer) + " enters pair " +
-              std::to_string(rdna4::pair_index(at.pointer)) + " but " + name + " has " + std::to_string(pair_count) +
-              " pairs");
-    }
+    pair_counts_.emplace(d.offset, pair_count);
+    check_pair_index(at, d.offset);
     for (uint32_t i = 0; i < pair_count; ++i) {
       d.pairs.push_back(rdna4::decode_primitive_pair(node, i, &error));
       if (!d.pairs.back()) {
@@ -160,6 +163,15 @@ class Walker {
                           Pending::Via::RangeContinuation, d.offset});
       }
     }
+  }
+
+  // Every pointer into a primitive node, not only the first, must name one of its pairs.
+  void check_pair_index(const Pending& at, uint64_t offset) {
+    const auto it = pair_counts_.find(offset);
+    if (it == pair_counts_.end() || rdna4::pair_index(at.pointer) < it->second) return;  // header refused: reported
+    problem(at.describe() + ": pointer " + hex(at.pointer) + " enters pair " +
+            std::to_string(rdna4::pair_index(at.pointer)) + " but " + node_name(NodeKind::Primitive, offset) +
+            " has " + std::to_string(it->second) + " pairs");
   }
 
   void count_not_shown(const std::deque<Pending>& queue) {
@@ -175,6 +187,7 @@ class Walker {
   bool keep_nodes_;
   NodeDump out_;
   std::map<uint64_t, NodeKind> seen_;
+  std::map<uint64_t, uint32_t> pair_counts_;  ///< primitive nodes with a valid header: their pair count
 };
 
 }  // namespace

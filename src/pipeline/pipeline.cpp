@@ -72,7 +72,7 @@ void read_field(const Json& object, const char* key, const std::string& file, T&
     using Limits = std::numeric_limits<T>;
     const bool fits = j.is_number_unsigned()  ? j.get<uint64_t>() <= static_cast<uint64_t>(Limits::max())
                       : j.is_number_integer() ? j.get<int64_t>() >= static_cast<int64_t>(Limits::min())
-                                              : false;
+                                              : !j.is_number();  // a non-number is get_to's type error below
     if (!fits) throw_bad_input(file, std::string("build-meta section: field '") + key + "' is not an integer in range");
   }
   j.get_to(value);

@@ -69,7 +69,10 @@ KindStats trace_kind(const emu::LoadedBvh& bvh, RayKind kind, const RayBatch& ba
     const emu::RayResult& r = out.rays[i];
     ks.totals += r.counters;
     ks.hits += r.hit ? 1 : 0;
-    ks.faulted_rays += r.fault != emu::NodeFault::None ? 1 : 0;
+    if (r.fault != emu::NodeFault::None && ks.faulted_rays++ == 0) {
+      ks.first_fault = r.fault;
+      ks.first_fault_node = r.fault_node;
+    }
     steps[i] = r.counters.steps;
     boxes[i] = r.counters.box_tests;
     tris[i] = r.counters.triangle_tests;

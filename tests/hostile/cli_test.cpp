@@ -18,10 +18,9 @@
 namespace hwbvh {
 namespace {
 
-using ::testing::AnyOf;
 using ::testing::HasSubstr;
 
-struct Run {
+struct CliRun {
   int code = -1;
   std::string out, err;
 };
@@ -55,12 +54,12 @@ class HostileCli : public ::testing::Test {
   }
 
   // `hwbvh ARGS` with a 120-second limit (exit 124 when it runs longer).
-  Run hwbvh(const std::string& args) {
+  CliRun hwbvh(const std::string& args) {
     const auto out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
     const std::string cmd = "timeout 120 " + quote(HWBVH_CLI) + " " + args + " >" + quote(out.string()) + " 2>" +
                             quote(err.string());
     const int status = std::system(cmd.c_str());
-    Run r;
+    CliRun r;
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     r.out = slurp(out);
     r.err = slurp(err);
@@ -68,9 +67,9 @@ class HostileCli : public ::testing::Test {
   }
 
   // The three reading commands; `stats` with few rays, one thread and a step limit that keeps cycles short.
-  Run info(const std::string& f) { return hwbvh("info " + quote(f)); }
-  Run dump(const std::string& f) { return hwbvh("dump " + quote(f) + " --max-nodes 0"); }
-  Run stats(const std::string& f) {
+  CliRun info(const std::string& f) { return hwbvh("info " + quote(f)); }
+  CliRun dump(const std::string& f) { return hwbvh("dump " + quote(f) + " --max-nodes 0"); }
+  CliRun stats(const std::string& f) {
     return hwbvh("stats " + quote(f) +
                  " --rays primary,ao,shadow,random --width 16 --height 16 --ao-samples 1 --random-rays 64"
                  " --step-limit 3000 --threads 1 --quiet");
@@ -79,7 +78,7 @@ class HostileCli : public ::testing::Test {
   test::ScratchDir dir_;
 };
 
-void expect_refused(const Run& r, const std::string& file, const std::string& needle) {
+void expect_refused(const CliRun& r, const std::string& file, const std::string& needle) {
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("hwbvh: error: "));
   EXPECT_THAT(r.err, HasSubstr(file));
@@ -126,23 +125,24 @@ TEST_F(HostileCli, BadNodesExitTwoInDumpAndWarnInStats) {
   const test::SampleTree tree = test::sample_tree();
   struct Case {
     std::string name;
+    bool faults;  ///< rays stop on a bad node (otherwise they loop until the step limit)
     std::function<void(std::vector<uint32_t>&)> edit;
   };
   const std::vector<Case> cases = {
-      {"cycle.hwbvh", [](auto& n) { test::node_at(n, rdna4::kRootPointer)[0] = rdna4::kRootPointer & ~0xFu; }},
-      {"misaligned.hwbvh", [](auto& n) { test::node_at(n, rdna4::kRootPointer)[0] |= 0x8u; }},
-      {"past-end.hwbvh", [](auto& n) { test::node_at(n, rdna4::kRootPointer)[1] = 0x7FFFFFF0u; }},
-      {"parent-self.hwbvh",
+      {"cycle.hwbvh", false, [](auto& n) { test::node_at(n, rdna4::kRootPointer)[0] = rdna4::kRootPointer & ~0xFu; }},
+      {"misaligned.hwbvh", true, [](auto& n) { test::node_at(n, rdna4::kRootPointer)[0] |= 0x8u; }},
+      {"past-end.hwbvh", true, [](auto& n) { test::node_at(n, rdna4::kRootPointer)[0] = 0x0FFFFFF0u; }},
+      {"parent-self.hwbvh", false,
        [&](auto& n) {
          for (uint32_t box : tree.boxes) test::node_at(n, box)[2] = box;
          test::node_at(n, rdna4::kRootPointer)[0] = rdna4::kRootPointer & ~0xFu;  // and a cycle, so a ray loops
        }},
-      {"node-type-7.hwbvh",
+      {"node-type-7.hwbvh", true,
        [](auto& n) {
          uint32_t* root = test::node_at(n, rdna4::kRootPointer);
          for (uint32_t k = 0; k < 8; ++k) root[10 + 3 * k] |= 7u << 24;
        }},
-      {"primitive-overflow.hwbvh",
+      {"primitive-overflow.hwbvh", true,
        [&](auto& n) {
          for (uint32_t p : tree.primitives) {
            test::node_at(n, p)[0] = 0xFFFFFFFFu & ~(1u << 31);
@@ -156,26 +156,15 @@ TEST_F(HostileCli, BadNodesExitTwoInDumpAndWarnInStats) {
     const std::string f = write(c.name, test::with_nodes(nodes));
     SCOPED_TRACE(c.name);
     EXPECT_EQ(info(f).code, 0);  // info reads the metadata sections only
-    const Run d = dump(f);
+    const CliRun d = dump(f);
     expect_refused(d, c.name, "malformed node section");
-    EXPECT_THAT(d.out, HasSubstr("problem: "));
-    const Run s = stats(f);
+    EXPECT_NE(d.out.find("problem: "), std::string::npos) << "no problem listed by dump";
+    const CliRun s = stats(f);
     EXPECT_EQ(s.code, 0) << s.err;
-    EXPECT_THAT(s.out, HasSubstr("WARNING: "));
-    EXPECT_THAT(s.out, AnyOf(HasSubstr("hit the step limit"), HasSubstr("malformed node")));
-  }
-}
-
-TEST_F(HostileCli, NonFiniteSceneBoundsInTheNodeHeader) {
-  // The header's bounds frame the default camera and the random rays; NaN or infinite bounds must not crash.
-  for (const uint32_t bits : {0x7FC00000u, 0x7F800000u, 0xFF800000u}) {
-    std::vector<uint32_t> nodes = test::sample_nodes();
-    for (int k = 5; k < 11; ++k) nodes[k] = bits;
-    const std::string f = write("bounds.hwbvh", test::with_nodes(nodes));
-    const Run s = stats(f);
-    SCOPED_TRACE(bits);
-    EXPECT_THAT(s.code, AnyOf(0, 2)) << s.err;
-    if (s.code == 2) EXPECT_THAT(s.err, HasSubstr("bounds.hwbvh"));
+    EXPECT_NE(s.out.find("WARNING: "), std::string::npos) << s.out;
+    if (c.faults) {
+      EXPECT_NE(s.out.find("(the first: "), std::string::npos) << s.out;  // names the bad node
+    }
   }
 }
 

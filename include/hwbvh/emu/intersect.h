@@ -16,8 +16,8 @@
 // writes it. Both fill the same result slots; docs/emulator.md explains the choice.
 //
 // The emulation reads node bytes only through the RT IP 3.1 decoder (formats/rdna4/decode.h). Floating-point
-// steps are written one IEEE operation per statement, with std::fma / std::fmin / std::fmax exactly where the spec
-// uses fma / minNum / maxNum, so the result does not depend on how the compiler would otherwise contract them.
+// steps are single IEEE operations, with std::fma exactly where the spec uses fma and NaN-aware selects for its
+// minNum / maxNum, so the result does not depend on how the compiler would otherwise contract them.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -51,8 +51,6 @@ struct NodeMemory {
   const uint32_t* find(uint32_t pointer, NodeFault& fault) const;
   /// Copies the node that `pointer` addresses into `out`; the fault of find().
   NodeFault fetch(uint32_t pointer, rdna4::NodeDwords& out) const;
-  /// A hint to the host CPU's caches that the node at `pointer` will be read soon (no effect on any result).
-  void prefetch(uint32_t pointer) const;
 };
 
 /// The ten pointer flags of the 64-bit BVH base pointer, bits 54..63 (§1.4).

@@ -70,8 +70,6 @@ class RayTraversal {
   RayTraversal(const NodeMemory& memory, uint32_t root, const Ray& ray, const TraceOptions& options);
 
   [[nodiscard]] bool done() const { return done_; }
-  /// The node pointer the next step() will intersect.
-  [[nodiscard]] uint32_t next_node() const { return node_; }
   /// Performs one loop iteration. Precondition: !done(). A node fault finishes the ray without counting the step;
   /// reaching options.step_limit finishes it after the step, with counters.step_limit_hits = 1.
   StepInfo step();

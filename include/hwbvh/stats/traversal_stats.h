@@ -69,6 +69,8 @@ struct KindStats {
   Distribution triangle_tests;
   emu::RayCounters totals;           ///< sums over rays (max_stack_depth: maximum)
   uint64_t faulted_rays = 0;         ///< rays stopped by a malformed node
+  emu::NodeFault first_fault = emu::NodeFault::None;  ///< the fault of the first faulted ray, in ray order
+  uint32_t first_fault_node = 0xFFFFFFFFu;            ///< the node pointer it faulted on
   emu::WaveStats waves;              ///< summed over waves
   emu::AgreementStats agreement;     ///< empty when the oracle is off
   double emulation_seconds = 0.0;    ///< wall time of the emulation alone (not the oracle); not deterministic

@@ -5,7 +5,6 @@
 // against the 1024-bit node before they happen.
 #include <bit>
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "formats/rdna4/obb_tables.h"
@@ -18,17 +17,6 @@ namespace {
 constexpr unsigned kNodeBits = 1024;
 
 // --- box node (§2) ---
-
-// Four child slots at a time (GCC/Clang vector extensions; plain IEEE operations per lane).
-using F4 = float __attribute__((vector_size(16)));
-using I4 = int32_t __attribute__((vector_size(16)));
-using U4 = uint32_t __attribute__((vector_size(16)));
-
-template <typename T, typename V>
-void store4(T* p, V v) {
-  static_assert(sizeof(V) == 4 * sizeof(T));
-  std::memcpy(p, &v, sizeof v);
-}
 
 // §2.6: origin + p * 2^(e-139), with offsets below the normal float range flushed to 0, then added to the origin
 // with the default (round-to-nearest-even) float addition. p <= 4096 converts to float exactly, so the offset's
@@ -111,9 +99,8 @@ void set_error(std::string* error, const char* message) {
 /// Header lengths that describe 32-bit coordinates (always true for a header from decode_primitive_header).
 bool valid_vertex_lengths(const PrimitiveHeader& h) {
   for (int a = 0; a < 3; ++a) {
-    if (h.payload_bits[a] < 1 || h.payload_bits[a] > 32 || h.prefix_bits[a] + h.payload_bits[a] + h.trailing_zeros != 32) {
-      return false;
-    }
+    const uint32_t length = h.payload_bits[a];
+    if (length < 1 || length > 32 || h.prefix_bits[a] + length + h.trailing_zeros != 32) return false;
   }
   return true;
 }
@@ -135,14 +122,14 @@ class VertexReader {
   [[nodiscard]] bool fits(uint32_t i) const { return first_ + (int64_t{i} + 1) * bits_ <= kNodeBits; }
   /// Vertex i; precondition fits(i).
   [[nodiscard]] Vec3 vertex(uint32_t i) const {
-    Vec3 v{0.0f};
+    float v[3];  // not Vec3: glm's operator[] is a switch
     int64_t at = first_ + int64_t{i} * bits_;
     for (int a = 0; a < 3; ++a) {
       const uint64_t payload = read_field(node_, at, h_.payload_bits[a]);
       v[a] = bits_float(static_cast<uint32_t>(prefix_[a] | ((payload << h_.trailing_zeros) & 0xFFFFFFFFu)));
       at += h_.payload_bits[a];
     }
-    return v;
+    return {v[0], v[1], v[2]};
   }
 
  private:
@@ -200,51 +187,59 @@ BoxChildren decode_box_children(NodeView node) {
   const uint32_t child_count = field(dw6, 30, 28) + 1;
   out.obb_index = node[7] & 0x7Fu;
 
+  // Child info (§2.3), gathered per dword so that each field is extracted for all eight slots in one loop (which
+  // the compiler vectorizes). Planes as int32 (at most 4096): a signed conversion to float is one instruction.
+  std::array<uint32_t, 8> w0, w1, w2;
+  for (unsigned k = 0; k < 8; ++k) w0[k] = node[8 + 3 * k], w1[k] = node[9 + 3 * k], w2[k] = node[10 + 3 * k];
+  std::array<std::array<int32_t, 8>, 3> qmin, qmax;
+  for (unsigned k = 0; k < 8; ++k) {
+    out.box_flags[k] = field(w0[k], 27, 24);
+    out.instance_mask[k] = field(w1[k], 31, 24);
+    qmin[0][k] = static_cast<int32_t>(field(w0[k], 11, 0));
+    qmin[1][k] = static_cast<int32_t>(field(w0[k], 23, 12));
+    qmin[2][k] = static_cast<int32_t>(field(w1[k], 11, 0));
+    qmax[0][k] = static_cast<int32_t>(field(w1[k], 23, 12) + 1);
+    qmax[1][k] = static_cast<int32_t>(field(w2[k], 11, 0) + 1);
+    qmax[2][k] = static_cast<int32_t>(field(w2[k], 23, 12) + 1);
+  }
+
   // Pointers (§2.4): box children take consecutive internal offsets, leaves consecutive leaf offsets, each
-  // advancing by its range length x 0x10 pointer units.
+  // advancing by its range length x 0x10 pointer units. Selected by masks: the child types vary from node to
+  // node, so branches would be mispredicted.
   uint32_t int_ptr = node[0] | kTypeBox;
   uint32_t leaf_ptr = node[1];
   for (unsigned k = 0; k < 8; ++k) {
-    const uint32_t w2 = node[10 + 3 * k];
-    const uint32_t node_type = field(w2, 27, 24);
-    const uint32_t advance = field(w2, 31, 28) << 4;
-    const bool is_box = node_type == kTypeBox;
-    out.pointer[k] = k >= child_count ? kInvalidNode : is_box ? int_ptr : leaf_ptr | node_type;
-    int_ptr += is_box ? advance : 0;
-    leaf_ptr += is_box ? 0 : advance;
+    const uint32_t node_type = field(w2[k], 27, 24);
+    const uint32_t advance = field(w2[k], 31, 28) << 4;
+    const uint32_t box_mask = 0 - uint32_t{node_type == kTypeBox}, used = 0 - uint32_t{k < child_count};
+    const uint32_t pointer = (int_ptr & box_mask) | ((leaf_ptr | node_type) & ~box_mask);
+    out.pointer[k] = (pointer & used) | ~used;  // INVALID_NODE (all ones) past the count
+    int_ptr += advance & box_mask & used;
+    leaf_ptr += advance & ~box_mask & used;
   }
 
-  // Child info (§2.3) and dequantized planes (§2.6), four slots at a time: dword j of slot k is node[8 + 3k + j].
-  float origin[3];
-  uint32_t exponent[3];
-  for (int a = 0; a < 3; ++a) origin[a] = bits_float(node[3 + a]), exponent[a] = field(dw6, 8 * a + 7, 8 * a);
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  for (unsigned h = 0; h < 8; h += 4) {
-    const uint32_t* w = node.data() + 8 + 3 * h;
-    const U4 w0{w[0], w[3], w[6], w[9]}, w1{w[1], w[4], w[7], w[10]}, w2{w[2], w[5], w[8], w[11]};
-    store4(&out.box_flags[h], (w0 >> 24) & 0xFu);
-    store4(&out.instance_mask[h], w1 >> 24);
-    const U4 qmin[3] = {w0 & 0xFFFu, (w0 >> 12) & 0xFFFu, w1 & 0xFFFu};
-    const U4 qmax[3] = {((w1 >> 12) & 0xFFFu) + 1, (w2 & 0xFFFu) + 1, ((w2 >> 12) & 0xFFFu) + 1};
-    const I4 past_count = I4{0, 1, 2, 3} + static_cast<int32_t>(h) >= static_cast<int32_t>(child_count);
-    for (int a = 0; a < 3; ++a) {
-      F4 lo, hi;
-      if (exponent[a] >= 13) {
-        // Then no offset is flushed and 2^(e-139) is a normal float: p * 2^(e-139) is one exact multiply
-        // (p = 4096, e = 255 overflows to +inf like the bit construction), the same value as dequantize(). Being
-        // exact, the product gives the same sum whether or not the compiler fuses it with the addition.
-        const float scale = bits_float((exponent[a] - 12) << 23);
-        lo = __builtin_convertvector(__builtin_convertvector(qmin[a], I4), F4) * scale + origin[a];
-        hi = __builtin_convertvector(__builtin_convertvector(qmax[a], I4), F4) * scale + origin[a];
-      } else {
-        for (int i = 0; i < 4; ++i) {
-          lo[i] = dequantize(origin[a], exponent[a], qmin[a][i]);
-          hi[i] = dequantize(origin[a], exponent[a], qmax[a][i]);
-        }
+  // §2.6 dequantization of all eight slots; slots past the count become NaN.
+  for (int a = 0; a < 3; ++a) {
+    const float origin = bits_float(node[3 + a]);
+    const uint32_t exponent = field(dw6, 8 * a + 7, 8 * a);
+    if (exponent >= 13) {
+      // Then no offset is flushed and 2^(e-139) is a normal float: p * 2^(e-139) is one exact multiply (p = 4096,
+      // e = 255 overflows to +inf like the bit construction), the same value as dequantize(). Being exact, the
+      // product gives the same sum whether or not the compiler fuses it with the addition.
+      const float scale = bits_float((exponent - 12) << 23);
+      for (unsigned k = 0; k < 8; ++k) {
+        out.min[a][k] = static_cast<float>(qmin[a][k]) * scale + origin;
+        out.max[a][k] = static_cast<float>(qmax[a][k]) * scale + origin;
       }
-      store4(&out.min[a][h], past_count ? F4{} + nan : lo);
-      store4(&out.max[a][h], past_count ? F4{} + nan : hi);
+    } else {
+      for (unsigned k = 0; k < 8; ++k) {
+        out.min[a][k] = dequantize(origin, exponent, static_cast<uint32_t>(qmin[a][k]));
+        out.max[a][k] = dequantize(origin, exponent, static_cast<uint32_t>(qmax[a][k]));
+      }
     }
+  }
+  for (unsigned k = child_count; k < 8; ++k) {
+    for (int a = 0; a < 3; ++a) out.min[a][k] = out.max[a][k] = std::numeric_limits<float>::quiet_NaN();
   }
   return out;
 }
