@@ -100,8 +100,10 @@ Mesh rock(uint32_t stacks, uint32_t slices) {
     const float theta = pi * static_cast<float>(i) / static_cast<float>(stacks);
     for (uint32_t j = 0; j < slices; ++j) {
       const float phi = 2.0f * pi * static_cast<float>(j) / static_cast<float>(slices);
-      const float r = 1.0f + 0.08f * std::sin(5.0f * phi) * std::sin(3.0f * theta) + 0.04f * std::cos(11.0f * phi + 7.0f * theta);
-      m.positions.push_back({r * std::sin(theta) * std::cos(phi), r * std::cos(theta), r * std::sin(theta) * std::sin(phi)});
+      const float r = 1.0f + 0.08f * std::sin(5.0f * phi) * std::sin(3.0f * theta) +
+                      0.04f * std::cos(11.0f * phi + 7.0f * theta);
+      m.positions.push_back(
+          {r * std::sin(theta) * std::cos(phi), r * std::cos(theta), r * std::sin(theta) * std::sin(phi)});
     }
   }
   m.positions.push_back({0.0f, -1.0f, 0.0f});
@@ -249,11 +251,13 @@ int run(const Args& a) {
     }
     std::printf("  rtcIntersect1 %.0f rays/s (emulator / Embree = 1 / %.0f); %llu of %llu rays agree\n",
                 a.rays / embree_seconds, emu_seconds / embree_seconds,
-                static_cast<unsigned long long>(agreement.agreeing()), static_cast<unsigned long long>(agreement.rays()));
+                static_cast<unsigned long long>(agreement.agreeing()),
+                static_cast<unsigned long long>(agreement.rays()));
   }
   std::printf("# peak resident memory: %.2f GiB during the build (%.1f bytes/triangle), %.2f GiB overall "
               "(%.1f bytes/triangle)\n",
-              gib(build_peak), build_peak / triangles, gib(bench::peak_rss_bytes()), bench::peak_rss_bytes() / triangles);
+              gib(build_peak), build_peak / triangles, gib(bench::peak_rss_bytes()),
+              bench::peak_rss_bytes() / triangles);
   return faulted == 0 ? 0 : 1;
 }
 

@@ -103,8 +103,9 @@ void write_scene(Corpus& corpus, const fs::path& obj) {
     const std::string stem = name + "-" + blob::target_name(target);
     const std::vector<std::byte> file = blob::serialize(b);
     if (file.size() <= kMaxBlobSeed) {
-      corpus.write("blob", stem + ".hwbvh", file);
-      corpus.write("emu", stem + ".hwbvh", file);
+      // Not ".hwbvh": .gitignore leaves out blob files so that built ones are never committed by accident.
+      corpus.write("blob", stem + ".blob", file);
+      corpus.write("emu", stem + ".blob", file);
     }
     const auto& nodes = b.require(blob::SectionType::Nodes, stem).data;
     if (target == blob::Target::Rtip31) {

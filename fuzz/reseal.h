@@ -30,7 +30,8 @@ inline std::vector<std::byte> reseal(std::span<const std::byte> bytes) {
       blob::store_le64(out, e + 24, blob::checksum(std::span(out).subspan(offset, size)));
   }
   std::vector<std::byte> covered(out.begin(), out.begin() + blob::kHeaderChecksumOffset);
-  covered.insert(covered.end(), out.begin() + blob::kFileHeaderBytes, out.begin() + static_cast<std::ptrdiff_t>(table_end));
+  covered.insert(covered.end(), out.begin() + blob::kFileHeaderBytes,
+                 out.begin() + static_cast<std::ptrdiff_t>(table_end));
   blob::store_le64(out, blob::kHeaderChecksumOffset, blob::checksum(covered));
   return out;
 }

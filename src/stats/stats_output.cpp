@@ -126,8 +126,8 @@ std::string stats_to_text(const StatsReport& report) {
       out += fmt::format("  {:<26}{:>10}\n", "oracle agreement", "off");
     }
     if (t.step_limit_hits || k.faulted_rays) {
-      out += fmt::format("  WARNING: {} rays hit the step limit, {} rays stopped on a malformed node", t.step_limit_hits,
-                         k.faulted_rays);
+      out += fmt::format("  WARNING: {} rays hit the step limit, {} rays stopped on a malformed node",
+                         t.step_limit_hits, k.faulted_rays);
       if (k.faulted_rays)
         out += fmt::format(" (the first: {}, node pointer {:#x})", emu::fault_name(k.first_fault), k.first_fault_node);
       out += "\n";

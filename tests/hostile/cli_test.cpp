@@ -98,7 +98,9 @@ TEST_F(HostileCli, BrokenContainersExitTwoWithAMessage) {
        [](auto& b) { test::put64(b, blob::kFileHeaderBytes + 32 + 16, ~uint64_t{0} - 15); }},
       {"huge-count.hwbvh", "exceeds the limit", [](auto& b) { test::put32(b, 16, 0xFFFFFFFFu); }},
       {"overlap.hwbvh", "overlap",
-       [](auto& b) { test::put64(b, blob::kFileHeaderBytes + 32 + 8, blob::load_le64(b, blob::kFileHeaderBytes + 8)); }},
+       [](auto& b) {
+         test::put64(b, blob::kFileHeaderBytes + 32 + 8, blob::load_le64(b, blob::kFileHeaderBytes + 8));
+       }},
   };
   for (const Case& c : cases) {
     std::vector<std::byte> bytes = test::sample_bytes();

@@ -31,7 +31,8 @@ struct Traced {
     return std::count_if(rays.begin(), rays.end(), [&](const emu::RayResult& r) { return r.fault == fault; });
   }
   [[nodiscard]] std::size_t limit_hits() const {
-    return std::count_if(rays.begin(), rays.end(), [](const emu::RayResult& r) { return r.counters.step_limit_hits == 1; });
+    return std::count_if(rays.begin(), rays.end(),
+                         [](const emu::RayResult& r) { return r.counters.step_limit_hits == 1; });
   }
 };
 

@@ -47,7 +47,8 @@ TEST(DumpHostile, SecondPointerIntoAPrimitiveNodeBeyondItsPairs) {
     for (uint32_t k = 0; k + 1 < n.box->child_count && !edited; ++k) {
       const auto& first = n.box->info[k];
       const auto& second = n.box->info[k + 1];
-      if (first.node_type == rdna4::kTypeBox || second.node_type == rdna4::kTypeBox || first.range_length != 0) continue;
+      const bool leaves = first.node_type != rdna4::kTypeBox && second.node_type != rdna4::kTypeBox;
+      if (!leaves || first.range_length != 0) continue;
       uint32_t& w2 = dw[n.offset / 4 + 10 + 3 * (k + 1)];
       w2 = (w2 & ~0x0F000000u) | 11u << 24;  // node type 11: pair 7
       edited = true;
