@@ -63,7 +63,7 @@ int run_compare(const CompareArgs& a) {
 Command add_compare_command(CLI::App& app) {
   auto args = std::make_shared<CompareArgs>();
   CLI::App* sub = app.add_subcommand(
-      "compare", "Build one OBJ scene for every target (rtip20 BVH4, rtip31 BVH4x2, BVH8, BVH8 + OBB) and compare traversal");
+      "compare", "Build one OBJ scene for every target (rtip20 BVH4, rtip31 BVH4x2, BVH8, BVH8 + OBB, xe3) and compare traversal");
   sub->add_option("scene", args->scene, "OBJ scene file")->required();
   sub->add_option("--rays", args->rays, "comma-separated ray types: primary, ao, shadow, random")->capture_default_str();
   sub->add_option("--width", args->width, "primary-ray image width")->check(CLI::Range(1u, 16384u))->capture_default_str();

@@ -10,8 +10,10 @@
 #include "hwbvh/blob/geometry_section.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/rtip20_traversal.h"
+#include "hwbvh/emu/xe3_traversal.h"
 #include "hwbvh/formats/rdna3/encode.h"
 #include "hwbvh/formats/rdna4/encode.h"
+#include "hwbvh/formats/xe3/encode.h"
 #include "hwbvh/scene/ray_gen.h"
 
 namespace hwbvh::stats {
@@ -41,6 +43,34 @@ Variant rtip31_variant(const Scene& scene, const CompareOptions& o, bool obb, co
   auto dwords = std::make_shared<const std::vector<uint32_t>>(std::move(encoded.dwords));
   v.trace = [&executor, root, dwords](std::span<const Ray> rays, const emu::TraceOptions& t) {
     return emu::trace_rays(emu::NodeMemory{*dwords}, root, rays, t, executor);
+  };
+  return v;
+}
+
+// Intel Xe3 QBVH6 with 64-byte QuadLeafs; no STOC bits, since compare builds without an opacity bake.
+Variant xe3_variant(const Scene& scene, const CompareOptions& o, const Executor& executor) {
+  constexpr uint32_t kStocLevel = 1;
+  build::BuildOptions bo;
+  bo.quality = o.quality;
+  bo.threads = o.threads;
+  xe3::configure_build(bo, kStocLevel);
+  xe3::Xe3EncodeOptions eo;
+  eo.threads = o.threads;
+  eo.stoc_level = kStocLevel;
+  auto encoded = xe3::encode(scene, build::build_wide_bvh6(scene, bo).bvh, eo);
+  Variant v;
+  v.name = "xe3 QBVH6";
+  v.bytes = encoded.stats.node_bytes;
+  // The section views the dwords it is stored with; the lambda shares both.
+  struct Owned {
+    std::vector<uint32_t> dwords;
+    emu::Xe3Section view;
+  };
+  auto owned = std::make_shared<Owned>();
+  owned->dwords = std::move(encoded.dwords);
+  owned->view = emu::Xe3Section::from(owned->dwords, scene.source);
+  v.trace = [&executor, owned](std::span<const Ray> rays, const emu::TraceOptions& t) {
+    return emu::trace_rays_xe3(owned->view, rays, t, executor);
   };
   return v;
 }
@@ -127,6 +157,8 @@ CompareReport compare_targets(const Scene& scene, const CompareOptions& o) {
   variants.push_back(std::move(bvh4x2));
   variants.push_back(rtip31_variant(scene, o, false, executor));
   variants.push_back(rtip31_variant(scene, o, true, executor));
+  const std::size_t bvh8_obb = variants.size() - 1;  // its primary hits seed the secondary rays
+  variants.push_back(xe3_variant(scene, o, executor));
 
   // Rays: generated once, from the scene bounds and the BVH8 + OBB variant's primary hits, then shared.
   const Aabb bounds = scene.bounds();
@@ -137,7 +169,7 @@ CompareReport compare_targets(const Scene& scene, const CompareOptions& o) {
   const bool secondary = std::any_of(o.kinds.begin(), o.kinds.end(), is_occlusion);
   if (secondary) {
     emu::TraceOptions t = o.trace;
-    const emu::TraceOutput out = variants.back().trace(primary.rays, t);
+    const emu::TraceOutput out = variants[bvh8_obb].trace(primary.rays, t);
     hits.resize(out.rays.size());
     for (std::size_t i = 0; i < out.rays.size(); ++i) {
       const auto& r = out.rays[i];

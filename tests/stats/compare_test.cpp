@@ -17,7 +17,7 @@ TEST(Compare, EveryVariantAgreesWithEmbreeAndBvh8NeedsFewerSteps) {
   o.kinds = {RayKind::Primary, RayKind::Shadow, RayKind::Random};
   o.machine = emu::load_machine_preset("rdna4");
   const CompareReport report = compare_targets(scene, o);
-  ASSERT_EQ(report.rows.size(), 4u);
+  ASSERT_EQ(report.rows.size(), 5u);
   for (const VariantRow& row : report.rows) {
     SCOPED_TRACE(row.name);
     EXPECT_GT(row.rays, 0u);
@@ -32,6 +32,7 @@ TEST(Compare, EveryVariantAgreesWithEmbreeAndBvh8NeedsFewerSteps) {
   EXPECT_GT(bvh8.box_tests / bvh8.steps, bvh4.box_tests / bvh4.steps);  // more box tests per step
   EXPECT_LT(bvh8_obb.steps, bvh8.steps);          // this scene rewards OBBs
   EXPECT_LT(bvh8.bytes, bvh4.bytes);              // compressed primitive nodes
+  EXPECT_EQ(report.rows[4].name, "xe3 QBVH6");
 }
 
 class Targets : public testing::TestWithParam<blob::Target> {};

@@ -2,7 +2,7 @@
 // One table across hardware targets for one scene (`hwbvh compare`): the same scene built for each variant, the
 // same rays traced through each variant's encoded bytes, every ray checked against Embree, and optionally the
 // machine model's cycles. Variants: rtip20 BVH4 (RDNA 2/3), rtip31 BVH4x2 (RDNA 4 dual intersect on the 4-wide
-// tree), rtip31 BVH8 without and with OBBs (RDNA 4).
+// tree), rtip31 BVH8 without and with OBBs (RDNA 4), xe3 QBVH6 (Intel Xe3, QuadLeafs without STOC bits).
 #include <optional>
 #include <string>
 #include <vector>
