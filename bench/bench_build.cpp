@@ -5,9 +5,14 @@
 // Without scene arguments it uses ../shared/scenes/ogre.obj (when present) and a generated 2M-triangle grid.
 #include <embree3/rtcore.h>
 
+#include <algorithm>
+#include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -48,6 +53,48 @@ struct EmbreeScene {
   }
 };
 
+// Wall and process CPU time of one call. CPU time sums all threads (including TBB workers waiting for work),
+// so on a machine shared with other jobs it is the steadier figure of the two.
+struct Timing {
+  double wall = 0.0;
+  double cpu = 0.0;
+};
+
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+Timing time_once(const std::function<void()>& fn) {
+  const double cpu = process_cpu_seconds();
+  const auto start = std::chrono::steady_clock::now();
+  fn();
+  return {std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), process_cpu_seconds() - cpu};
+}
+
+// Runs every case once per round, `runs` rounds after a warm-up round, and returns each case's medians. The
+// cases alternate within a round so that changes in the machine's load hit all of them alike.
+template <std::size_t N>
+std::array<Timing, N> median_timings(int runs, const std::array<std::function<void()>, N>& cases) {
+  for (const auto& fn : cases) fn();
+  std::array<std::vector<double>, N> wall, cpu;
+  for (int r = 0; r < runs; ++r) {
+    for (std::size_t c = 0; c < N; ++c) {
+      const Timing t = time_once(cases[c]);
+      wall[c].push_back(t.wall);
+      cpu[c].push_back(t.cpu);
+    }
+  }
+  const auto median = [](std::vector<double>& v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  std::array<Timing, N> out{};
+  for (std::size_t c = 0; c < N; ++c) out[c] = {median(wall[c]), median(cpu[c])};
+  return out;
+}
+
 void run_scene(const Scene& scene, int runs, int threads) {
   build::BuildOptions bo;
   bo.threads = threads;
@@ -57,28 +104,37 @@ void run_scene(const Scene& scene, int runs, int threads) {
   eo.threads = threads;
   rdna4::EncodeStats stats;
   build::BuildStats bstats;
-  const double hwbvh_medium = bench::median_seconds(runs, [&] {
-    auto built = build::build_wide_bvh(scene, bo);
-    bstats = built.stats;
-    stats = rdna4::encode(scene, built.bvh, eo).stats;
-  });
-  bo.quality = build::BuildQuality::High;
-  const double hwbvh_high = bench::median_seconds(runs, [&] {
-    auto built = build::build_wide_bvh(scene, bo);
-    (void)rdna4::encode(scene, built.bvh, eo);
-  });
+  build::BuildOptions bo_high = bo;
+  bo_high.quality = build::BuildQuality::High;
   const EmbreeScene embree(threads);
-  const double embree_default = bench::median_seconds(runs, [&] { embree.commit(scene, RTC_BUILD_QUALITY_MEDIUM); });
-  const double embree_high = bench::median_seconds(runs, [&] { embree.commit(scene, RTC_BUILD_QUALITY_HIGH); });
+  const auto [medium, high, embree_default, embree_high] = median_timings<4>(runs, {
+      [&] {
+        auto built = build::build_wide_bvh(scene, bo);
+        bstats = built.stats;
+        stats = rdna4::encode(scene, built.bvh, eo).stats;
+      },
+      [&] {
+        auto built = build::build_wide_bvh(scene, bo_high);
+        (void)rdna4::encode(scene, built.bvh, eo);
+      },
+      [&] { embree.commit(scene, RTC_BUILD_QUALITY_MEDIUM); },
+      [&] { embree.commit(scene, RTC_BUILD_QUALITY_HIGH); }});
   const double tris = static_cast<double>(scene.triangles.size());
   std::printf("scene\t%s\ttriangles\t%zu\n", scene.source.c_str(), scene.triangles.size());
-  std::printf("  hwbvh pipeline (medium)      %9.3f s   %7.2f Mtri/s\n", hwbvh_medium, tris / hwbvh_medium * 1e-6);
-  std::printf("  hwbvh pipeline (high/splits) %9.3f s   %7.2f Mtri/s\n", hwbvh_high, tris / hwbvh_high * 1e-6);
-  std::printf("  embree commit (default)      %9.3f s\n", embree_default);
-  std::printf("  embree commit (high)         %9.3f s\n", embree_high);
-  std::printf("  ratio hwbvh(medium) / embree(high)    %.2fx\n", hwbvh_medium / embree_high);
-  std::printf("  ratio hwbvh(high) / embree(high)      %.2fx\n", hwbvh_high / embree_high);
-  std::printf("  ratio hwbvh(medium) / embree(default) %.2fx\n", hwbvh_medium / embree_default);
+  std::printf("                               wall (median)  CPU (median, all threads)\n");
+  const auto row = [&](const char* name, const Timing& t) {
+    std::printf("  %-28s %9.3f s  %9.3f s   %7.2f Mtri/s\n", name, t.wall, t.cpu, tris / t.wall * 1e-6);
+  };
+  row("hwbvh pipeline (medium)", medium);
+  row("hwbvh pipeline (high/splits)", high);
+  row("embree commit (default)", embree_default);
+  row("embree commit (high)", embree_high);
+  const auto ratio = [](const char* name, const Timing& a, const Timing& b) {
+    std::printf("  ratio %-32s %6.2fx wall  %6.2fx CPU\n", name, a.wall / b.wall, a.cpu / b.cpu);
+  };
+  ratio("hwbvh(medium) / embree(high)", medium, embree_high);
+  ratio("hwbvh(high) / embree(high)", high, embree_high);
+  ratio("hwbvh(medium) / embree(default)", medium, embree_default);
   std::printf("  phases (medium): binary %.3f s, collapse %.3f s, obb %.3f s, encode %.3f s\n",
               bstats.seconds_binary, bstats.seconds_collapse, stats.seconds_obb, stats.seconds_encode);
   std::printf("  blob: %.2f bytes/triangle, %.2f triangles/primitive node, %.1f%% OBB box nodes\n",

@@ -9,10 +9,13 @@
 // single-threaded and with `--threads` threads (default: all hardware threads).
 // The "results" line is a hash of every ray's hit and counters: it must not change when the emulator is optimised.
 #include <embree3/rtcore.h>
+#include <time.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -118,6 +121,30 @@ uint64_t results_hash(const emu::TraceOutput& out) {
   return h;
 }
 
+/// Median wall time and median CPU time of the calling thread over `runs` runs after a warm-up, in seconds. On a
+/// machine shared with other jobs the thread's CPU time is far steadier than wall time for single-threaded runs
+/// (it still includes slowdowns from sharing caches and cores).
+struct Times {
+  double wall = 0.0;
+  double cpu = 0.0;
+};
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+Times median_times(int runs, const std::function<void()>& fn) {
+  std::vector<double> cpu;
+  const double wall = bench::median_seconds(runs, [&] {
+    const double start = thread_cpu_seconds();
+    fn();
+    cpu.push_back(thread_cpu_seconds() - start);
+  });
+  cpu.erase(cpu.begin());  // the warm-up run
+  std::sort(cpu.begin(), cpu.end());
+  return {wall, cpu[cpu.size() / 2]};
+}
+
 struct Options {
   int runs = 5;
   int threads = 0;
@@ -134,29 +161,39 @@ void run_rays(const char* name, const emu::LoadedBvh& bvh, const RayBatch& batch
   const auto mrays = [rays](double seconds) { return rays / seconds * 1e-6; };
 
   std::printf("  %s rays: %zu in %zu waves\n", name, batch.rays.size(), batch.wave_count());
-  double emu_rate[2] = {}, embree_rate[2] = {}, robust_rate[2] = {};
+  double emu_rate[2] = {}, embree_rate[2] = {}, robust_rate[2] = {}, emu_cpu_rate = 0, embree_cpu_rate = 0,
+         robust_cpu_rate = 0;
   const int thread_counts[2] = {1, opt.threads};
   uint64_t hash[2] = {};
   std::size_t emu_hits = 0, embree_hits = 0;
   for (int k = 0; k < 2; ++k) {
     const Executor executor(thread_counts[k]);
     emu::TraceOutput out;
-    const double emu_s = bench::median_seconds(opt.runs, [&] {
+    const Times emu_s = median_times(opt.runs, [&] {
       out = emu::trace_rays(bvh.memory(), bvh.root, batch.rays, batch.wave_begin, trace, executor);
     });
     hash[k] = results_hash(out);
     emu_hits = 0;
     for (const emu::RayResult& r : out.rays) emu_hits += r.hit ? 1 : 0;
-    const double embree_s = bench::median_seconds(opt.runs, [&] { embree_hits = embree.trace(batch.rays, executor); });
-    const double robust_s = bench::median_seconds(opt.runs, [&] { (void)embree_robust.trace(batch.rays, executor); });
-    emu_rate[k] = mrays(emu_s);
-    embree_rate[k] = mrays(embree_s);
-    robust_rate[k] = mrays(robust_s);
+    const Times embree_s = median_times(opt.runs, [&] { embree_hits = embree.trace(batch.rays, executor); });
+    const Times robust_s = median_times(opt.runs, [&] { (void)embree_robust.trace(batch.rays, executor); });
+    emu_rate[k] = mrays(emu_s.wall);
+    embree_rate[k] = mrays(embree_s.wall);
+    robust_rate[k] = mrays(robust_s.wall);
+    if (k == 0) {
+      emu_cpu_rate = mrays(emu_s.cpu);
+      embree_cpu_rate = mrays(embree_s.cpu);
+      robust_cpu_rate = mrays(robust_s.cpu);
+    }
     std::printf("    %d thread%s  emulator %8.3f Mrays/s   embree %8.3f Mrays/s   embree robust %8.3f Mrays/s"
                 "   emu/embree %.3fx   emu/robust %.3fx\n",
                 thread_counts[k], thread_counts[k] == 1 ? " " : "s", emu_rate[k], embree_rate[k], robust_rate[k],
                 emu_rate[k] / embree_rate[k], emu_rate[k] / robust_rate[k]);
   }
+  std::printf("    1 thread, thread CPU time: emulator %8.3f Mrays/s   embree %8.3f   embree robust %8.3f"
+              "   emu/embree %.3fx   emu/robust %.3fx\n",
+              emu_cpu_rate, embree_cpu_rate, robust_cpu_rate, emu_cpu_rate / embree_cpu_rate,
+              emu_cpu_rate / robust_cpu_rate);
   std::printf("    scaling %d/1 threads: emulator %.2fx   embree %.2fx   embree robust %.2fx\n", opt.threads,
               emu_rate[1] / emu_rate[0], embree_rate[1] / embree_rate[0], robust_rate[1] / robust_rate[0]);
   std::printf("    results %016llx%s   hits: emulator %zu, embree %zu\n", static_cast<unsigned long long>(hash[0]),

@@ -1,7 +1,7 @@
 // Writes the seed corpora of the fuzz targets (fuzz/README.md) from the project's scenes, so that every target
 // starts from inputs that reach deep into its code: the OBJ and MTL files themselves (large ones cut at a line
 // boundary), the rtip31, rtip20 and xe3 blobs built from them, their Geometry and BuildMeta sections, node sections,
-// single nodes, and rays files in both encodings. A few hand-written OBJ, MTL and rays seeds add syntax the scenes
+// single nodes of every format, and rays files in both encodings. A few hand-written OBJ, MTL and rays seeds add syntax the scenes
 // do not use. Deterministic: the same scenes give the same files. Run through fuzz/make-corpus.sh.
 //
 //   fuzz_make_corpus SCENES_DIR CORPUS_DIR
@@ -21,6 +21,7 @@
 #include "hwbvh/blob/geometry_section.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/formats/rdna4/node_pointer.h"
+#include "hwbvh/formats/xe3/node_section.h"
 #include "hwbvh/pipeline/pipeline.h"
 #include "hwbvh/scene/rays_file.h"
 #include "hwbvh/scene/scene.h"
@@ -117,6 +118,11 @@ void write_scene(Corpus& corpus, const fs::path& obj) {
     } else if (target == blob::Target::Rtip20) {
       // Box nodes take 128 bytes, triangle nodes 64: windows on every 64-byte slot catch both.
       write_windows(corpus, "rdna3_nodes", stem, nodes, rdna4::kNodeBytes, 64, rdna4::kNodeBytes);
+    } else {
+      // Past the 128-byte section header; 128-byte windows on every 64-byte block hold an internal node or a
+      // QuadLeaf in their first half, and a STOC3 leaf where the scene has them.
+      write_windows(corpus, "xe3_nodes", stem, nodes, xe3::kHeaderBlocks * xe3::kBlockBytes, xe3::kBlockBytes,
+                    xe3::kStoc3LeafBytes);
     }
   }
 }

@@ -6,6 +6,11 @@ blocks, so running it again reproduces every file byte for byte, whatever the zl
 library only.
 
     python3 scripts/generate_scenes.py [output-folder]     (default: scenes/ next to this script's folder)
+    python3 scripts/generate_scenes.py --mask-cards MASK_FOLDER OUTPUT_FOLDER
+
+The second form writes only mask-cards.obj and mask-cards.mtl: the alpha-cards layout with one material per
+*.png mask in MASK_FOLDER (e.g. ../shared/scenes/masks), referenced by absolute path, so the files belong to
+this machine and are not committed.
 """
 
 import math
@@ -245,20 +250,9 @@ def alpha_cards(out):
     corners_uv = [obj.texcoord(uv) for uv in [(0, 0), (1, 0), (1, 1), (0, 1)]]
     obj.statement("g cards")
     obj.statement("usemtl leaf")
-    half = 0.45
     for i in range(12):
         for j in range(12):
-            centre = [i - 5.5, 0.55 + 0.3 * rng.random(), j - 5.5]
-            yaw = 2 * math.pi * rng.random()
-            tilt = math.radians(-60 + 120 * rng.random())
-            # Card in its local xy plane, tilted about x, then turned about the vertical axis.
-            local = [[-half, -half], [half, -half], [half, half], [-half, half]]
-            corners = []
-            for x, y in local:
-                p = [x, y * math.cos(tilt), y * math.sin(tilt)]
-                p = [p[0] * math.cos(yaw) + p[2] * math.sin(yaw), p[1], -p[0] * math.sin(yaw) + p[2] * math.cos(yaw)]
-                corners.append(obj.vertex([p[k] + centre[k] for k in range(3)]))
-            obj.face(list(zip(corners, corners_uv)))
+            obj.face(list(zip(card_corners(rng, obj, i, j), corners_uv)))
     obj.statement("g ground")
     obj.statement("usemtl ground")
     ground = [[-7, 0, -7], [7, 0, -7], [7, 0, 7], [-7, 0, 7]]
@@ -293,7 +287,55 @@ def overflow_fan(out):
     obj.write(out / "overflow-fan.obj")
 
 
+def card_corners(rng, obj, i, j, half=0.45):
+    """A card of the 12 x 12 grid at a random height, tilt and turn; returns its four vertex indices. The card
+    lies in its local xy plane, is tilted about x, then turned about the vertical axis."""
+    centre = [i - 5.5, 0.55 + 0.3 * rng.random(), j - 5.5]
+    yaw = 2 * math.pi * rng.random()
+    tilt = math.radians(-60 + 120 * rng.random())
+    corners = []
+    for x, y in [[-half, -half], [half, -half], [half, half], [-half, half]]:
+        p = [x, y * math.cos(tilt), y * math.sin(tilt)]
+        p = [p[0] * math.cos(yaw) + p[2] * math.sin(yaw), p[1], -p[0] * math.sin(yaw) + p[2] * math.cos(yaw)]
+        corners.append(obj.vertex([p[k] + centre[k] for k in range(3)]))
+    return corners
+
+
+def mask_cards(mask_folder, out):
+    """The alpha-cards layout, card k textured with mask k mod n of the sorted *.png files in mask_folder."""
+    masks = sorted(Path(mask_folder).resolve().glob("*.png"))
+    if not masks:
+        sys.exit(f"generate_scenes.py: no *.png masks in {mask_folder}")
+    rng = random.Random(11)
+    obj = ObjWriter(f"A 12 x 12 grid of alpha-tested cards textured with the {len(masks)} masks of\n"
+                    f"{Path(mask_folder).resolve()} (by absolute path), above an opaque ground quad.\n"
+                    "Written by scripts/generate_scenes.py --mask-cards (seed 11); not for committing.")
+    obj.statement("mtllib mask-cards.mtl")
+    corners_uv = [obj.texcoord(uv) for uv in [(0, 0), (1, 0), (1, 1), (0, 1)]]
+    obj.statement("g cards")
+    for k in range(144):
+        obj.statement(f"usemtl mask{k % len(masks)}")
+        corners = card_corners(rng, obj, k // 12, k % 12)
+        obj.face(list(zip(corners, corners_uv)))
+    obj.statement("g ground")
+    obj.statement("usemtl ground")
+    ground = [[-7, 0, -7], [7, 0, -7], [7, 0, 7], [-7, 0, 7]]
+    obj.face([obj.vertex(p) for p in facing(ground, [0, 1, 0])])
+    out.mkdir(parents=True, exist_ok=True)
+    obj.write(out / "mask-cards.obj")
+    mtl = ["# Materials of mask-cards.obj (scripts/generate_scenes.py --mask-cards)."]
+    for k, mask in enumerate(masks):
+        mtl += ["", f"newmtl mask{k}", "Kd 0.25 0.55 0.15", f"map_d {mask}"]
+    mtl += ["", "newmtl ground", "Kd 0.5 0.45 0.4"]
+    (out / "mask-cards.mtl").write_text("\n".join(mtl) + "\n", encoding="utf-8", newline="\n")
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--mask-cards":
+        if len(sys.argv) != 4:
+            sys.exit("usage: generate_scenes.py --mask-cards MASK_FOLDER OUTPUT_FOLDER")
+        mask_cards(sys.argv[2], Path(sys.argv[3]))
+        return
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "scenes"
     out.mkdir(parents=True, exist_ok=True)
     cornell_box(out)

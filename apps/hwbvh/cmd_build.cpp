@@ -2,6 +2,9 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
+
+#include <fmt/format.h>
 
 #include "commands.h"
 #include "hwbvh/core/error.h"
@@ -16,7 +19,10 @@ struct BuildArgs {
   std::string scene;
   std::string output;
   std::string target = "rtip31";
-  uint32_t stoc_level = 1;
+  std::optional<uint32_t> stoc_level;  // default per target
+  std::string stoc_order = "bird";
+  uint32_t opacity_level = pipeline::BuildBlobOptions::kDefaultOpacityLevel;
+  float alpha_cutoff = kDefaultAlphaCutoff;
   std::string quality = "medium";
   std::string obb = "on";
   float obb_ratio = rdna4::EncodeOptions{}.obb_accept_ratio;
@@ -32,6 +38,16 @@ void check_output_is_not_input(const BuildArgs& a) {
     throw Error(ErrorKind::BadInput, a.output, "the output would overwrite the input scene");
 }
 
+void add_opacity_rows(Table& t, const pipeline::BuildReport& report) {
+  if (!report.opacity) return;
+  const pipeline::OpacityReport& o = *report.opacity;
+  t.row("alpha-tested triangles", fmt::format("{} (cutoff {})", o.alpha_tested_triangles, o.cutoff));
+  t.row("STOC", fmt::format("level {}, {} order, {} bytes", o.stoc_level, o.order, o.stoc_bytes));
+  if (o.baked_sub_triangles == 0) return;
+  t.row("opacity bake", fmt::format("level {}: {:.1f} % opaque, {:.1f} % transparent, {:.1f} % unknown", o.bake_level,
+                                    100.0 * o.opaque_share, 100.0 * o.transparent_share, 100.0 * o.unknown_share));
+}
+
 int run_build(const BuildArgs& a) {
   check_output_is_not_input(a);
   pipeline::BuildBlobOptions options;
@@ -39,7 +55,15 @@ int run_build(const BuildArgs& a) {
       {"low", build::BuildQuality::Low}, {"medium", build::BuildQuality::Medium}, {"high", build::BuildQuality::High}};
   options.build.quality = qualities.at(a.quality);  // CLI11 checked membership
   options.target = a.target == "rtip20" ? blob::Target::Rtip20 : a.target == "xe3" ? blob::Target::Xe3 : blob::Target::Rtip31;
-  options.xe3_stoc_level = a.stoc_level;
+  if (a.stoc_level) {
+    if (options.target == blob::Target::Xe3 && *a.stoc_level != 0 && *a.stoc_level != 1 && *a.stoc_level != 3)
+      throw Error(ErrorKind::BadInput, "", "--stoc-level: xe3 takes 0, 1 or 3");
+    options.xe3_stoc_level = *a.stoc_level;
+    options.rtip31_stoc_level = *a.stoc_level;
+  }
+  options.stoc_order = a.stoc_order == "row" ? xe3::SubTriangleOrder::Row : xe3::SubTriangleOrder::Bird;
+  options.opacity_level = a.opacity_level;
+  options.alpha_cutoff = a.alpha_cutoff;
   options.build.threads = a.threads;
   options.encode.obb = a.obb == "on";
   options.encode.obb_accept_ratio = a.obb_ratio;
@@ -59,6 +83,7 @@ int run_build(const BuildArgs& a) {
     Table t;
     t.row("output", a.output);
     add_report_rows(t, report);
+    add_opacity_rows(t, report);
     t.print();
   }
   return 0;
@@ -75,8 +100,19 @@ Command add_build_command(CLI::App& app) {
                   "hardware format: rtip31 (RDNA 4 BVH8), rtip20 (RDNA 2/3 BVH4), xe3 (Intel QBVH6 + QuadLeaf)")
       ->check(CLI::IsMember({"rtip31", "rtip20", "xe3"}))
       ->capture_default_str();
-  sub->add_option("--stoc-level", args->stoc_level, "xe3: sub-triangle opacity bits, 0 none, 1 STOC1, 3 STOC3 leaves")
-      ->check(CLI::IsMember({0u, 1u, 3u}))
+  sub->add_option("--stoc-level", args->stoc_level,
+                  "sub-triangle opacity (STOC) level of alpha-tested triangles. xe3: 0 none, 1 STOC1 (default), 3 STOC3 "
+                  "leaves; rtip31: Stoc sideband level, 0 none, 1..12 (default 3)")
+      ->check(CLI::Range(0u, 12u));
+  sub->add_option("--stoc-order", args->stoc_order, "sub-triangle bit order in leaf masks and the sideband")
+      ->check(CLI::IsMember({"bird", "row"}))
+      ->capture_default_str();
+  sub->add_option("--opacity-level", args->opacity_level,
+                  "opacity bake depth 0..12: full-resolution states (xe3 STOC3 leaves point to them)")
+      ->check(CLI::Range(0u, 12u))
+      ->capture_default_str();
+  sub->add_option("--alpha-cutoff", args->alpha_cutoff, "alpha test: a hit passes where texel alpha / 255 >= C")
+      ->check(CLI::Range(0.0f, 1.0f))
       ->capture_default_str();
   sub->add_option("--quality", args->quality, "BVH build quality; high adds spatial splits")
       ->check(CLI::IsMember({"low", "medium", "high"}))

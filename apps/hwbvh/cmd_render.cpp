@@ -32,6 +32,7 @@ struct RenderArgs {
   uint32_t stack_size = emu::kHardwareStackSize;
   uint32_t heuristic = 0;
   uint32_t step_limit = emu::kDefaultStepLimit;
+  std::string stoc = "on";
   int threads = 0;
 };
 
@@ -66,6 +67,7 @@ int run_render(const RenderArgs& a) {
   view.trace.stack.size = a.stack_size;
   view.trace.intersect.heuristic = static_cast<emu::SortHeuristic>(a.heuristic);
   view.trace.step_limit = a.step_limit;
+  view.trace.stoc = a.stoc == "on";
   view.threads = a.threads;
   view.validate();
 
@@ -133,6 +135,10 @@ Command add_render_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--step-limit", args->step_limit, "stop (and report) a ray after this many steps")
       ->check(CLI::Range(1u, 1000000000u))
+      ->capture_default_str();
+  sub->add_option("--stoc", args->stoc,
+                  "skip any-hit work with STOC states (xe3 leaf masks, rtip31 sideband) on alpha-tested triangles")
+      ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   sub->add_option("--threads", args->threads, "worker threads; 0 = all (images are identical at any count)")
       ->check(CLI::Range(0, 4096))

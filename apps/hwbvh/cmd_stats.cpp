@@ -32,6 +32,7 @@ struct StatsArgs {
   uint32_t step_limit = emu::kDefaultStepLimit;
   int threads = 0;
   std::string machine;
+  std::string stoc = "on";
   bool no_oracle = false;
   bool json = false;
   bool quiet = false;
@@ -65,6 +66,7 @@ int run_stats(const StatsArgs& a) {
   options.trace.intersect.heuristic = static_cast<emu::SortHeuristic>(a.heuristic);
   options.trace.intersect.triangle_test = emu::parse_triangle_test(a.triangle_test);
   options.trace.step_limit = a.step_limit;
+  options.trace.stoc = a.stoc == "on";
   options.threads = a.threads;
   options.oracle = !a.no_oracle;
   if (!a.machine.empty()) options.machine = emu::load_machine_preset(a.machine);
@@ -104,6 +106,9 @@ Command add_stats_command(CLI::App& app) {
                   "ray/triangle test: watertight (as DXR/Vulkan hardware must be) or gpurt (GPURT's emulation)")
       ->check(CLI::IsMember({"watertight", "gpurt"}))->capture_default_str();
   sub->add_option("--step-limit", args->step_limit, "stop (and report) a ray after this many steps")->check(CLI::Range(1u, 1000000000u))->capture_default_str();
+  sub->add_option("--stoc", args->stoc,
+                  "skip any-hit work with STOC states (xe3 leaf masks, rtip31 sideband) on alpha-tested triangles")
+      ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
   sub->add_option("--threads", args->threads, "worker threads; 0 = all (counters are identical at any count)")
       ->check(CLI::Range(0, 4096))->capture_default_str();
   std::string presets;

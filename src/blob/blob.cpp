@@ -8,10 +8,9 @@
 #include <cstring>
 #include <string_view>
 
-#include <unistd.h>
-
 #include "hwbvh/blob/bytes.h"
 #include "hwbvh/core/error.h"
+#include "hwbvh/core/file_io.h"
 #include "message.h"
 
 namespace hwbvh::blob {
@@ -25,7 +24,7 @@ constexpr std::size_t kReservedOffset = 20;
 constexpr std::size_t kFileSizeOffset = 24;
 
 bool is_known_target(uint32_t t) { return t >= 1 && t <= 3; }
-bool is_known_section_type(uint32_t t) { return t >= 1 && t <= 4; }
+bool is_known_section_type(uint32_t t) { return t >= 1 && t <= 6; }
 bool is_valid_alignment(uint32_t a) { return a >= 1 && a <= kMaxAlignment && std::has_single_bit(a); }
 uint32_t required_alignment(SectionType t) { return t == SectionType::Nodes ? kNodesAlignment : 1; }
 
@@ -226,6 +225,8 @@ const char* section_type_name(SectionType t) {
     case SectionType::Geometry: return "geometry";
     case SectionType::SceneMeta: return "scene-meta";
     case SectionType::BuildMeta: return "build-meta";
+    case SectionType::AlphaTest: return "alpha-test";
+    case SectionType::Stoc: return "stoc";
   }
   return "unknown";
 }
@@ -293,30 +294,7 @@ Blob parse(std::span<const std::byte> bytes, const std::string& name, FileLayout
   return parse_impl(bytes, name, &layout);
 }
 
-void write_file(const std::filesystem::path& path, const Blob& blob) {
-  const std::vector<std::byte> bytes = serialize(blob);
-  const std::string name = path.string();
-  // Same directory as the target, so the final rename never crosses file systems.
-  const std::string tmp = detail::cat(name, ".tmp-", ::getpid());
-  const auto fail = [&](const std::string& what) {
-    const std::string why = errno_text();
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw Error(ErrorKind::Runtime, name, detail::cat("cannot write: ", what, ": ", why));
-  };
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) fail("cannot create " + tmp);
-  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() && std::fflush(f) == 0 &&
-                       ::fsync(::fileno(f)) == 0;
-  if (!written) {
-    const int saved = errno;
-    std::fclose(f);
-    errno = saved;
-    fail("writing " + tmp);
-  }
-  if (std::fclose(f) != 0) fail("closing " + tmp);
-  if (std::rename(tmp.c_str(), name.c_str()) != 0) fail("renaming " + tmp);
-}
+void write_file(const std::filesystem::path& path, const Blob& blob) { write_file_atomically(path, serialize(blob)); }
 
 Blob read_file(const std::filesystem::path& path) { return read_impl(path, nullptr); }
 

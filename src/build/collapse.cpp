@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "hwbvh/build/pairing.h"
@@ -23,6 +24,7 @@ struct Entry {
   std::array<uint8_t, Width> how{};   ///< how[0]: kLeaf or 0 (wide node); how[i-1], i >= 2: 0 = as C(n, i-1),
                                       ///< k > 0 = k subtrees from the left child and i-k from the right
   uint8_t node_split = 0;             ///< k of the best split into Width, used when n becomes a wide node
+  uint8_t leaf_pairs = 0;             ///< pairs of n as a leaf, when how[0] == kLeaf
 };
 
 struct Scratch {
@@ -81,7 +83,7 @@ class Collapser {
     Entry<Width>& e = dp_[n];
     if (node.is_leaf()) {
       // One reference (the Embree adapter's leaf size): always a valid leaf, whatever i.
-      e.cost.fill(leaf_cost(n, area, kInfinity, scratch));
+      e.cost.fill(leaf_cost(n, area, kInfinity, scratch, e.leaf_pairs));
       e.how.fill(0);
       e.how[0] = kLeaf;
       return;
@@ -103,9 +105,11 @@ class Collapser {
     }
     const float internal = area * options_.box_step_cost + distribute[Width - 1];
     e.node_split = split[Width - 1];
-    const float leaf = leaf_cost(n, area, internal, scratch);
+    uint8_t leaf_pairs = 0;
+    const float leaf = leaf_cost(n, area, internal, scratch, leaf_pairs);
     e.cost[0] = std::min(leaf, internal);
     e.how[0] = leaf < internal ? kLeaf : 0;
+    e.leaf_pairs = leaf < internal ? leaf_pairs : 0;
     for (int i = 2; i <= Width; ++i) {
       const bool fewer = e.cost[i - 2] <= distribute[i - 1];
       e.cost[i - 1] = fewer ? e.cost[i - 2] : distribute[i - 1];
@@ -124,18 +128,22 @@ class Collapser {
     return true;
   }
 
-  // SAH cost of n's subtree as one leaf, or infinity if it cannot be a leaf or costs at least `bound` (then
-  // it would not be chosen, so pairing and the format's fit test are skipped).
-  float leaf_cost(uint32_t n, float area, float bound, Scratch& scratch) const {
+  // SAH cost of n's subtree as one leaf (and its pair count), or infinity if it cannot be a leaf or costs at
+  // least `bound` (then it would not be chosen, so pairing and the format's fit test are skipped).
+  float leaf_cost(uint32_t n, float area, float bound, Scratch& scratch, uint8_t& pair_count) const {
     if (!leaf_triangles(n, scratch.triangles)) return kInfinity;
     const float step = area * options_.pair_step_cost;
     if (step * static_cast<float>((scratch.triangles.size() + 1) / 2) >= bound) return kInfinity;
+    if (scratch.triangles.size() == 1) {  // one lone pair, which always fits (most calls: the binary leaves)
+      pair_count = 1;
+      return step;
+    }
     scratch.pairs.clear();
     const uint32_t pairs = pairing_.pair(scratch.triangles, scratch.pairs);
     const float cost = step * static_cast<float>(pairs);
     if (pairs > options_.max_leaf_pairs || cost >= bound) return kInfinity;
-    const bool lone_triangle = scratch.triangles.size() == 1;
-    if (options_.leaf_fits && !lone_triangle && !options_.leaf_fits(scene_, scratch.pairs)) return kInfinity;
+    if (options_.leaf_fits && !options_.leaf_fits(scene_, scratch.pairs)) return kInfinity;
+    pair_count = static_cast<uint8_t>(pairs);
     return cost;
   }
 
@@ -151,13 +159,15 @@ class Collapser {
     subtrees(binary_.nodes[n].right, i - k, out);
   }
 
-  // Top-down pass: breadth-first wide nodes; the root is always a wide node.
+  // Top-down pass: breadth-first wide nodes; the root is always a wide node. Leaf pair ranges are laid out
+  // from the pair counts the bottom-up pass recorded; the pairing itself then runs in parallel.
   WideBvh<Width> extract() const {
     WideBvh<Width> out;
     std::vector<uint32_t> source{0};  // binary node of each wide node
     out.nodes.emplace_back();
     std::vector<uint32_t> children;
-    Scratch scratch;
+    std::vector<std::pair<uint32_t, uint32_t>> leaves;  // binary node, first pair
+    uint32_t pair_total = 0;
     for (size_t w = 0; w < out.nodes.size(); ++w) {
       const uint32_t b = source[w];
       const BinaryBvh::Node& node = binary_.nodes[b];
@@ -175,9 +185,10 @@ class Collapser {
         child.bounds = binary_.nodes[c].bounds;
         wide.bounds.grow(child.bounds);
         if (dp_[c].how[0] == kLeaf) {
-          leaf_triangles(c, scratch.triangles);
-          child.index = static_cast<uint32_t>(out.pairs.size());
-          child.pair_count = pairing_.pair(scratch.triangles, out.pairs);
+          child.index = pair_total;
+          child.pair_count = dp_[c].leaf_pairs;
+          pair_total += child.pair_count;
+          leaves.emplace_back(c, child.index);
         } else {
           child.index = static_cast<uint32_t>(out.nodes.size());
           out.nodes.emplace_back();
@@ -186,6 +197,17 @@ class Collapser {
       }
       out.nodes[w] = wide;
     }
+    out.pairs.resize(pair_total);
+    Executor(options_.threads).for_ranges(0, leaves.size(), 1024, [&](size_t begin, size_t end) {
+      Scratch scratch;
+      for (size_t i = begin; i < end; ++i) {
+        const auto [node, first] = leaves[i];
+        leaf_triangles(node, scratch.triangles);
+        scratch.pairs.clear();
+        pairing_.pair(scratch.triangles, scratch.pairs);
+        std::copy(scratch.pairs.begin(), scratch.pairs.end(), out.pairs.begin() + first);
+      }
+    });
     out.bounds = out.nodes[0].bounds;
     return out;
   }

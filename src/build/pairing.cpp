@@ -3,29 +3,38 @@
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <numeric>
+#include <cmath>
 #include <string>
 #include <utility>
 
+#include "hwbvh/core/bits.h"
 #include "hwbvh/core/error.h"
 
 namespace hwbvh::build {
 
 TrianglePairing::TrianglePairing(const Scene& scene, bool pair_leftovers, PairFitFn pair_fits)
     : weld_(scene.positions.size()), scene_(&scene), pair_leftovers_(pair_leftovers), pair_fits_(std::move(pair_fits)) {
-  std::vector<uint32_t> order(scene.positions.size());
-  std::iota(order.begin(), order.end(), 0u);
+  // Equal positions (compared with ==, so -0 matches +0 and NaN matches nothing) get the smallest index among
+  // them: positions are visited in index order and looked up in an open-addressing table of first occurrences.
   const auto& p = scene.positions;
-  const auto less = [&](uint32_t a, uint32_t b) {
-    if (p[a].x != p[b].x) return p[a].x < p[b].x;
-    if (p[a].y != p[b].y) return p[a].y < p[b].y;
-    if (p[a].z != p[b].z) return p[a].z < p[b].z;
-    return a < b;
-  };
-  std::sort(order.begin(), order.end(), less);
-  for (size_t i = 0; i < order.size(); ++i) {
-    const bool same = i > 0 && p[order[i]] == p[order[i - 1]];
-    weld_[order[i]] = same ? weld_[order[i - 1]] : order[i];
+  const std::size_t mask = std::bit_ceil(2 * p.size() + 1) - 1;
+  std::vector<uint32_t> first(mask + 1, kNoIndex);
+  const auto key = [](float f) { return uint64_t{f == 0.0f ? 0u : float_bits(f)}; };
+  for (uint32_t i = 0; i < static_cast<uint32_t>(p.size()); ++i) {
+    weld_[i] = i;
+    if (std::isnan(p[i].x) || std::isnan(p[i].y) || std::isnan(p[i].z)) continue;
+    uint64_t h = (key(p[i].x) * 0x9E3779B97F4A7C15ull ^ key(p[i].y)) * 0xC2B2AE3D27D4EB4Full ^ key(p[i].z);
+    h = (h ^ (h >> 29)) * 0xBF58476D1CE4E5B9ull;
+    for (std::size_t slot = (h ^ (h >> 32)) & mask;; slot = (slot + 1) & mask) {
+      if (first[slot] == kNoIndex) {
+        first[slot] = i;
+        break;
+      }
+      if (p[first[slot]] == p[i]) {
+        weld_[i] = first[slot];
+        break;
+      }
+    }
   }
 }
 
@@ -35,18 +44,25 @@ uint32_t TrianglePairing::pair(std::span<const uint32_t> triangles, std::vector<
                 "cannot pair " + std::to_string(triangles.size()) + " triangles at once (max 64)");
   }
   const auto n = static_cast<int>(triangles.size());
-  std::array<uint32_t, kMaxTriangles> tris{};
+  if (n == 1) {  // most leaves of fine meshes: skip the set-up below
+    out.push_back({triangles[0], kNoIndex});
+    return 1;
+  }
+  // Only the first n entries of these per-call arrays are used (and set) below: no value-initialisation, which
+  // would clear some 2 KB per call.
+  std::array<uint32_t, kMaxTriangles> tris;
   std::copy(triangles.begin(), triangles.end(), tris.begin());
   std::sort(tris.begin(), tris.begin() + n);
 
   // Edge adjacency as bit masks: i and j share an edge if two welded vertices coincide.
-  std::array<std::array<uint32_t, 3>, kMaxTriangles> ids{};
+  std::array<std::array<uint32_t, 3>, kMaxTriangles> ids;
   for (int i = 0; i < n; ++i) {
     for (int k = 0; k < 3; ++k) ids[i][k] = weld_[scene_->triangles[tris[i]].v[k]];
   }
   // tris is sorted, so i < j gives the format's pair test its (tri0, tri1) order.
   const auto fits = [&](int i, int j) { return !pair_fits_ || pair_fits_(*scene_, tris[i], tris[j]); };
-  std::array<uint64_t, kMaxTriangles> adjacent{};
+  std::array<uint64_t, kMaxTriangles> adjacent;
+  std::fill(adjacent.begin(), adjacent.begin() + n, uint64_t{0});
   for (int i = 0; i < n; ++i) {
     for (int j = i + 1; j < n; ++j) {
       int shared = 0;
@@ -75,7 +91,7 @@ uint32_t TrianglePairing::pair(std::span<const uint32_t> triangles, std::vector<
     }
     return best;
   };
-  std::array<PrimPair, kMaxTriangles> pairs{};
+  std::array<PrimPair, kMaxTriangles> pairs;  // the first `count` are set
   int count = 0;
   for (int u = least_connected(free_mask, 1); u >= 0; u = least_connected(free_mask, 1)) {
     free_mask &= ~(uint64_t{1} << u);

@@ -1,10 +1,15 @@
 #include "hwbvh/emu/intersect.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
+
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 
 #include "hwbvh/core/bits.h"
 #include "hwbvh/core/error.h"
@@ -74,28 +79,78 @@ constexpr int kNetwork[19][2] = {{0, 2}, {1, 3}, {4, 6}, {5, 7},  // stage 1
                                  {1, 2}, {3, 4}, {5, 6}};         // stage 6
 constexpr int kHalfSortComparators = 10;
 
-// §5.3 steps 7-8 on the hit pointers (`valid` of them not INVALID): returns DW0..7.
-std::array<uint32_t, 8> sort_children(const std::array<uint32_t, 8>& ptr, const std::array<float, 8>& key, int valid,
+// The network on (ext, key) packed into one integer per slot: ext << 35 | key bits << 3 | slot. Exact only for
+// keys that are never NaN and never -0, which the Closest heuristic guarantees (its key is +inf or >= +0): then
+// the key bits order like the floats, and comparing the words without their slot bits is compare_exchange's
+// test. When no two valid entries tie, the network's output is simply the valid entries in ascending order
+// followed by INVALID_NODE (the invalid entries sort last and are all alike), so an insertion sort of the valid
+// entries gives it; only ties, which a network orders by its own wiring, need the network. Returns DW0..7.
+std::array<uint32_t, 8> sort_packed(const std::array<uint32_t, 8>& ptr, const std::array<uint32_t, 8>& ext,
+                                    const std::array<float, 8>& key, int comparators, bool wide) {
+  std::array<uint64_t, 8> w;
+  for (unsigned k = 0; k < 8; ++k) w[k] = uint64_t{ext[k]} << 35 | uint64_t{float_bits(key[k])} << 3 | k;
+  std::array<uint32_t, 8> out;
+  if (wide) {
+    std::array<uint64_t, 8> v;
+    unsigned n = 0;
+    for (unsigned k = 0; k < 8; ++k) {
+      v[n] = w[k];
+      n += ptr[k] != kInvalidNode ? 1 : 0;
+    }
+    bool tie = false;
+    for (unsigned i = 1; i < n; ++i) {
+      const uint64_t x = v[i];
+      unsigned j = i;
+      for (; j > 0 && (v[j - 1] >> 3) >= (x >> 3); --j) {
+        tie = tie || (v[j - 1] >> 3) == (x >> 3);
+        v[j] = v[j - 1];
+      }
+      v[j] = x;
+    }
+    if (!tie) {
+      out.fill(kInvalidNode);
+      for (unsigned i = 0; i < n; ++i) out[i] = ptr[v[i] & 7u];
+      return out;
+    }
+  }
+#pragma GCC unroll 19
+  for (int i = 0; i < comparators; ++i) {
+    const int a = kNetwork[i][0], b = kNetwork[i][1];
+    const uint64_t wa = w[a], wb = w[b];
+    const uint64_t diff = (wa ^ wb) & (0 - static_cast<uint64_t>((wb >> 3) < (wa >> 3)));
+    w[a] = wa ^ diff;
+    w[b] = wb ^ diff;
+  }
+  for (unsigned k = 0; k < 8; ++k) out[k] = ptr[w[k] & 7u];
+  return out;
+}
+
+// §5.3 steps 7-8 on the hit pointers (`single`: at most one of them is not INVALID): returns DW0..7.
+std::array<uint32_t, 8> sort_children(const std::array<uint32_t, 8>& ptr, const std::array<float, 8>& key, bool single,
                                       const IntersectOptions& opt) {
   if (!opt.box_sort || opt.heuristic == SortHeuristic::Disabled) return ptr;
   // Valid entries always sort before invalid ones (their ext is smaller), so with at most one valid entry the
   // wide sort's output is that entry followed by INVALID: no need to run the network.
-  if (opt.wide_sort && valid <= 1) {
+  if (opt.wide_sort && single) {
     std::array<uint32_t, 8> out;
     out.fill(kInvalidNode);
     for (uint32_t p : ptr) out[0] &= p;  // the one valid pointer, or INVALID
     return out;
   }
   // 3-bit extended key: invalid last; with sort_triangles_first, primitives before boxes, (ptr & 7) == 1 first.
-  SortEntries e;
+  std::array<uint32_t, 8> ext;
   for (int k = 0; k < 8; ++k) {
     const uint32_t p = ptr[k], type = p & 7u;
-    const uint32_t ext = uint32_t{p == kInvalidNode} << 2 | uint32_t{opt.sort_triangles_first && type > 3} << 1 |
-                         uint32_t{opt.sort_triangles_first && type != 1};
-    e.tag[k] = uint64_t{ext} << 32 | p;
-    e.key[k] = key[k];
+    ext[k] = uint32_t{p == kInvalidNode} << 2 | uint32_t{opt.sort_triangles_first && type > 3} << 1 |
+             uint32_t{opt.sort_triangles_first && type != 1};
   }
   const int comparators = opt.wide_sort ? 19 : kHalfSortComparators;
+  if (opt.heuristic == SortHeuristic::Closest) return sort_packed(ptr, ext, key, comparators, opt.wide_sort);
+  SortEntries e;
+  for (int k = 0; k < 8; ++k) {
+    e.tag[k] = uint64_t{ext[k]} << 32 | ptr[k];
+    e.key[k] = key[k];
+  }
 #pragma GCC unroll 19
   for (int i = 0; i < comparators; ++i) compare_exchange(e, kNetwork[i][0], kNetwork[i][1]);
   std::array<uint32_t, 8> out;
@@ -115,92 +170,124 @@ V load4(const T* p) {
   std::memcpy(&v, p, sizeof v);
   return v;
 }
+template <typename To, typename From>
+To bit_cast4(From v) {
+  return load4<To>(&v);
+}
 template <typename V, typename T>
 void store4(T* p, V v) {
   std::memcpy(p, &v, sizeof v);
 }
-// minNum / maxNum (§5.3) per lane: a NaN operand is ignored, the result is NaN only when both are. Of two equal
-// values (+0 and -0) either may come back, which does not matter because the emulation only compares the results.
-F4 min_num4(F4 a, F4 b) { return b != b ? a : (a < b ? a : b); }
-F4 max_num4(F4 a, F4 b) { return b != b ? a : (a > b ? a : b); }
-
-void intersect_box(rdna4::NodeView node, const PointerFlags& pf, const PreparedRay& ray, const IntersectOptions& opt,
-                   IntersectResult& res) {
-  // Decode: child pointers (INVALID past the count) and dequantized boxes (NaN past the count).
-  const rdna4::BoxChildren box = rdna4::decode_box_children(node);
-
+// Per lane x > acc ? x : acc, and x < acc ? x : acc: acc when either is NaN. That is the definition of x86's
+// MAXPS / MINPS, which GCC does not emit for the portable form (it could only with -ffinite-math-only).
+F4 max_or_keep(F4 x, F4 acc) {
+#if defined(__SSE__)
+  return _mm_max_ps(x, acc);
+#else
+  return x > acc ? x : acc;
+#endif
+}
+F4 min_or_keep(F4 x, F4 acc) {
+#if defined(__SSE__)
+  return _mm_min_ps(x, acc);
+#else
+  return x < acc ? x : acc;
+#endif
+}
+// Bit i set when lane i of the comparison result `m` (-1 / 0) is true.
+unsigned lane_bits(I4 m) {
+#if defined(__SSE__)
+  return static_cast<unsigned>(_mm_movemask_ps(bit_cast4<F4>(m)));
+#else
+  return (m[0] & 1u) | (m[1] & 2u) | (m[2] & 4u) | (m[3] & 8u);
+#endif
+}
+// `box`: the decoded child pointers (INVALID past the count) and dequantized boxes (NaN past the count); `obb`:
+// the node's OBB matrix, read only when box.obb_index < kObbMatrixCount.
+void intersect_box(const rdna4::BoxChildren& box, const rdna4::Mat3Rows& obb, const PointerFlags& pf,
+                   const PreparedRay& ray, const IntersectOptions& opt, IntersectResult& res) {
   // OBB: the slab tests run in the node's rotated frame. Indices 104..126 have no matrix; they are treated like
   // 0x7F (axis-aligned), see docs/emulator.md.
   Vec3 o = ray.operands.origin, inv = ray.inverse;
   if (box.obb_index < rdna4::kObbMatrixCount) {
     Vec3 d = ray.operands.direction;
-    rotate_ray(rdna4::obb_matrix(box.obb_index), o, d);
+    rotate_ray(obb, o, d);
     inv = reciprocal(d);
     res.obb_rotated = true;
   }
   const float origin[3] = {o.x, o.y, o.z}, inverse[3] = {inv.x, inv.y, inv.z};  // indexed by axis below
+  // Near plane = min for a non-negative inverse, else max (a NaN inverse takes the "else" branch); chosen by index
+  // rather than by a branch, which the ray's direction would make unpredictable.
+  const std::array<std::array<float, 8>, 3>* const sides[2] = {&box.min, &box.max};
+  const float* near_plane[3];
+  const float* far_plane[3];
+  for (int c = 0; c < 3; ++c) {
+    const unsigned back = inverse[c] >= 0.0f ? 0 : 1;
+    near_plane[c] = (*sides[back])[c].data();
+    far_plane[c] = (*sides[1 - back])[c].data();
+  }
 
   // Slab test of all eight slots (§5.3 step 5), four at a time: tn = maxNum(maxNum(near_x, near_y), near_z), tf
-  // likewise with minNum (maxNum(NaN, x) = x starts the chain); clamp to [0, extent]; miss on NaN; grow the far
-  // distance. maxNum(tn, 0) and minNum(tf, extent) are written with non-NaN second operands: a NaN extent does
-  // not constrain, and a NaN tn or tf is overridden by the NaN rule anyway. A slot passes when it hits and its
-  // instance mask shares a bit with the ray's (early culling, §5.3 step 3; culling before or after the slab test
-  // gives the same pointers).
-  constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+  // likewise with minNum; clamp to [0, extent]; miss on NaN; grow the far distance. maxNum ignores a NaN operand,
+  // so tn is the largest non-NaN near distance, NaN only when all three are NaN: it is accumulated from -inf with
+  // `x > acc ? x : acc` (which keeps acc for a NaN x; one MAXPS), and the all-NaN case is tracked apart and makes
+  // the slot miss, as a NaN tn or tf does. Of two equal values (+0 and -0) either may come back, which changes no
+  // outcome: t0 clamps both to +0, and keys compare equal. Missed slots' keys are arbitrary: their pointers become
+  // INVALID, which sort last by their ext alone, all alike. A slot passes when it hits and its instance mask shares
+  // a bit with the ray's (early culling, §5.3 step 3; culling before or after the slab test gives the same
+  // pointers).
   const float grow = box_grow_factor(opt.box_grow);
   const float extent = std::isnan(ray.operands.extent) ? kInf : ray.operands.extent;
   const U4 ray_mask = U4{} + ray.operands.instance_mask;
-  std::array<int32_t, 8> pass;
+  U4 pass[2];
   std::array<float, 8> key;
-  for (int h = 0; h < 8; h += 4) {
-    F4 tn = F4{} + kNaN, tf = F4{} + kNaN;
+  for (int half = 0; half < 2; ++half) {
+    const int h = 4 * half;
+    F4 tn = F4{} - kInf, tf = F4{} + kInf;
+    I4 near_nan = I4{} - 1, far_nan = I4{} - 1;
     for (int c = 0; c < 3; ++c) {
-      // Near plane = min for a non-negative inverse, else max (a NaN inverse takes the "else" branch); selected by
-      // mask rather than by a branch, which the ray's direction would make unpredictable.
-      const I4 forward = I4{} - static_cast<int32_t>(inverse[c] >= 0.0f);
-      const F4 lo = load4<F4>(&box.min[c][h]), hi = load4<F4>(&box.max[c][h]);
-      const F4 near_plane = forward ? lo : hi, far_plane = forward ? hi : lo;
-      const F4 near_d = near_plane - origin[c], far_d = far_plane - origin[c];
-      tn = max_num4(tn, near_d * inverse[c]);
-      tf = min_num4(tf, far_d * inverse[c]);
+      const F4 n = (load4<F4>(near_plane[c] + h) - origin[c]) * inverse[c];
+      const F4 f = (load4<F4>(far_plane[c] + h) - origin[c]) * inverse[c];
+      tn = max_or_keep(n, tn);
+      tf = min_or_keep(f, tf);
+      near_nan &= n != n;
+      far_nan &= f != f;
     }
-    const I4 nan = (tn != tn) | (tf != tf);
-    const F4 t0 = nan ? F4{} + kInf : (tn > 0.0f ? tn : F4{});
-    const F4 t1 = nan ? F4{} - kInf : (tf < extent ? tf : F4{} + extent);
-    const I4 hit = t0 <= t1 * grow;
+    const I4 nan = near_nan | far_nan;
+    const F4 t0 = max_or_keep(tn, F4{});
+    const F4 t1 = min_or_keep(tf, F4{} + extent);
+    const I4 hit = (t0 <= t1 * grow) & ~nan;
     const U4 mask_ok = (load4<U4>(&box.instance_mask[h]) & ray_mask) != 0;
-    store4(&pass[h], hit & mask_ok);
+    pass[half] = bit_cast4<U4>(hit) & mask_ok;
     switch (opt.heuristic) {
       case SortHeuristic::LargestFirst: store4(&key[h], t0 - t1); break;
-      case SortHeuristic::ClosestMidpoint:
-        store4(&key[h], (tn != tn ? F4{} : tn) + (tf != tf ? F4{} + kInf : tf));
-        break;
+      case SortHeuristic::ClosestMidpoint: store4(&key[h], tn + tf); break;
       case SortHeuristic::Closest:
       case SortHeuristic::Disabled: store4(&key[h], t0); break;
     }
   }
 
-  // The hit pointers, after early culling by box flags (§5.3 step 2, only when a pointer flag can cull).
-  const bool flag_culling = pf.cull_opaque || pf.cull_non_opaque || pf.skip_triangles || pf.skip_procedural;
-  std::array<uint32_t, 8> hit_ptr;
-  for (int k = 0; k < 8; ++k) {
-    const bool culled = flag_culling && box_flags_cull(box.box_flags[k], pf);
-    const uint32_t keep = static_cast<uint32_t>(pass[k]) & (0 - uint32_t{!culled});
-    hit_ptr[k] = (box.pointer[k] & keep) | ~keep;  // INVALID_NODE is all ones
+  // Early culling by box flags (§5.3 step 2), only when a pointer flag can cull.
+  if (pf.cull_opaque || pf.cull_non_opaque || pf.skip_triangles || pf.skip_procedural) {
+    for (int k = 0; k < 8; ++k) {
+      if (box_flags_cull(box.box_flags[k], pf)) pass[k / 4][k % 4] = 0;
+    }
   }
-
-  // Remove adjacent duplicates (child reuse, §5.3 step 6). Every entry becomes the next one's "previous", whether
-  // it was removed or not (a removed entry equalled its predecessor), so each is compared with its original
-  // predecessor.
+  // The hit pointers (INVALID_NODE is all ones), then adjacent duplicates removed (child reuse, §5.3 step 6).
+  // Every entry becomes the next one's "previous", whether it was removed or not (a removed entry equalled its
+  // predecessor), so each is compared with its original predecessor; slot 0 has none.
+  const U4 hit_lo = load4<U4>(&box.pointer[0]) | ~pass[0], hit_hi = load4<U4>(&box.pointer[4]) | ~pass[1];
+  const U4 prev_lo = __builtin_shufflevector(hit_lo, hit_lo, 0, 0, 1, 2);
+  const U4 prev_hi = __builtin_shufflevector(hit_lo, hit_hi, 3, 4, 5, 6);
+  const U4 not_first = {0, ~0u, ~0u, ~0u};
+  const U4 ptr_lo = hit_lo | (bit_cast4<U4>(hit_lo == prev_lo) & not_first);
+  const U4 ptr_hi = hit_hi | bit_cast4<U4>(hit_hi == prev_hi);
+  const unsigned live = lane_bits(ptr_lo != kInvalidNode) | lane_bits(ptr_hi != kInvalidNode) << 4;
   std::array<uint32_t, 8> ptr;
-  ptr[0] = hit_ptr[0];
-  int valid = hit_ptr[0] != kInvalidNode ? 1 : 0;
-  for (int k = 1; k < 8; ++k) {
-    ptr[k] = hit_ptr[k] | (0 - uint32_t{hit_ptr[k] == hit_ptr[k - 1]});
-    valid += ptr[k] != kInvalidNode ? 1 : 0;
-  }
+  store4(&ptr[0], ptr_lo);
+  store4(&ptr[4], ptr_hi);
 
-  const std::array<uint32_t, 8> sorted = sort_children(ptr, key, valid, opt);
+  const std::array<uint32_t, 8> sorted = sort_children(ptr, key, (live & (live - 1)) == 0, opt);
   std::copy(sorted.begin(), sorted.end(), res.dw.begin());
   res.box_tests = 8;
 }
@@ -317,24 +404,29 @@ std::array<uint32_t, 4> intersect_triangle(const rdna4::DecodedTriangle& tri, co
   return {float_bits(t_out), ub, vb, (tri.primitive_id << 1) | hitkind};
 }
 
-void intersect_primitive(rdna4::NodeView node, uint32_t node_pointer, const PointerFlags& pf, const PreparedRay& ray,
+void intersect_primitive(const rdna4::DecodedPair& pair, const PointerFlags& pf, const PreparedRay& ray,
                          TriangleTest test, IntersectResult& res) {
-  const std::optional<rdna4::DecodedPair> pair = rdna4::decode_primitive_pair(node, rdna4::pair_index(node_pointer));
-  if (!pair) {
-    res.fault = NodeFault::MalformedPrimitive;
-    return;
-  }
   for (int k = 0; k < 2; ++k) {
-    const rdna4::DecodedTriangle& tri = pair->tri[k];
+    const rdna4::DecodedTriangle& tri = pair.tri[k];
     // An invalid tri1 (indices 0,0,0) is not tested and reports a miss.
     const std::array<uint32_t, 4> slot = (k == 1 && !tri.valid)
                                              ? std::array<uint32_t, 4>{float_bits(kInf), float_bits(1.0f),
                                                                        float_bits(1.0f), 0u}
                                              : intersect_triangle(tri, pf, ray, test, res.triangle_tests);
     std::copy(slot.begin(), slot.end(), res.dw.begin() + 4 * k);
-    res.dw[8 + k] = (tri.geometry_id << 2) | pair->navigation;
+    res.dw[8 + k] = (tri.geometry_id << 2) | pair.navigation;
   }
 }
+
+// The result of a node that faults, or that the instruction does not intersect (instance, types 4 and 7).
+IntersectResult empty_result(uint32_t node_pointer) {
+  IntersectResult res;
+  res.dw.fill(kInvalidNode);
+  res.kind = rdna4::node_kind(node_pointer);
+  return res;
+}
+
+bool intersected(rdna4::NodeKind kind) { return kind == rdna4::NodeKind::Box || kind == rdna4::NodeKind::Primitive; }
 
 }  // namespace
 
@@ -426,19 +518,80 @@ PreparedRay::PreparedRay(const RayOperands& ray) : operands(ray), inverse(recipr
 
 IntersectResult image_bvh8_intersect_ray(const NodeMemory& memory, const PointerFlags& flags, const PreparedRay& ray,
                                          uint32_t node_pointer, const IntersectOptions& options) {
-  IntersectResult res;
-  res.dw.fill(kInvalidNode);
-  res.kind = rdna4::node_kind(node_pointer);
-  if (res.kind == rdna4::NodeKind::Instance || res.kind == rdna4::NodeKind::Unsupported) return res;
-
+  IntersectResult res = empty_result(node_pointer);
+  if (!intersected(res.kind)) return res;
   const uint32_t* node = memory.find(node_pointer, res.fault);
   if (node == nullptr) return res;
   const rdna4::NodeView view(node, rdna4::kNodeDwords);
   if (res.kind == rdna4::NodeKind::Box) {
-    intersect_box(view, flags, ray, options, res);
+    const rdna4::BoxChildren box = rdna4::decode_box_children(view);
+    const bool rotated = box.obb_index < rdna4::kObbMatrixCount;
+    intersect_box(box, rotated ? rdna4::obb_matrix(box.obb_index) : rdna4::Mat3Rows{}, flags, ray, options, res);
+  } else if (const auto pair = rdna4::decode_primitive_pair(view, rdna4::pair_index(node_pointer))) {
+    intersect_primitive(*pair, flags, ray, options.triangle_test, res);
   } else {
-    intersect_primitive(view, node_pointer, flags, ray, options.triangle_test, res);
-    if (res.fault != NodeFault::None) res.dw.fill(kInvalidNode);
+    res.fault = NodeFault::MalformedPrimitive;
+  }
+  return res;
+}
+
+namespace {
+// Entries for `wanted` items of which the memory holds at most `available`: a power of two, no more than needed.
+uint32_t cache_mask(uint32_t wanted, size_t available) {
+  const auto cap = static_cast<uint32_t>(std::min<size_t>(available, uint32_t{1} << 30));
+  return std::bit_ceil(std::clamp(wanted, 1u, std::max(cap, 1u))) - 1;
+}
+}  // namespace
+
+NodeDecodeCache::NodeDecodeCache(const NodeMemory& memory, uint32_t box_nodes, uint32_t pairs)
+    : memory_(memory),
+      box_mask_(cache_mask(box_nodes, memory.dwords.size() / rdna4::kNodeDwords)),
+      pair_mask_(cache_mask(pairs, memory.dwords.size() / rdna4::kNodeDwords * 8)),
+      box_key_(box_mask_ + size_t{1}, kInvalidNode),
+      pair_key_(pair_mask_ + size_t{1}, kInvalidNode),
+      boxes_(box_mask_ + size_t{1}),
+      pairs_(pair_mask_ + size_t{1}) {}
+
+const NodeDecodeCache::Box* NodeDecodeCache::box(uint32_t pointer, NodeFault& fault) {
+  // Node index (pointer bits 31..4) modulo the size: consecutive nodes take consecutive entries. A pointer is
+  // stored only after find() accepted it, so a hit needs no range check.
+  const uint32_t slot = (pointer >> 4) & box_mask_;
+  Box& entry = boxes_[slot];
+  fault = NodeFault::None;
+  if (box_key_[slot] == pointer) return &entry;
+  const uint32_t* node = memory_.find(pointer, fault);
+  if (node == nullptr) return nullptr;
+  entry.children = rdna4::decode_box_children(rdna4::NodeView(node, rdna4::kNodeDwords));
+  if (entry.children.obb_index < rdna4::kObbMatrixCount) entry.obb = rdna4::obb_matrix(entry.children.obb_index);
+  box_key_[slot] = pointer;
+  return &entry;
+}
+
+const NodeDecodeCache::Pair* NodeDecodeCache::pair(uint32_t pointer, NodeFault& fault) {
+  const uint32_t slot = ((pointer >> 4) << 3 | rdna4::pair_index(pointer)) & pair_mask_;
+  Pair& entry = pairs_[slot];
+  fault = NodeFault::None;
+  if (pair_key_[slot] == pointer) return &entry;
+  const uint32_t* node = memory_.find(pointer, fault);
+  if (node == nullptr) return nullptr;
+  auto pair = rdna4::decode_primitive_pair(rdna4::NodeView(node, rdna4::kNodeDwords), rdna4::pair_index(pointer));
+  entry.fault = pair ? NodeFault::None : NodeFault::MalformedPrimitive;
+  if (pair) entry.pair = *pair;
+  pair_key_[slot] = pointer;
+  return &entry;
+}
+
+IntersectResult image_bvh8_intersect_ray(NodeDecodeCache& cache, const PointerFlags& flags, const PreparedRay& ray,
+                                         uint32_t node_pointer, const IntersectOptions& options) {
+  IntersectResult res = empty_result(node_pointer);
+  if (res.kind == rdna4::NodeKind::Box) {
+    if (const NodeDecodeCache::Box* box = cache.box(node_pointer, res.fault)) {
+      intersect_box(box->children, box->obb, flags, ray, options, res);
+    }
+  } else if (res.kind == rdna4::NodeKind::Primitive) {
+    const NodeDecodeCache::Pair* pair = cache.pair(node_pointer, res.fault);
+    if (pair != nullptr && pair->fault != NodeFault::None) res.fault = pair->fault;
+    if (res.fault == NodeFault::None) intersect_primitive(pair->pair, flags, ray, options.triangle_test, res);
   }
   return res;
 }

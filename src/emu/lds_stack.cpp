@@ -67,6 +67,20 @@ void LdsStack::push(uint32_t value) {
 }
 
 void LdsStack::push8(uint32_t last, const std::array<uint32_t, 8>& r, bool primitive_range) {
+  // The common case, a box node's result outside walk-back: with last = INVALID_NODE there is no walk-back and no
+  // range update, and when no slot holds a sentinel other than INVALID_NODE no skip rule fires either, so the
+  // general rules below push exactly the slots that are not INVALID_NODE, slot 7 first.
+  if (last == kInvalidNode) {
+    unsigned other_sentinels = 0;  // sentinels 0xFFFFFFF8..0xFFFFFFFE
+    for (uint32_t x : r) other_sentinels |= x - rdna4::kEndSearch < 7u ? 1u : 0u;
+    if (other_sentinels == 0) {
+      for (int k = 7; k >= 0; --k) {
+        if (r[k] != kInvalidNode) push(r[k]);
+      }
+      traffic_.max_depth = std::max(traffic_.max_depth, address_.valid_count);
+      return;
+    }
+  }
   // A real node pointer as `last` means a walk-back re-visit: only the slots sorted after it are pushed. On RT IP
   // 3.1 every primitive slot counts as already visited, because primitives always sort first.
   const bool walkback = !is_sentinel(last);

@@ -10,9 +10,15 @@
 
 namespace hwbvh::emu {
 
+uint32_t LoadedBvh::triangle_index(uint32_t geometry_id, uint32_t primitive_id) const {
+  if (geometry_id >= triangle_index_.size() || primitive_id >= triangle_index_[geometry_id].size()) return kNoIndex;
+  return triangle_index_[geometry_id][primitive_id];
+}
+
 Vec3 LoadedBvh::triangle_normal(uint32_t geometry_id, uint32_t primitive_id) const {
-  if (geometry_id >= triangle_index_.size() || primitive_id >= triangle_index_[geometry_id].size()) return Vec3{0.0f};
-  const auto& tri = geometry.triangles[triangle_index_[geometry_id][primitive_id]];
+  const uint32_t index = triangle_index(geometry_id, primitive_id);
+  if (index == kNoIndex) return Vec3{0.0f};
+  const auto& tri = geometry.triangles[index];
   const Vec3 a = geometry.positions[tri.v[0]], b = geometry.positions[tri.v[1]], c = geometry.positions[tri.v[2]];
   return glm::cross(b - a, c - a);
 }
@@ -52,6 +58,11 @@ LoadedBvh load_bvh(const blob::Blob& blob, const std::string& file) {
     case blob::Target::Rtip20: (void)Bvh4Section::from(out.nodes, file); break;
     case blob::Target::Xe3: (void)Xe3Section::from(out.nodes, file); break;
   }
+  const auto triangle_count = static_cast<uint32_t>(out.geometry.triangles.size());
+  if (const blob::Section* s = blob.find(blob::SectionType::AlphaTest))
+    out.alpha_test = blob::decode_alpha_test(s->data, file, triangle_count);
+  if (const blob::Section* s = blob.find(blob::SectionType::Stoc))
+    out.stoc = blob::decode_stoc_sideband(s->data, file, triangle_count);
   for (const auto& tri : out.geometry.triangles) {
     if (tri.degenerate()) continue;
     for (uint32_t v : tri.v) out.bounds.grow(out.geometry.positions[v]);
@@ -64,7 +75,7 @@ LoadedBvh load_bvh(const blob::Blob& blob, const std::string& file) {
     }
     if (tri.geometry >= out.triangle_index_.size()) out.triangle_index_.resize(tri.geometry + std::size_t{1});
     auto& prims = out.triangle_index_[tri.geometry];
-    if (tri.primitive >= prims.size()) prims.resize(tri.primitive + std::size_t{1}, 0);
+    if (tri.primitive >= prims.size()) prims.resize(tri.primitive + std::size_t{1}, kNoIndex);
     prims[tri.primitive] = i;
   }
   return out;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,23 @@ void fill_ray(RTCRay& r, const Ray& ray) {
   r.flags = 0;
 }
 
+// The any-hit shader as an Embree filter function, for one geometry: per primitive id its Geometry-section index.
+struct AlphaFilter {
+  const AlphaTest* alpha = nullptr;
+  std::vector<uint32_t> triangles;
+};
+
+// Rejects every candidate that fails the alpha test; Embree then continues as traversal does after an ignored hit.
+void alpha_filter(const RTCFilterFunctionNArguments* args) {
+  const auto* filter = static_cast<const AlphaFilter*>(args->geometryUserPtr);
+  for (unsigned i = 0; i < args->N; ++i) {
+    if (args->valid[i] != -1) continue;
+    const uint32_t tri = filter->triangles[RTCHitN_primID(args->hit, args->N, i)];
+    const Vec2 bary{RTCHitN_u(args->hit, args->N, i), RTCHitN_v(args->hit, args->N, i)};
+    if (!filter->alpha->passes(tri, bary)) args->valid[i] = 0;
+  }
+}
+
 }  // namespace
 
 struct Oracle::Impl {
@@ -40,6 +58,8 @@ struct Oracle::Impl {
   // Shared with every Embree geometry; one float of padding because Embree reads vertices with 16-byte loads.
   std::vector<float> vertices;
   std::string first_error;  // from Embree's error callback, for the exception message
+  std::optional<AlphaTest> alpha;  // the any-hit shader's data, if any
+  std::vector<std::unique_ptr<AlphaFilter>> filters;  // user data of the filtered geometries (stable addresses)
 
   ~Impl() {
     if (scene) rtcReleaseScene(scene);
@@ -56,7 +76,7 @@ struct Oracle::Impl {
   }
 };
 
-Oracle::Oracle(const blob::GeometrySection& geometry, const std::string& file, int threads)
+Oracle::Oracle(const blob::GeometrySection& geometry, const std::string& file, int threads, const AlphaTest* alpha)
     : impl_(std::make_unique<Impl>()) {
   const auto fail = [&](const std::string& problem) { throw_bad_input(file, "geometry for the oracle: " + problem); };
 
@@ -89,6 +109,13 @@ Oracle::Oracle(const blob::GeometrySection& geometry, const std::string& file, i
   }
 
   Impl& im = *impl_;
+  if (alpha) {
+    if (alpha->triangles.size() != geometry.triangles.size()) {
+      fail("the alpha test covers " + std::to_string(alpha->triangles.size()) + " triangles, the geometry " +
+           std::to_string(geometry.triangles.size()));
+    }
+    im.alpha = *alpha;
+  }
   const std::string config = "threads=" + std::to_string(std::max(threads, 0));
   im.device = rtcNewDevice(config.c_str());
   if (!im.device) {
@@ -127,6 +154,12 @@ Oracle::Oracle(const blob::GeometrySection& geometry, const std::string& file, i
       for (int k = 0; k < 3; ++k) index[3 * p + k] = tri.degenerate() ? tri.v[0] : tri.v[k];
     }
     rtcSetGeometryBuildQuality(geom, RTC_BUILD_QUALITY_HIGH);
+    if (im.alpha && std::any_of(tris.begin(), tris.end(), [&](uint32_t t) { return im.alpha->tested(t); })) {
+      im.filters.push_back(std::make_unique<AlphaFilter>(AlphaFilter{&*im.alpha, tris}));
+      rtcSetGeometryUserData(geom, im.filters.back().get());
+      rtcSetGeometryIntersectFilterFunction(geom, alpha_filter);
+      rtcSetGeometryOccludedFilterFunction(geom, alpha_filter);
+    }
     rtcCommitGeometry(geom);
     rtcAttachGeometryByID(im.scene, geom, id);
     rtcReleaseGeometry(geom);

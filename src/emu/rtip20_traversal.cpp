@@ -4,7 +4,9 @@
 #include <cmath>
 
 #include "hwbvh/core/error.h"
+#include "hwbvh/emu/any_hit.h"
 #include "hwbvh/formats/rdna3/decode.h"
+#include "wave_loop.h"
 
 namespace hwbvh::emu {
 namespace {
@@ -45,15 +47,21 @@ bool prepare_ray(const Ray& ray, Bvh4RayOperands& op, float& tmin, float& closes
 }
 
 // Takes a triangle result as the traversal shader does: accepted if t < closest_t (procedural candidates have no
-// intersection shader and never hit). The ids come from the triangle node, as GPURT fetches them. Returns true if
-// the hit was accepted.
-bool take_hit(const Bvh4Section& section, uint32_t pointer, const Bvh4TriangleHit& h, float tmin, float& closest_t,
-              RayResult& result) {
+// intersection shader and never hit) and, on a non-opaque triangle, if the any-hit shader accepts it (any_hit.h;
+// no STOC data on this target). The ids and the opaque bit come from the triangle node, as GPURT fetches them.
+// Returns true if the hit was accepted.
+bool take_hit(const Bvh4Section& section, uint32_t pointer, const Bvh4TriangleHit& h, const TraceOptions& options,
+              float tmin, float& closest_t, RayResult& result) {
   if (h.procedural || !(h.t < closest_t)) return false;
   rdna3::TriangleNodeDwords node;
   const uint64_t first = rdna3::node_byte_offset(pointer) / 4;
   std::copy_n(section.memory.dwords.begin() + static_cast<std::ptrdiff_t>(first), node.size(), node.begin());
   const rdna3::DecodedTriangle tri = rdna3::decode_triangle(node, pointer);
+  const bool opaque = options.flags.force_opaque || (!options.flags.force_non_opaque && tri.id.opaque);
+  if (!opaque && !resolve_non_opaque(options, tri.geometry_id, tri.primitive_id, h.barycentrics, std::nullopt,
+                                     result.counters)) {
+    return false;
+  }
   closest_t = h.t;
   result.hit = true;
   result.t = h.t + tmin;
@@ -107,28 +115,8 @@ TraceOutput run_waves(const Bvh4Section& section, std::span<const Ray> rays, con
     std::vector<Lane> lanes;
     lanes.reserve(count);
     for (size_t i = 0; i < count; ++i) lanes.emplace_back(section, rays[first + i], options);
-    WaveStats& stats = out.waves[w];
-    stats.lanes = static_cast<uint32_t>(count);
-    for (bool running = true; running;) {
-      running = false;
-      uint32_t active = 0, box = 0, primitive = 0;
-      for (size_t i = 0; i < count; ++i) {
-        if (lanes[i].done()) continue;
-        const StepInfo step = lanes[i].step();
-        running = running || !lanes[i].done();
-        if (step.faulted) continue;
-        ++active;
-        box += step.kind == NodeKind::Box ? 1 : 0;
-        primitive += step.kind == NodeKind::Primitive ? 1 : 0;
-        if (options.record_node_sequence) out.node_sequences[first + i].push_back(step.node);
-      }
-      if (active == 0) continue;
-      ++stats.iterations;
-      stats.active_lane_steps += active;
-      stats.box_lane_steps += box;
-      stats.primitive_lane_steps += primitive;
-      stats.mixed_iterations += (box > 0 && primitive > 0) ? 1 : 0;
-    }
+    detail::run_lockstep_wave(std::span<Lane>(lanes), out.waves[w],
+                              options.record_node_sequence ? &out.node_sequences[first] : nullptr);
     for (size_t i = 0; i < count; ++i) out.rays[first + i] = lanes[i].result();
   });
   return out;
@@ -181,7 +169,7 @@ StepInfo Rtip20Traversal::step() {
   if (info.kind == NodeKind::Primitive) {
     ++c.primitive_node_steps;
     const Bvh4TriangleHit hit = read_triangle_result(res.dw, Bvh4Version::Rtip20);
-    if (take_hit(*section_, node_, hit, tmin_, closest_t_, result_) && options_->any_hit) {
+    if (take_hit(*section_, node_, hit, *options_, tmin_, closest_t_, result_) && options_->any_hit) {
       done_ = true;  // the loop ends before the stack operation
       return info;
     }
@@ -253,7 +241,7 @@ StepInfo Bvh4x2Traversal::step() {
     std::array<uint32_t, 4> dw;
     std::copy_n(res.dw.begin() + static_cast<std::ptrdiff_t>(first_dword), 4, dw.begin());
     const Bvh4TriangleHit hit = read_triangle_result(dw, Bvh4Version::Rtip30);
-    return take_hit(*section_, node, hit, tmin_, closest_t_, result_) && options_->any_hit;
+    return take_hit(*section_, node, hit, *options_, tmin_, closest_t_, result_) && options_->any_hit;
   };
   // Node 0's children go to slots 0..3 (on top of the stack), node 1's to slots 4..7; a triangle's slots are
   // replaced by push controls.

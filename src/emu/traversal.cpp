@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "hwbvh/core/error.h"
+#include "hwbvh/emu/any_hit.h"
 #include "hwbvh/formats/rdna4/decode.h"
 
 namespace hwbvh::emu {
@@ -26,6 +27,12 @@ RayOperands lane_operands(const Ray& ray, uint32_t instance_mask) {
   return op;
 }
 
+// The STOC state of a non-opaque candidate from the sideband (looked up only when STOC is on).
+std::optional<xe3::SubTriangleState> sideband_state(const TraceOptions& options, const TriangleSlot& s) {
+  if (!options.stoc || !options.any_hit_shader) return std::nullopt;
+  return options.any_hit_shader->sideband_state(s.geometry_id, s.primitive_id, {s.u, s.v});
+}
+
 }  // namespace
 
 void TraceOptions::validate() const {
@@ -34,8 +41,10 @@ void TraceOptions::validate() const {
   if (step_limit == 0) throw Error(ErrorKind::BadInput, "", "the step limit must be at least 1");
 }
 
-RayTraversal::RayTraversal(const NodeMemory& memory, uint32_t root, const Ray& ray, const TraceOptions& options)
+RayTraversal::RayTraversal(const NodeMemory& memory, uint32_t root, const Ray& ray, const TraceOptions& options,
+                           NodeDecodeCache* cache)
     : memory_(&memory),
+      cache_(cache),
       options_(&options),
       ray_(lane_operands(ray, options.instance_mask)),
       stack_(options.stack),
@@ -60,9 +69,13 @@ void RayTraversal::process_primitive_hits(const IntersectDwords& dw) {
   const TriangleSlot s0 = read_triangle_slot(dw, 0), s1 = read_triangle_slot(dw, 1);
   const bool tri0_first = s0.t <= s1.t;
   for (const TriangleSlot& s : {tri0_first ? s0 : s1, tri0_first ? s1 : s0}) {
-    // No intersection shaders: a procedural candidate never becomes a hit. Non-opaque candidates are accepted
-    // as if their any-hit shader accepted them.
+    // No intersection shaders: a procedural candidate never becomes a hit. Non-opaque candidates go through the
+    // STOC sideband and the any-hit shader (any_hit.h).
     if (s.procedural || !(s.t < closest_t_)) continue;
+    if (s.non_opaque && !resolve_non_opaque(*options_, s.geometry_id, s.primitive_id, {s.u, s.v},
+                                            sideband_state(*options_, s), result_.counters)) {
+      continue;
+    }
     closest_t_ = s.t;
     result_.hit = true;
     result_.t = s.t + tmin_;
@@ -93,7 +106,9 @@ void RayTraversal::walk_back(uint32_t prev) {
 StepInfo RayTraversal::step() {
   StepInfo info{node_, rdna4::node_kind(node_), last_ != kInvalidNode, false};
   ray_.operands.extent = info.walk_back ? t_max_ : closest_t_;  // walk-back re-visits with the original t_max
-  const IntersectResult res = image_bvh8_intersect_ray(*memory_, options_->flags, ray_, node_, options_->intersect);
+  const IntersectResult res =
+      cache_ != nullptr ? image_bvh8_intersect_ray(*cache_, options_->flags, ray_, node_, options_->intersect)
+                        : image_bvh8_intersect_ray(*memory_, options_->flags, ray_, node_, options_->intersect);
   NodeFault fault = res.fault;
   if (fault == NodeFault::None && (res.kind == NodeKind::Instance || res.kind == NodeKind::Unsupported)) {
     fault = NodeFault::UnsupportedNode;

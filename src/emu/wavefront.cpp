@@ -1,8 +1,11 @@
 #include "hwbvh/emu/wavefront.h"
 
 #include <algorithm>
+#include <memory>
+#include <mutex>
 
 #include "hwbvh/core/error.h"
+#include "wave_loop.h"
 
 namespace hwbvh::emu {
 
@@ -33,6 +36,42 @@ WaveStats TraceOutput::total_waves() const {
   return total;
 }
 
+namespace {
+
+// Waves per parallel task (512 rays): small enough for load balance, large enough to make the task overhead
+// negligible.
+constexpr size_t kWavesPerTask = 16;
+
+// Decode caches lent to tasks: a task takes one (or makes one when none is free) and gives it back, so a call
+// makes at most one per concurrently running task and a cache keeps its entries from task to task. Which cache a
+// task gets changes no result.
+class CachePool {
+ public:
+  explicit CachePool(const NodeMemory& memory) : memory_(memory) {}
+  std::unique_ptr<NodeDecodeCache> take() {
+    {
+      const std::lock_guard lock(mutex_);
+      if (!free_.empty()) {
+        std::unique_ptr<NodeDecodeCache> cache = std::move(free_.back());
+        free_.pop_back();
+        return cache;
+      }
+    }
+    return std::make_unique<NodeDecodeCache>(memory_);
+  }
+  void give_back(std::unique_ptr<NodeDecodeCache> cache) {
+    const std::lock_guard lock(mutex_);
+    free_.push_back(std::move(cache));
+  }
+
+ private:
+  const NodeMemory& memory_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<NodeDecodeCache>> free_;
+};
+
+}  // namespace
+
 TraceOutput trace_rays(const NodeMemory& memory, uint32_t root, std::span<const Ray> rays,
                        const TraceOptions& options, const Executor& executor) {
   std::vector<uint32_t> wave_begin;
@@ -43,54 +82,45 @@ TraceOutput trace_rays(const NodeMemory& memory, uint32_t root, std::span<const 
 TraceOutput trace_rays(const NodeMemory& memory, uint32_t root, std::span<const Ray> rays,
                        std::span<const uint32_t> wave_begin, const TraceOptions& options, const Executor& executor) {
   options.validate();
+  detail::check_wave_boundaries(wave_begin, rays.size());
   const size_t wave_count = wave_begin.size();
-  for (size_t w = 0; w < wave_count; ++w) {
-    const size_t end = w + 1 < wave_count ? wave_begin[w + 1] : rays.size();
-    if (wave_begin[w] >= end || end - wave_begin[w] > kWaveSize || (w == 0 && wave_begin[0] != 0)) {
-      throw Error(ErrorKind::BadInput, "", "wave boundaries must be ascending, start at 0 and hold 1..32 rays each");
-    }
-  }
-  if (wave_count == 0 && !rays.empty()) throw Error(ErrorKind::BadInput, "", "rays given without wave boundaries");
   TraceOutput out;
   out.rays.resize(rays.size());
   out.waves.resize(wave_count);
   if (options.record_node_sequence) out.node_sequences.resize(rays.size());
 
-  // Each wave writes only its own rays' and its own wave's slots.
-  executor.for_each(0, wave_count, [&](size_t w) {
-    const size_t first = wave_begin[w];
-    const size_t count = (w + 1 < wave_count ? wave_begin[w + 1] : rays.size()) - first;
+  // Each wave writes only its own rays' and its own wave's slots. A task runs a range of waves with one decode
+  // cache (results do not depend on how waves are split into tasks, nor on the cache).
+  CachePool caches(memory);
+  executor.for_ranges(0, wave_count, kWavesPerTask, [&](size_t wave_first, size_t wave_end) {
+    std::unique_ptr<NodeDecodeCache> cache = caches.take();
     std::vector<RayTraversal> lanes;
-    lanes.reserve(count);
-    for (size_t i = 0; i < count; ++i) lanes.emplace_back(memory, root, rays[first + i], options);
-
-    WaveStats& stats = out.waves[w];
-    stats.lanes = static_cast<uint32_t>(count);
-    bool running = true;
-    while (running) {
-      // One wave iteration: every lane that has not finished performs one step.
-      running = false;
-      uint32_t active = 0, box = 0, primitive = 0;
-      for (size_t i = 0; i < count; ++i) {
-        if (lanes[i].done()) continue;
-        const StepInfo step = lanes[i].step();
-        running = running || !lanes[i].done();
-        if (step.faulted) continue;
-        ++active;
-        box += step.kind == rdna4::NodeKind::Box ? 1 : 0;
-        primitive += step.kind == rdna4::NodeKind::Primitive ? 1 : 0;
-        if (options.record_node_sequence) out.node_sequences[first + i].push_back(step.node);
-      }
-      if (active == 0) continue;
-      ++stats.iterations;
-      stats.active_lane_steps += active;
-      stats.box_lane_steps += box;
-      stats.primitive_lane_steps += primitive;
-      stats.mixed_iterations += (box > 0 && primitive > 0) ? 1 : 0;
+    lanes.reserve(kWaveSize);
+    for (size_t w = wave_first; w < wave_end; ++w) {
+      const size_t first = wave_begin[w];
+      const size_t count = (w + 1 < wave_count ? wave_begin[w + 1] : rays.size()) - first;
+      lanes.clear();
+      for (size_t i = 0; i < count; ++i) lanes.emplace_back(memory, root, rays[first + i], options, cache.get());
+      detail::run_lockstep_wave(std::span<RayTraversal>(lanes), out.waves[w], options.record_node_sequence ? &out.node_sequences[first] : nullptr);
+      for (size_t i = 0; i < count; ++i) out.rays[first + i] = lanes[i].result();
     }
-    for (size_t i = 0; i < count; ++i) out.rays[first + i] = lanes[i].result();
+    caches.give_back(std::move(cache));
   });
   return out;
 }
 
+namespace detail {
+
+void check_wave_boundaries(std::span<const uint32_t> wave_begin, std::size_t ray_count) {
+  const size_t wave_count = wave_begin.size();
+  for (size_t w = 0; w < wave_count; ++w) {
+    const size_t end = w + 1 < wave_count ? wave_begin[w + 1] : ray_count;
+    if (wave_begin[w] >= end || end - wave_begin[w] > kWaveSize || (w == 0 && wave_begin[0] != 0)) {
+      throw Error(ErrorKind::BadInput, "", "wave boundaries must be ascending, start at 0 and hold 1..32 rays each");
+    }
+  }
+  if (wave_count == 0 && ray_count != 0) throw Error(ErrorKind::BadInput, "", "rays given without wave boundaries");
+}
+
+}  // namespace detail
 }  // namespace hwbvh::emu

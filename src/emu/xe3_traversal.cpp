@@ -8,8 +8,10 @@
 #include <string>
 
 #include "hwbvh/core/error.h"
+#include "hwbvh/emu/any_hit.h"
 #include "hwbvh/emu/xe3_intersect.h"
 #include "hwbvh/formats/xe3/decode.h"
+#include "wave_loop.h"
 
 namespace hwbvh::emu {
 namespace {
@@ -34,12 +36,30 @@ const uint32_t* fetch(const Xe3Section& section, int64_t block, uint32_t blocks)
   return section.dwords.data() + static_cast<std::size_t>(block) * kBlockDwords;
 }
 
+// A triangle's opacity after the ray's forced-opacity flags.
+bool is_opaque(const PointerFlags& f, bool leaf_opaque) {
+  return f.force_opaque || (!f.force_non_opaque && leaf_opaque);
+}
+
 // Ray flags applied to a triangle candidate (the pointer flags of TraceOptions, read as DXR ray flags).
 bool culled(const PointerFlags& f, bool front_face, bool leaf_opaque) {
-  const bool opaque = f.force_opaque || (!f.force_non_opaque && leaf_opaque);
   const bool front = f.flip_facedness ? !front_face : front_face;
   return f.skip_triangles || (front ? f.cull_front_facing : f.cull_back_facing) ||
-         (opaque ? f.cull_opaque : f.cull_non_opaque);
+         (is_opaque(f, leaf_opaque) ? f.cull_opaque : f.cull_non_opaque);
+}
+
+// The STOC state of triangle k of a leaf at the hit: the level-3 masks of a STOC3 leaf, else the QuadLeaf's level-1
+// masks (all zero, i.e. unknown, in a leaf written without STOC). Bit order: the section's sub-triangle order.
+xe3::SubTriangleState leaf_state(const uint32_t* dw, bool stoc3, const xe3::DecodedQuadLeaf& leaf, int k, Vec2 bary,
+                                 xe3::SubTriangleOrder order) {
+  const auto t = static_cast<std::size_t>(k);
+  if (stoc3) {
+    const xe3::DecodedStoc3Leaf s3 =
+        xe3::decode_stoc3_leaf(std::span<const uint32_t, xe3::kStoc3LeafDwords>(dw, xe3::kStoc3LeafDwords));
+    return xe3::state_of(s3.opaque[t], s3.transparent[t], xe3::sub_triangle_index(bary, xe3::kStoc3Level, order));
+  }
+  return xe3::state_of(leaf.stoc1_opaque[t], leaf.stoc1_transparent[t],
+                       xe3::sub_triangle_index(bary, xe3::kStoc1Level, order));
 }
 
 }  // namespace
@@ -149,6 +169,11 @@ void Xe3Traversal::step_leaf(StepInfo& info) {
       const Xe3TriangleHit& h = hits[static_cast<std::size_t>(k)];
       if (!h.hit || h.t < tmin_ || (result_.hit ? !(h.t < result_.t) : !(h.t <= tmax_))) continue;
       if (culled(options_->flags, h.front_face, leaf.opaque)) continue;
+      if (!is_opaque(options_->flags, leaf.opaque)) {
+        std::optional<xe3::SubTriangleState> state;
+        if (options_->stoc) state = leaf_state(dw, stoc3, leaf, k, h.barycentrics, section_->header.order);
+        if (!resolve_non_opaque(*options_, leaf.geometry_index, leaf.primitive(k), h.barycentrics, state, c)) continue;
+      }
       result_.hit = true;
       result_.t = h.t;
       result_.primitive_id = leaf.primitive(k);
@@ -212,14 +237,8 @@ TraceOutput run_waves(const Xe3Section& section, std::span<const Ray> rays, std:
                       const TraceOptions& options, const Executor& executor, const Xe3StackOptions& stack) {
   options.validate();
   stack.validate();
+  detail::check_wave_boundaries(wave_begin, rays.size());
   const size_t wave_count = wave_begin.size();
-  for (size_t w = 0; w < wave_count; ++w) {
-    const size_t end = w + 1 < wave_count ? wave_begin[w + 1] : rays.size();
-    if (wave_begin[w] >= end || end - wave_begin[w] > kWaveSize || (w == 0 && wave_begin[0] != 0)) {
-      throw Error(ErrorKind::BadInput, "", "wave boundaries must be ascending, start at 0 and hold 1..32 rays each");
-    }
-  }
-  if (wave_count == 0 && !rays.empty()) throw Error(ErrorKind::BadInput, "", "rays given without wave boundaries");
   TraceOutput out;
   out.rays.resize(rays.size());
   out.waves.resize(wave_count);
@@ -230,28 +249,8 @@ TraceOutput run_waves(const Xe3Section& section, std::span<const Ray> rays, std:
     std::vector<Xe3Traversal> lanes;
     lanes.reserve(count);
     for (size_t i = 0; i < count; ++i) lanes.emplace_back(section, rays[first + i], options, stack);
-    WaveStats& stats = out.waves[w];
-    stats.lanes = static_cast<uint32_t>(count);
-    for (bool running = true; running;) {
-      running = false;
-      uint32_t active = 0, box = 0, primitive = 0;
-      for (size_t i = 0; i < count; ++i) {
-        if (lanes[i].done()) continue;
-        const StepInfo step = lanes[i].step();
-        running = running || !lanes[i].done();
-        if (step.faulted) continue;
-        ++active;
-        box += step.kind == NodeKind::Box ? 1 : 0;
-        primitive += step.kind == NodeKind::Primitive ? 1 : 0;
-        if (options.record_node_sequence) out.node_sequences[first + i].push_back(step.node);
-      }
-      if (active == 0) continue;
-      ++stats.iterations;
-      stats.active_lane_steps += active;
-      stats.box_lane_steps += box;
-      stats.primitive_lane_steps += primitive;
-      stats.mixed_iterations += (box > 0 && primitive > 0) ? 1 : 0;
-    }
+    detail::run_lockstep_wave(std::span<Xe3Traversal>(lanes), out.waves[w],
+                              options.record_node_sequence ? &out.node_sequences[first] : nullptr);
     for (size_t i = 0; i < count; ++i) out.rays[first + i] = lanes[i].result();
   });
   return out;

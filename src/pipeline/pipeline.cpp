@@ -1,5 +1,6 @@
 #include "hwbvh/pipeline/pipeline.h"
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
@@ -10,9 +11,11 @@
 
 #include "hwbvh/blob/bytes.h"
 #include "hwbvh/blob/geometry_section.h"
+#include "hwbvh/blob/opacity_sections.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/parallel.h"
 #include "hwbvh/formats/rdna3/encode.h"
+#include "hwbvh/formats/xe3/bake.h"
 #include "hwbvh/formats/xe3/encode.h"
 
 namespace hwbvh::pipeline {
@@ -90,6 +93,10 @@ const char* phase_name(Phase phase) {
   return "unknown";
 }
 
+const char* order_name(xe3::SubTriangleOrder order) {
+  return order == xe3::SubTriangleOrder::Row ? "row" : "bird";
+}
+
 const char* quality_name(build::BuildQuality quality) {
   switch (quality) {
     case build::BuildQuality::Low: return "low";
@@ -140,6 +147,7 @@ struct TargetBuild {
   uint64_t leaf_triangles = 0;   // triangle references in them
   uint64_t pairs = 0;
   uint64_t obb_box_nodes = 0;
+  uint64_t stoc_bytes = 0;       // xe3: STOC-only bytes in the Nodes section
   double seconds_obb = 0.0;
   double seconds_encode = 0.0;
 };
@@ -182,7 +190,33 @@ TargetBuild build_rtip20(const Scene& scene, const BuildBlobOptions& options, co
   return t;
 }
 
-TargetBuild build_xe3(const Scene& scene, const BuildBlobOptions& options, const ProgressFn& progress) {
+// The alpha test and, where the target stores STOC, its bake (states per scene triangle, bird order).
+struct Opacity {
+  AlphaTest alpha;
+  uint32_t stoc_level = 0;
+  uint32_t bake_level = 0;
+  std::vector<std::vector<xe3::SubTriangleState>> states;  // empty: no bake
+};
+
+Opacity prepare_opacity(const Scene& scene, const BuildBlobOptions& options) {
+  Opacity o;
+  o.alpha = make_alpha_test(scene, options.alpha_cutoff);
+  if (options.opacity_level > xe3::kMaxStocLevel)
+    throw_bad_input(scene.source, "opacity level " + std::to_string(options.opacity_level) + " is above 12");
+  o.stoc_level = options.target == blob::Target::Xe3      ? options.xe3_stoc_level
+                 : options.target == blob::Target::Rtip31 ? options.rtip31_stoc_level
+                                                          : 0;
+  if (o.stoc_level > xe3::kMaxStocLevel)
+    throw_bad_input(scene.source, "STOC level " + std::to_string(o.stoc_level) + " is above 12");
+  if (o.stoc_level > 0 && o.alpha.any_tested()) {
+    o.bake_level = std::max(o.stoc_level, options.opacity_level);
+    o.states = xe3::bake_all(o.alpha, o.bake_level, options.encode.threads);
+  }
+  return o;
+}
+
+TargetBuild build_xe3(const Scene& scene, const BuildBlobOptions& options, const Opacity& opacity,
+                      const ProgressFn& progress) {
   build::BuildOptions build_options = options.build;
   xe3::configure_build(build_options, options.xe3_stoc_level);
   TargetBuild t;
@@ -192,22 +226,51 @@ TargetBuild build_xe3(const Scene& scene, const BuildBlobOptions& options, const
   xe3::Xe3EncodeOptions eo;
   eo.threads = options.encode.threads;
   eo.stoc_level = options.xe3_stoc_level;
+  eo.order = options.stoc_order;
+  const std::vector<std::span<const xe3::SubTriangleState>> spans(opacity.states.begin(), opacity.states.end());
+  eo.opacity = spans;
   xe3::Xe3Encoded encoded = xe3::encode(scene, built.bvh, eo);
   t.dwords = std::move(encoded.dwords);
   t.box_nodes = encoded.stats.internal_nodes;
   t.leaf_nodes = uint64_t{encoded.stats.quad_leaves} + encoded.stats.stoc3_leaves;
   t.leaf_triangles = encoded.stats.triangles;
   t.pairs = t.leaf_nodes;
+  t.stoc_bytes = encoded.stats.stoc_data_bytes + uint64_t{encoded.stats.stoc3_leaves} * xe3::kBlockBytes;
   t.seconds_encode = encoded.stats.seconds_encode;
   return t;
+}
+
+OpacityReport opacity_report(const Opacity& o, const BuildBlobOptions& options) {
+  OpacityReport r;
+  r.alpha_tested_triangles = o.alpha.tested_count();
+  r.cutoff = tidy(o.alpha.cutoff);
+  r.stoc_level = o.stoc_level;
+  r.order = order_name(options.stoc_order);
+  r.bake_level = o.bake_level;
+  uint64_t opaque = 0, transparent = 0;
+  for (const auto& states : o.states) {
+    r.baked_sub_triangles += states.size();
+    for (xe3::SubTriangleState s : states) {
+      opaque += s == xe3::SubTriangleState::Opaque ? 1 : 0;
+      transparent += s == xe3::SubTriangleState::Transparent ? 1 : 0;
+    }
+  }
+  const auto n = static_cast<double>(r.baked_sub_triangles);
+  r.opaque_share = ratio(static_cast<double>(opaque), n);
+  r.transparent_share = ratio(static_cast<double>(transparent), n);
+  r.unknown_share = ratio(static_cast<double>(r.baked_sub_triangles - opaque - transparent), n);
+  return r;
 }
 
 }  // namespace
 
 BuildBlobResult build_blob(const Scene& scene, const BuildBlobOptions& options, const ProgressFn& progress) {
   notify(progress, Phase::Building);
+  const auto bake_start = Clock::now();
+  const Opacity opacity = prepare_opacity(scene, options);
+  const double bake_seconds = seconds_since(bake_start);
   const TargetBuild built = options.target == blob::Target::Rtip20 ? build_rtip20(scene, options, progress)
-                            : options.target == blob::Target::Xe3  ? build_xe3(scene, options, progress)
+                            : options.target == blob::Target::Xe3  ? build_xe3(scene, options, opacity, progress)
                                                                    : build_rtip31(scene, options, progress);
   BuildReport r;
   r.source = std::filesystem::path(scene.source).filename().string();
@@ -227,6 +290,16 @@ BuildBlobResult build_blob(const Scene& scene, const BuildBlobOptions& options, 
   r.obb = options.target == blob::Target::Rtip31 && options.encode.obb;
   r.obb_ratio = tidy(options.encode.obb_accept_ratio);
 
+  std::vector<std::byte> stoc_section;
+  if (options.target == blob::Target::Rtip31 && !opacity.states.empty()) {
+    stoc_section = blob::encode_stoc_sideband(
+        blob::make_stoc_sideband(opacity.states, opacity.stoc_level, options.stoc_order));
+  }
+  if (opacity.alpha.any_tested()) {
+    r.opacity = opacity_report(opacity, options);
+    r.opacity->stoc_bytes = built.stoc_bytes + stoc_section.size();
+  }
+
   BuildBlobResult out;
   out.blob.target = options.target;
   out.blob.sections.push_back(
@@ -234,13 +307,16 @@ BuildBlobResult build_blob(const Scene& scene, const BuildBlobOptions& options, 
   out.blob.sections.push_back({blob::SectionType::Geometry, 16, blob::encode_geometry(scene)});
   out.blob.sections.push_back({blob::SectionType::SceneMeta, 16, text_bytes(scene_meta_json(scene))});
   out.blob.sections.push_back({blob::SectionType::BuildMeta, 16, text_bytes(report_to_json(r))});  // no run info
+  if (opacity.alpha.any_tested())
+    out.blob.sections.push_back({blob::SectionType::AlphaTest, 16, blob::encode_alpha_test(opacity.alpha)});
+  if (!stoc_section.empty()) out.blob.sections.push_back({blob::SectionType::Stoc, 16, std::move(stoc_section)});
 
   RunInfo run;
   run.threads = Executor(options.build.threads).threads();
   run.seconds.bvh = built.build.seconds_binary;
   run.seconds.collapse = built.build.seconds_collapse;
   run.seconds.obb = built.seconds_obb;
-  run.seconds.encode = built.seconds_encode;
+  run.seconds.encode = built.seconds_encode + bake_seconds;  // the bake is part of encoding
   r.run = run;
   out.report = std::move(r);
   return out;
@@ -278,6 +354,19 @@ std::string report_to_json(const BuildReport& r) {
             {"sah_cost", r.sah_cost},
             {"spatial_split_references", r.spatial_split_references},
             {"options", {{"quality", r.quality}, {"obb", r.obb}, {"obb_ratio", r.obb_ratio}}}};
+  if (r.opacity) {
+    const OpacityReport& o = *r.opacity;
+    j["opacity"] = {{"alpha_tested_triangles", o.alpha_tested_triangles},
+                    {"cutoff", o.cutoff},
+                    {"stoc_level", o.stoc_level},
+                    {"order", o.order},
+                    {"bake_level", o.bake_level},
+                    {"baked_sub_triangles", o.baked_sub_triangles},
+                    {"opaque_share", o.opaque_share},
+                    {"transparent_share", o.transparent_share},
+                    {"unknown_share", o.unknown_share},
+                    {"stoc_bytes", o.stoc_bytes}};
+  }
   if (r.run) {
     const PhaseSeconds& s = r.run->seconds;
     j["run"] = {{"threads", r.run->threads},
@@ -316,6 +405,20 @@ BuildReport report_from_json(std::string_view json, const std::string& file) {
     read_field(options, "quality", file, r.quality);
     read_field(options, "obb", file, r.obb);
     read_field(options, "obb_ratio", file, r.obb_ratio);
+    if (const auto it = j.find("opacity"); it != j.end()) {
+      OpacityReport o;
+      read_field(*it, "alpha_tested_triangles", file, o.alpha_tested_triangles);
+      read_field(*it, "cutoff", file, o.cutoff);
+      read_field(*it, "stoc_level", file, o.stoc_level);
+      read_field(*it, "order", file, o.order);
+      read_field(*it, "bake_level", file, o.bake_level);
+      read_field(*it, "baked_sub_triangles", file, o.baked_sub_triangles);
+      read_field(*it, "opaque_share", file, o.opaque_share);
+      read_field(*it, "transparent_share", file, o.transparent_share);
+      read_field(*it, "unknown_share", file, o.unknown_share);
+      read_field(*it, "stoc_bytes", file, o.stoc_bytes);
+      r.opacity = o;
+    }
     if (const auto it = j.find("run"); it != j.end()) {
       RunInfo run;
       read_field(*it, "threads", file, run.threads);

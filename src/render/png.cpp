@@ -1,7 +1,5 @@
 #include "hwbvh/render/png.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <climits>
 #include <cstdio>
@@ -13,6 +11,7 @@
 #include <stb_image_write.h>
 
 #include "hwbvh/core/error.h"
+#include "hwbvh/core/file_io.h"
 
 namespace hwbvh::render {
 namespace {
@@ -38,22 +37,7 @@ std::vector<std::byte> encode_png(const Image& image) {
   return out;
 }
 
-void write_png(const std::filesystem::path& path, const Image& image) {
-  const std::vector<std::byte> bytes = encode_png(image);
-  const std::string name = path.string();
-  // Same directory as the target, so the final rename never crosses file systems.
-  const std::string tmp = name + ".tmp-" + std::to_string(::getpid());
-  const auto fail = [&](const std::string& what) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw Error(ErrorKind::Runtime, name, what);
-  };
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) fail("cannot create " + tmp);
-  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  if (std::fclose(f) != 0 || !written) fail("writing " + tmp);
-  if (std::rename(tmp.c_str(), name.c_str()) != 0) fail("renaming " + tmp);
-}
+void write_png(const std::filesystem::path& path, const Image& image) { write_file_atomically(path, encode_png(image)); }
 
 Image decode_png(std::span<const std::byte> bytes, const std::string& name) {
   if (bytes.size() > static_cast<std::size_t>(INT_MAX)) throw_bad_input(name, "file too large for a PNG");

@@ -9,6 +9,7 @@
 
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/parallel.h"
+#include "hwbvh/emu/any_hit.h"
 #include "hwbvh/emu/wavefront.h"
 #include "hwbvh/render/colormap.h"
 #include "hwbvh/render/font.h"
@@ -35,9 +36,11 @@ constexpr ModeInfo kModes[] = {
     {Mode::StackDepth, "stack-depth", "max stack depth"},
     {Mode::Overflows, "overflows", "stack entries lost"},
     {Mode::Obb, "obb", "OBB steps per ray"},
+    {Mode::AnyHit, "any-hit", "any-hit invocations per ray"},
 };
 constexpr Mode kModeList[] = {Mode::Shaded,   Mode::Normals,  Mode::Depth,      Mode::PrimitiveId, Mode::Steps,
-                              Mode::BoxTests, Mode::TriTests, Mode::StackDepth, Mode::Overflows,   Mode::Obb};
+                              Mode::BoxTests, Mode::TriTests, Mode::StackDepth, Mode::Overflows,   Mode::Obb,
+                              Mode::AnyHit};
 
 const ModeInfo& info(Mode mode) { return kModes[static_cast<std::size_t>(mode)]; }
 
@@ -360,6 +363,7 @@ uint64_t counter_value(Mode mode, const emu::RayResult& ray) {
     case Mode::StackDepth: return c.max_stack_depth;
     case Mode::Overflows: return c.stack_lost;
     case Mode::Obb: return c.obb_steps;
+    case Mode::AnyHit: return c.any_hit_invocations;
     default: return 0;
   }
 }
@@ -393,10 +397,12 @@ Frame trace_frame(const emu::LoadedBvh& bvh, const ViewOptions& options) {
   f.height = options.height;
   f.camera = view_camera(bvh, options);
   const RayBatch batch = primary_rays(f.camera, f.width, f.height, executor);
-  emu::TraceOptions trace = options.trace;
+  // The blob's any-hit shader (its alpha test), as `hwbvh stats` runs it.
+  const std::optional<emu::AnyHitShader> shader = emu::AnyHitShader::of(bvh);
+  emu::TraceOptions trace = emu::with_shader(options.trace, shader);
   trace.any_hit = false;  // images show closest hits
   trace.record_node_sequence = false;
-  emu::TraceOutput out = emu::trace_rays(bvh.memory(), bvh.root, batch.rays, batch.wave_begin, trace, executor);
+  emu::TraceOutput out = bvh.trace(batch.rays, batch.wave_begin, trace, executor);
 
   const std::size_t pixels = std::size_t{f.width} * f.height;
   f.directions.resize(pixels);

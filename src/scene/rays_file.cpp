@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "hwbvh/core/error.h"
+#include "hwbvh/core/file_io.h"
 
 namespace hwbvh {
 namespace {
@@ -170,25 +171,7 @@ std::vector<std::byte> serialize_rays(std::span<const Ray> rays, RaysFileFormat 
 }
 
 void write_rays_file(const std::filesystem::path& path, std::span<const Ray> rays, RaysFileFormat format) {
-  const std::vector<std::byte> bytes = serialize_rays(rays, format);
-  std::filesystem::path temp = path;
-  temp += ".tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(temp, ignored);
-      throw Error(ErrorKind::Runtime, path.string(), "cannot write rays file");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec) {
-    std::filesystem::remove(temp, ec);
-    throw Error(ErrorKind::Runtime, path.string(), "cannot write rays file (rename failed)");
-  }
+  write_file_atomically(path, serialize_rays(rays, format));
 }
 
 }  // namespace hwbvh

@@ -29,6 +29,7 @@ Json kind_json(const KindStats& k) {
       {"steps", distribution_json(k.steps)},
       {"box_tests", distribution_json(k.box_tests)},
       {"triangle_tests", distribution_json(k.triangle_tests)},
+      {"any_hit_invocations", distribution_json(k.any_hit_invocations)},
       {"per_ray",
        {{"box_node_steps", k.per_ray(t.box_node_steps)},
         {"primitive_node_steps", k.per_ray(t.primitive_node_steps)},
@@ -36,13 +37,18 @@ Json kind_json(const KindStats& k) {
         {"stack_pushes", k.per_ray(t.stack_pushes)},
         {"stack_pops", k.per_ray(t.stack_pops)},
         {"stack_overflows", k.per_ray(t.stack_lost)},
-        {"walk_back_steps", k.per_ray(t.walk_back_steps)}}},
+        {"walk_back_steps", k.per_ray(t.walk_back_steps)},
+        {"any_hit_invocations", k.per_ray(t.any_hit_invocations)},
+        {"stoc_skipped_transparent", k.per_ray(t.stoc_skipped_transparent)},
+        {"stoc_accepted_opaque", k.per_ray(t.stoc_accepted_opaque)}}},
       {"totals",
        {{"steps", t.steps}, {"box_node_steps", t.box_node_steps}, {"primitive_node_steps", t.primitive_node_steps},
         {"box_tests", t.box_tests}, {"triangle_tests", t.triangle_tests}, {"obb_steps", t.obb_steps},
         {"stack_pushes", t.stack_pushes}, {"stack_pops", t.stack_pops}, {"stack_overflows", t.stack_lost},
         {"walk_back_steps", t.walk_back_steps}, {"max_stack_depth", t.max_stack_depth},
-        {"step_limit_hits", t.step_limit_hits}, {"faulted_rays", k.faulted_rays}}},
+        {"step_limit_hits", t.step_limit_hits}, {"faulted_rays", k.faulted_rays},
+        {"any_hit_invocations", t.any_hit_invocations}, {"stoc_skipped_transparent", t.stoc_skipped_transparent},
+        {"stoc_accepted_opaque", t.stoc_accepted_opaque}}},
       {"simd_efficiency", k.waves.simd_efficiency()},
       {"waves", {{"lanes", k.waves.lanes}, {"iterations", k.waves.iterations},
                  {"active_lane_steps", k.waves.active_lane_steps}, {"box_lane_steps", k.waves.box_lane_steps},
@@ -89,6 +95,8 @@ std::string stats_to_json(const StatsReport& report) {
                {"camera", format_camera(report.camera)},
                {"stack_size", report.stack_size},
                {"threads", report.threads},
+               {"any_hit_shader", report.any_hit_shader},
+               {"stoc", report.stoc},
                {"ray_types", kinds}};
   return j.dump(2);
 }
@@ -98,6 +106,9 @@ std::string stats_to_text(const StatsReport& report) {
                                 format_camera(report.camera), report.width, report.height, report.stack_size,
                                 report.threads);
   if (report.machine) out += fmt::format("  machine model preset: {}\n", report.machine->name);
+  if (report.any_hit_shader) {
+    out += fmt::format("  any-hit shader: the blob's alpha test, STOC {}\n", report.stoc ? "on" : "off");
+  }
   for (const KindStats& k : report.kinds) {
     const emu::RayCounters& t = k.totals;
     out += fmt::format("\n{} rays: {} ({} hit{})\n", ray_kind_name(k.kind), k.rays, k.hits,
@@ -114,6 +125,11 @@ std::string stats_to_text(const StatsReport& report) {
     out += fmt::format("  {:<26}{:>10.4f}   (max stack depth {})\n", "stack overflows", k.per_ray(t.stack_lost),
                        t.max_stack_depth);
     out += fmt::format("  {:<26}{:>10.4f}\n", "walk-back steps", k.per_ray(t.walk_back_steps));
+    if (report.any_hit_shader) {
+      out += dist_row("any-hit invocations", k.any_hit_invocations);
+      out += fmt::format("  {:<26}{:>10.4f}\n", "STOC skipped transparent", k.per_ray(t.stoc_skipped_transparent));
+      out += fmt::format("  {:<26}{:>10.4f}\n", "STOC accepted opaque", k.per_ray(t.stoc_accepted_opaque));
+    }
     out += fmt::format("  {:<26}{:>9.1f}%   ({} wave iterations)\n", "SIMD efficiency",
                        100.0 * k.waves.simd_efficiency(), k.waves.iterations);
     if (k.agreement.rays() > 0) {

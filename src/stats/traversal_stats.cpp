@@ -8,6 +8,7 @@
 
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/parallel.h"
+#include "hwbvh/emu/any_hit.h"
 #include "hwbvh/scene/ray_gen.h"
 #include "hwbvh/scene/rays_file.h"
 
@@ -64,7 +65,8 @@ KindStats trace_kind(const emu::LoadedBvh& bvh, RayKind kind, const RayBatch& ba
   emu::TraceOutput out = bvh.trace(batch.rays, batch.wave_begin, trace, executor);
   ks.emulation_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  std::vector<uint64_t> steps(out.rays.size()), boxes(out.rays.size()), tris(out.rays.size());
+  std::vector<uint64_t> steps(out.rays.size()), boxes(out.rays.size()), tris(out.rays.size()),
+      any_hits(out.rays.size());
   for (std::size_t i = 0; i < out.rays.size(); ++i) {
     const emu::RayResult& r = out.rays[i];
     ks.totals += r.counters;
@@ -76,10 +78,12 @@ KindStats trace_kind(const emu::LoadedBvh& bvh, RayKind kind, const RayBatch& ba
     steps[i] = r.counters.steps;
     boxes[i] = r.counters.box_tests;
     tris[i] = r.counters.triangle_tests;
+    any_hits[i] = r.counters.any_hit_invocations;
   }
   ks.steps = summarize(std::move(steps));
   ks.box_tests = summarize(std::move(boxes));
   ks.triangle_tests = summarize(std::move(tris));
+  ks.any_hit_invocations = summarize(std::move(any_hits));
   ks.waves = out.total_waves();
   if (options.machine) ks.machine = emu::run_machine_model(*options.machine, out.node_sequences, batch.wave_begin);
 
@@ -148,9 +152,13 @@ Distribution summarize(std::vector<uint64_t> values) {
   return d;
 }
 
-StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& options) {
-  if (options.kinds.empty()) throw Error(ErrorKind::BadInput, "", "no ray types requested");
-  options.trace.validate();
+StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& requested) {
+  if (requested.kinds.empty()) throw Error(ErrorKind::BadInput, "", "no ray types requested");
+  requested.trace.validate();
+  // The blob's any-hit shader (its alpha test) runs in the emulator, and the same test in the oracle's filter.
+  const std::optional<emu::AnyHitShader> shader = emu::AnyHitShader::of(bvh);
+  StatsOptions options = requested;
+  options.trace = emu::with_shader(requested.trace, shader);
   const Executor executor(options.threads);
   StatsReport report;
   report.file = bvh.file;
@@ -160,11 +168,15 @@ StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& options) {
   report.stack_size = options.trace.stack.size;
   report.threads = executor.threads();
   report.machine = options.machine;
+  report.any_hit_shader = shader.has_value();
+  report.stoc = options.trace.stoc;
   report.camera = options.camera ? *options.camera
                                  : auto_frame(bvh.bounds, static_cast<float>(options.width) / static_cast<float>(options.height));
 
   std::optional<emu::Oracle> oracle;
-  if (options.oracle) oracle.emplace(bvh.geometry, bvh.file, options.threads);
+  if (options.oracle) {
+    oracle.emplace(bvh.geometry, bvh.file, options.threads, bvh.alpha_test ? &*bvh.alpha_test : nullptr);
+  }
   const emu::Oracle* oracle_ptr = oracle ? &*oracle : nullptr;
 
   // Secondary rays need the primary hits, so primary rays are traced whenever a secondary kind is requested.

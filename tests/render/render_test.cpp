@@ -126,7 +126,7 @@ void expect_bad_input(F&& f, const std::string& needle) {
 // ---- modes, options -----------------------------------------------------------------------------------------
 
 TEST(Modes, NamesRoundTripAndUnknownNamesAreRejected) {
-  EXPECT_EQ(all_modes().size(), 10u);
+  EXPECT_EQ(all_modes().size(), 11u);
   for (const Mode m : all_modes()) {
     EXPECT_EQ(parse_mode(mode_name(m)), m);
     EXPECT_NE(std::string(mode_caption(m)), "");
@@ -142,8 +142,10 @@ TEST(Modes, NamesRoundTripAndUnknownNamesAreRejected) {
   r.counters.max_stack_depth = 4;
   r.counters.stack_lost = 5;
   r.counters.obb_steps = 6;
-  const Mode heat[] = {Mode::Steps, Mode::BoxTests, Mode::TriTests, Mode::StackDepth, Mode::Overflows, Mode::Obb};
-  for (uint64_t i = 0; i < 6; ++i) EXPECT_EQ(counter_value(heat[i], r), i + 1);
+  r.counters.any_hit_invocations = 7;
+  const Mode heat[] = {Mode::Steps,     Mode::BoxTests, Mode::TriTests, Mode::StackDepth,
+                       Mode::Overflows, Mode::Obb,      Mode::AnyHit};
+  for (uint64_t i = 0; i < 7; ++i) EXPECT_EQ(counter_value(heat[i], r), i + 1);
 }
 
 TEST(Modes, ViewOptionsAreValidated) {

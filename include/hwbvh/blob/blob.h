@@ -25,6 +25,8 @@ enum class SectionType : uint32_t {
   Geometry = 2,   ///< source triangles (positions + ids) for the oracle and tools; binary, see docs
   SceneMeta = 3,  ///< JSON: source file, geometries (names, triangle counts, bounds), degenerate count
   BuildMeta = 4,  ///< JSON: build options and statistics
+  AlphaTest = 5,  ///< the any-hit shader's data: cutoff, alpha textures, per-triangle texture and UVs (opacity_sections.h)
+  Stoc = 6,       ///< rtip31 STOC sideband: per alpha-tested triangle its sub-triangle states (opacity_sections.h)
 };
 
 struct Section {
@@ -43,7 +45,8 @@ struct Blob {
 };
 
 const char* target_name(Target t);  ///< "rtip31", "rtip20", "xe3"
-const char* section_type_name(SectionType t);  ///< "nodes", "geometry", "scene-meta", "build-meta"
+/// "nodes", "geometry", "scene-meta", "build-meta", "alpha-test", "stoc"
+const char* section_type_name(SectionType t);
 
 // File layout constants (docs/blob-format.md §2, §3). Exposed for tools and tests that inspect raw bytes.
 inline constexpr char kMagic[8] = {'H', 'W', 'B', 'V', 'H', '\r', '\n', '\x1a'};

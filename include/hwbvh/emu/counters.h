@@ -18,6 +18,9 @@ struct RayCounters {
   uint64_t walk_back_steps = 0;       ///< iterations that re-intersect a parent after an overflowed stack ran dry
   uint64_t max_stack_depth = 0;       ///< largest number of live ring entries (max, not summed)
   uint64_t step_limit_hits = 0;       ///< 1 if the ray was stopped by the step limit (sums to a ray count)
+  uint64_t any_hit_invocations = 0;   ///< candidate hits on non-opaque triangles handed to the any-hit shader
+  uint64_t stoc_skipped_transparent = 0;  ///< such candidates dropped without any-hit: transparent sub-triangle
+  uint64_t stoc_accepted_opaque = 0;  ///< such candidates accepted without any-hit: opaque sub-triangle
 
   /// Adds every counter except max_stack_depth, which takes the maximum.
   RayCounters& operator+=(const RayCounters& o) {
@@ -33,6 +36,9 @@ struct RayCounters {
     walk_back_steps += o.walk_back_steps;
     max_stack_depth = max_stack_depth > o.max_stack_depth ? max_stack_depth : o.max_stack_depth;
     step_limit_hits += o.step_limit_hits;
+    any_hit_invocations += o.any_hit_invocations;
+    stoc_skipped_transparent += o.stoc_skipped_transparent;
+    stoc_accepted_opaque += o.stoc_accepted_opaque;
     return *this;
   }
   friend bool operator==(const RayCounters&, const RayCounters&) = default;

@@ -24,8 +24,10 @@
 #include <limits>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "hwbvh/core/geometry.h"
+#include "hwbvh/formats/rdna4/decode.h"
 #include "hwbvh/formats/rdna4/node_pointer.h"
 
 namespace hwbvh::emu {
@@ -151,6 +153,46 @@ struct PreparedRay {
 
 /// image_bvh8_intersect_ray with the ray prepared in advance.
 IntersectResult image_bvh8_intersect_ray(const NodeMemory& memory, const PointerFlags& flags, const PreparedRay& ray,
+                                         uint32_t node_pointer, const IntersectOptions& options);
+
+/// What the intersector decodes from a node, kept so that a node visited again (by another lane of the wave, or
+/// by a later ray) is not decoded again. Decoding is a pure function of the node's 128 bytes, so an entry is
+/// exactly what decoding the bytes again would give: the cache changes speed, never a result. It is filled only
+/// through the RT IP 3.1 decoder (decode_box_children, obb_matrix, decode_primitive_pair) and is direct-mapped:
+/// box nodes keyed by pointer, triangle pairs by pointer (node and pair index). One cache serves one NodeMemory,
+/// whose bytes must not change while the cache is in use; it is not thread-safe (one per thread or task).
+class NodeDecodeCache {
+ public:
+  /// Room for `box_nodes` box nodes and `pairs` triangle pairs, each rounded up to a power of two and capped at
+  /// what the memory can hold (a small node memory gets a small cache).
+  explicit NodeDecodeCache(const NodeMemory& memory, uint32_t box_nodes = 4096, uint32_t pairs = 16384);
+
+  [[nodiscard]] const NodeMemory& memory() const { return memory_; }
+
+  struct Box {
+    rdna4::BoxChildren children;
+    rdna4::Mat3Rows obb;  ///< obb_matrix(children.obb_index) when that is < kObbMatrixCount
+  };
+  struct Pair {
+    NodeFault fault = NodeFault::None;  ///< MalformedPrimitive when the decoder rejected the node or pair
+    rdna4::DecodedPair pair;
+  };
+  /// The decoded box node `pointer` (kind Box), or null with `fault` set (find()'s faults).
+  const Box* box(uint32_t pointer, NodeFault& fault);
+  /// The decoded pair `pointer` (kind Primitive), or null with `fault` set (find()'s faults; a malformed pair is
+  /// returned with Pair::fault set).
+  const Pair* pair(uint32_t pointer, NodeFault& fault);
+
+ private:
+  NodeMemory memory_;
+  uint32_t box_mask_, pair_mask_;
+  std::vector<uint32_t> box_key_, pair_key_;  ///< the pointer each entry holds; INVALID_NODE = empty
+  std::vector<Box> boxes_;
+  std::vector<Pair> pairs_;
+};
+
+/// image_bvh8_intersect_ray on the cache's node memory, reading decoded nodes through the cache; the same result.
+IntersectResult image_bvh8_intersect_ray(NodeDecodeCache& cache, const PointerFlags& flags, const PreparedRay& ray,
                                          uint32_t node_pointer, const IntersectOptions& options);
 
 /// The box growth factor G = f32(1 + box_grow * 2^-24) of §5.3 step 5 (box_grow 6 -> 0x3F800003).

@@ -4,15 +4,18 @@
 // Xe3), which only ever sees `nodes`.
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "hwbvh/blob/blob.h"
 #include "hwbvh/blob/geometry_section.h"
+#include "hwbvh/blob/opacity_sections.h"
 #include "hwbvh/core/geometry.h"
 #include "hwbvh/emu/intersect.h"
 #include "hwbvh/emu/traversal.h"
 #include "hwbvh/emu/wavefront.h"
+#include "hwbvh/scene/alpha_test.h"
 
 namespace hwbvh::emu {
 
@@ -23,6 +26,8 @@ struct LoadedBvh {
   uint32_t root = 0;            ///< rtip31: root pointer from the node-section header
   Aabb bounds;                  ///< scene bounds (of the triangles in the BVH)
   blob::GeometrySection geometry;
+  std::optional<AlphaTest> alpha_test;     ///< from the AlphaTest section, if the blob has one
+  std::optional<blob::StocSideband> stoc;  ///< rtip31: from the Stoc section, if present
 
   [[nodiscard]] NodeMemory memory() const { return NodeMemory{nodes}; }
   /// Traces rays with the emulator of this BVH's target, in the given waves (see wavefront.h). RT IP 2.0 groups
@@ -31,6 +36,9 @@ struct LoadedBvh {
                                   const TraceOptions& options, const Executor& executor) const;
   /// Geometric normal (unnormalised, (v1 - v0) x (v2 - v0)) of the triangle with these ids; zero if unknown.
   [[nodiscard]] Vec3 triangle_normal(uint32_t geometry_id, uint32_t primitive_id) const;
+  /// Index into geometry.triangles (= AlphaTest / StocSideband numbering) of the triangle with these ids; kNoIndex
+  /// if unknown.
+  [[nodiscard]] uint32_t triangle_index(uint32_t geometry_id, uint32_t primitive_id) const;
 
  private:
   friend LoadedBvh load_bvh(const blob::Blob& blob, const std::string& file);

@@ -6,6 +6,9 @@
 // Triangles flagged degenerate are kept (so ids stay aligned) but collapsed to a point, because the BVH leaves
 // them out and the oracle must see the triangles the emulator traces. Embree runs in robust mode
 // (RTC_SCENE_FLAG_ROBUST) with a high-quality build; it is linked privately and never appears in this header.
+// Alpha-tested geometry: given the blob's AlphaTest, Embree runs the same alpha test (AlphaTest::passes at Embree's
+// barycentrics) in an intersection filter function for rtcIntersect1 and rtcOccluded1, so a candidate that fails it
+// is ignored and the query continues, exactly as the emulator's any-hit shader (any_hit.h) does.
 //
 // Agreement rule, per ray: closest-hit rays agree when (a) both miss, (b) both hit the same geometry and
 // primitive, or (c) both hit and |t_emu - t_embree| <= 1e-4 * max(|t_embree|, FLT_MIN) (edges shared by two
@@ -23,6 +26,7 @@
 
 #include "hwbvh/blob/geometry_section.h"
 #include "hwbvh/core/geometry.h"
+#include "hwbvh/scene/alpha_test.h"
 
 namespace hwbvh::emu {
 
@@ -45,10 +49,12 @@ struct OracleHit {
 class Oracle {
  public:
   /// Builds the Embree scene. `threads` is Embree's build thread count (0 = all hardware threads); `file` names
-  /// the section's source in messages. Throws hwbvh::Error(BadInput) if a vertex index is out of range, a
-  /// geometry id is >= 2^24, or a geometry's primitive ids are not exactly 0..n-1 (n its triangle count);
+  /// the section's source in messages; `alpha` (copied), if given, is the alpha test its filter functions run.
+  /// Throws hwbvh::Error(BadInput) if a vertex index is out of range, a geometry id is >= 2^24, a geometry's
+  /// primitive ids are not exactly 0..n-1 (n its triangle count), or `alpha` does not have one entry per triangle;
   /// hwbvh::Error(Runtime) if Embree fails.
-  explicit Oracle(const blob::GeometrySection& geometry, const std::string& file = {}, int threads = 0);
+  explicit Oracle(const blob::GeometrySection& geometry, const std::string& file = {}, int threads = 0,
+                  const AlphaTest* alpha = nullptr);
   ~Oracle();
   Oracle(Oracle&&) noexcept;
   Oracle& operator=(Oracle&&) noexcept;

@@ -12,8 +12,9 @@
 //       last = the node just processed; node = its parent (box: DW2; primitive: the last box node visited)
 //
 // tmin is handled by moving the origin to origin + tmin * direction (and t_max = tmax - tmin); reported hit
-// distances add tmin back. There are no any-hit or intersection shaders: non-opaque triangles are accepted like
-// opaque ones and procedural candidates are ignored (docs/emulator.md, "Emulator model assumptions").
+// distances add tmin back. There are no intersection shaders: procedural candidates are ignored. Candidates on
+// non-opaque triangles go to TraceOptions::any_hit_shader (any_hit.h: the alpha test, skipped where the STOC
+// sideband knows the answer); without one they are accepted like opaque ones (docs/emulator.md).
 #include <cstdint>
 #include <vector>
 
@@ -26,12 +27,19 @@ namespace hwbvh::emu {
 
 inline constexpr uint32_t kDefaultStepLimit = 1'000'000;
 
+class AnyHitShader;  // any_hit.h
+
 struct TraceOptions {
   StackOptions stack;
   IntersectOptions intersect;
   PointerFlags flags;              ///< pointer flags of the BVH base (ray flags: culling, forced opacity)
   uint32_t instance_mask = 0xFF;   ///< the ray's 8-bit instance mask
   bool any_hit = false;            ///< terminate on the first accepted hit (shadow rays)
+  /// The application's any-hit shader for candidate hits on non-opaque triangles (any_hit.h); must outlive the
+  /// traversal. Null: such candidates are accepted without one.
+  const AnyHitShader* any_hit_shader = nullptr;
+  /// Consult STOC states (Xe3 leaf masks, the RT IP 3.1 sideband) before running the any-hit shader.
+  bool stoc = true;
   uint32_t step_limit = kDefaultStepLimit;  ///< a ray still running after this many steps is stopped and flagged
   bool record_node_sequence = false;        ///< wavefront: keep each ray's node pointers, one per step
 
@@ -66,8 +74,10 @@ class RayTraversal {
  public:
   /// Prepares `ray` for traversal from `root`. `memory` and `options` must outlive the object; `options` must pass
   /// validate(). A ray with a NaN origin or direction component is finished at once as a miss with no steps
-  /// (GPURT rejects such rays before traversal).
-  RayTraversal(const NodeMemory& memory, uint32_t root, const Ray& ray, const TraceOptions& options);
+  /// (GPURT rejects such rays before traversal). With a `cache` (for the same memory, outliving the object), nodes
+  /// are read through it: the same results, faster when nodes are visited again.
+  RayTraversal(const NodeMemory& memory, uint32_t root, const Ray& ray, const TraceOptions& options,
+               NodeDecodeCache* cache = nullptr);
 
   [[nodiscard]] bool done() const { return done_; }
   /// Performs one loop iteration. Precondition: !done(). A node fault finishes the ray without counting the step;
@@ -81,6 +91,7 @@ class RayTraversal {
   void finish(NodeFault fault, uint32_t node);
 
   const NodeMemory* memory_;
+  NodeDecodeCache* cache_;
   const TraceOptions* options_;
   PreparedRay ray_;  ///< the ray after the tmin offset; extent is set per step
   float tmin_ = 0.0f;

@@ -28,11 +28,12 @@
 // walk_back_steps = steps that re-visit an internal node while restarting (root to the restart level), obb_steps 0.
 // StepInfo::node, RayResult::fault_node and node sequences name 64-byte blocks of the section.
 //
-// The ray keeps its origin; hits count in [tmin, tmax] (then closer than the closest hit so far). There are no any-hit
-// or intersection shaders: non-opaque triangles are accepted like opaque ones, STOC bits are not consulted, and
+// The ray keeps its origin; hits count in [tmin, tmax] (then closer than the closest hit so far). There are no
+// intersection shaders; candidates on non-opaque leaves go to the any-hit model of any_hit.h with the STOC state of
+// the leaf (STOC3 leaf: its level-3 masks; QuadLeaf: its level-1 masks; in the header's sub-triangle order).
 // TraceOptions' pointer flags act as ray flags (culling, forced opacity, skip triangles). Used from TraceOptions:
-// intersect.box_grow, flags, instance_mask (against nodeMask and geomMask), any_hit, step_limit,
-// record_node_sequence; stack and the rest of intersect are RT IP 3.1 settings and are not used.
+// intersect.box_grow, flags, instance_mask (against nodeMask and geomMask), any_hit, any_hit_shader, stoc,
+// step_limit, record_node_sequence; stack and the rest of intersect are RT IP 3.1 settings and are not used.
 #include <cstdint>
 #include <span>
 #include <string>

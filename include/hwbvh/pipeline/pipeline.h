@@ -2,6 +2,8 @@
 // The build pipeline as one call: Scene -> build::build_wide_bvh (with the format's leaf-fit test) ->
 // rdna4::encode -> a blob::Blob with the sections Nodes, Geometry, SceneMeta and BuildMeta
 // (docs/blob-format.md), plus the BuildReport that `hwbvh build` prints and `hwbvh info` reads back.
+// Alpha-tested scenes (docs/opacity.md) also get the AlphaTest section (every target), their opacity baked
+// (xe3::bake_all) into the xe3 leaves' STOC bits or the rtip31 Stoc sideband section, and BuildReport::opacity.
 //
 // Determinism: blobs are byte-identical for the same scene and options at any thread count. The report's
 // run-dependent part (RunInfo: thread count, wall-clock seconds per phase) is printed but never written into
@@ -16,6 +18,8 @@
 #include "hwbvh/blob/blob.h"
 #include "hwbvh/build/builder.h"
 #include "hwbvh/formats/rdna4/encode.h"
+#include "hwbvh/formats/xe3/stoc.h"
+#include "hwbvh/scene/alpha_test.h"
 #include "hwbvh/scene/scene.h"
 
 namespace hwbvh::pipeline {
@@ -25,6 +29,32 @@ struct BuildBlobOptions {
   build::BuildOptions build;    ///< the target adapts it (leaf fit test, pairing, width)
   rdna4::EncodeOptions encode;  ///< rtip31 options; `threads` applies to every target
   uint32_t xe3_stoc_level = 1;  ///< xe3: 0 (no STOC bits), 1 (QuadLeaf STOC1) or 3 (128-byte STOC3 leaves)
+  uint32_t rtip31_stoc_level = kDefaultSidebandLevel;  ///< rtip31: Stoc sideband level, 0 (none) or 1..12
+  xe3::SubTriangleOrder stoc_order = xe3::SubTriangleOrder::Bird;  ///< bit order of leaf masks and sideband
+  /// Bake depth (0..12): the full-resolution states xe3 STOC3 leaves point to; the bake runs at the larger of
+  /// this and the target's STOC level, and coarser levels are reductions of it.
+  uint32_t opacity_level = kDefaultOpacityLevel;
+  float alpha_cutoff = kDefaultAlphaCutoff;  ///< AlphaTest::cutoff, in [0, 1]
+
+  static constexpr uint32_t kDefaultSidebandLevel = 3;  ///< 64 sub-triangles, as an Xe3 STOC3 leaf holds
+  static constexpr uint32_t kDefaultOpacityLevel = 4;   ///< the shallowest level STOC3's full data holds (4..12)
+};
+
+/// What the opacity part of a build did (alpha-tested scenes only).
+struct OpacityReport {
+  uint64_t alpha_tested_triangles = 0;
+  double cutoff = kDefaultAlphaCutoff;
+  uint32_t stoc_level = 0;       ///< the target's STOC level (xe3 leaves, rtip31 sideband; 0 for rtip20)
+  std::string order = "bird";    ///< "bird" or "row"
+  uint32_t bake_level = 0;       ///< level the bake ran at; 0 and no shares when nothing was baked
+  uint64_t baked_sub_triangles = 0;  ///< over all alpha-tested triangles at bake_level
+  double opaque_share = 0.0;         ///< shares of baked_sub_triangles, 0..1
+  double transparent_share = 0.0;
+  double unknown_share = 0.0;
+  /// Bytes that exist only for STOC: xe3 the second block of every STOC3 leaf plus the full-resolution data;
+  /// rtip31 the Stoc section.
+  uint64_t stoc_bytes = 0;
+  friend bool operator==(const OpacityReport&, const OpacityReport&) = default;
 };
 
 /// Wall-clock seconds per pipeline phase.
@@ -64,6 +94,7 @@ struct BuildReport {
   std::string quality = "medium";  ///< "low", "medium" or "high"
   bool obb = true;
   double obb_ratio = 0.0;          ///< rdna4::EncodeOptions::obb_accept_ratio
+  std::optional<OpacityReport> opacity;  ///< alpha-tested scenes only
   std::optional<RunInfo> run;      ///< set for a build just run; absent when read back from a file
   friend bool operator==(const BuildReport&, const BuildReport&) = default;
 };
@@ -80,6 +111,7 @@ const char* phase_name(Phase phase);
 using ProgressFn = std::function<void(Phase)>;
 
 const char* quality_name(build::BuildQuality quality);  ///< "low", "medium", "high"
+const char* order_name(xe3::SubTriangleOrder order);    ///< "bird", "row"
 
 /// Builds and encodes `scene` and assembles the blob (target rtip31) with its four sections.
 /// Throws hwbvh::Error from the builder or encoder (e.g. BadInput for a scene without usable triangles).

@@ -11,7 +11,8 @@
 //   primitive-id  a colour hashed from (geometry id, primitive id)
 //   heatmaps      one per-ray counter (emu/counters.h) through viridis, with a legend:
 //                 steps, box-tests, tri-tests, stack-depth (max live entries), overflows (stack entries lost to
-//                 ring overflow), obb (box-node steps in an OBB frame)
+//                 ring overflow), obb (box-node steps in an OBB frame), any-hit (any-hit shader invocations on
+//                 alpha-tested triangles, emu/any_hit.h)
 // A ray stopped by a node fault is drawn magenta in every mode. Scalar modes (heatmaps, depth) get a legend
 // strip below the W x H render; the other modes are exactly W x H.
 #include <cstdint>
@@ -39,16 +40,17 @@ enum class Mode : uint8_t {
   StackDepth,  ///< RayCounters::max_stack_depth
   Overflows,   ///< RayCounters::stack_lost
   Obb,         ///< RayCounters::obb_steps
+  AnyHit,      ///< RayCounters::any_hit_invocations
 };
 
 /// Every mode, in the order above.
 [[nodiscard]] std::span<const Mode> all_modes();
 /// The CLI spelling: "shaded", "normals", "depth", "primitive-id", "steps", "box-tests", "tri-tests",
-/// "stack-depth", "overflows", "obb".
+/// "stack-depth", "overflows", "obb", "any-hit".
 [[nodiscard]] const char* mode_name(Mode mode);
 /// Parses a mode_name; throws hwbvh::Error(BadInput) listing the valid names.
 [[nodiscard]] Mode parse_mode(std::string_view name);
-/// True for the per-ray counter modes (steps .. obb).
+/// True for the per-ray counter modes (steps .. any-hit).
 [[nodiscard]] bool is_heatmap(Mode mode);
 /// What the image shows, for legends: "steps per ray", "hit distance t", ...
 [[nodiscard]] const char* mode_caption(Mode mode);
@@ -62,7 +64,8 @@ struct ViewOptions {
   uint32_t width = 256;
   uint32_t height = 256;
   std::optional<Camera> camera;  ///< default: auto_frame(bvh.bounds, width / height), as `hwbvh stats`
-  emu::TraceOptions trace;       ///< stack size, sort options, step limit (traced as closest-hit rays)
+  /// Stack size, sort options, step limit, stoc (traced as closest-hit rays, with the blob's any-hit shader).
+  emu::TraceOptions trace;
   int threads = 0;               ///< 0 = all hardware threads; images are identical at any count
 
   /// Throws hwbvh::Error(BadInput) for a side of 0 or above kMaxImageSide, an invalid camera or trace options.
@@ -86,7 +89,8 @@ struct Frame {
   [[nodiscard]] uint64_t faulted_rays() const;
 };
 
-/// Generates the view's primary rays (8 x 4 tiles, scene/ray_gen.h) and traces them through the emulator.
+/// Generates the view's primary rays (8 x 4 tiles, scene/ray_gen.h) and traces them through the emulator of the
+/// blob's target.
 /// Throws hwbvh::Error(BadInput) for invalid options.
 [[nodiscard]] Frame trace_frame(const emu::LoadedBvh& bvh, const ViewOptions& options);
 

@@ -41,7 +41,9 @@ struct StatsOptions {
   uint32_t random_rays = 16384;
   uint64_t seed = 1;
   std::string rays_file;               ///< required for RayKind::File
-  emu::TraceOptions trace;             ///< stack size, sort options, step limit; any_hit is set per kind
+  /// Stack size, sort options, step limit, stoc; any_hit is set per kind, any_hit_shader from the blob
+  /// (emu::AnyHitShader::of: its alpha test, when it has an AlphaTest section).
+  emu::TraceOptions trace;
   int threads = 0;                     ///< 0 = all hardware threads; counters are identical at any count
   bool oracle = true;                  ///< check every ray with Embree
   bool keep_results = false;           ///< keep per-ray results in the report (for images)
@@ -67,6 +69,7 @@ struct KindStats {
   Distribution steps;
   Distribution box_tests;
   Distribution triangle_tests;
+  Distribution any_hit_invocations;  ///< per ray (all zero without an any-hit shader)
   emu::RayCounters totals;           ///< sums over rays (max_stack_depth: maximum)
   uint64_t faulted_rays = 0;         ///< rays stopped by a malformed node
   emu::NodeFault first_fault = emu::NodeFault::None;  ///< the fault of the first faulted ray, in ray order
@@ -90,6 +93,8 @@ struct StatsReport {
   Camera camera;
   uint32_t stack_size = 0;
   int threads = 0;
+  bool any_hit_shader = false;  ///< the blob has alpha-test data: non-opaque candidates ran the any-hit model
+  bool stoc = true;             ///< TraceOptions::stoc
   std::vector<KindStats> kinds;
   std::optional<emu::MachineConfig> machine;  ///< the machine model's configuration, when it ran
 };

@@ -14,7 +14,10 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <span>
+#include <vector>
 
+#include "hwbvh/core/bits.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/parallel.h"
 #include "hwbvh/formats/rdna4/box_node.h"
@@ -63,31 +66,67 @@ struct FrameBounds {
   std::array<double, 3> hi{};
 };
 
-class HullProjector {
- public:
-  explicit HullProjector(const Mat3Rows& m) {
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) rows_[r][c] = m[r][c];
-  }
-  void reset() {
-    for (int r = 0; r < 3; ++r) {
-      b_.lo[r] = std::numeric_limits<double>::infinity();
-      b_.hi[r] = -std::numeric_limits<double>::infinity();
-    }
-  }
-  void add(Vec3 p) {
-    for (int r = 0; r < 3; ++r) {
-      const double d = rows_[r][0] * p.x + rows_[r][1] * p.y + rows_[r][2] * p.z;
-      b_.lo[r] = std::min(b_.lo[r], d);
-      b_.hi[r] = std::max(b_.hi[r], d);
-    }
-  }
-  [[nodiscard]] const FrameBounds& bounds() const { return b_; }
+// A table rotation's rows in double, decoded once: obb_matrix unpacks the spec's tables on every call.
+using FrameRows = std::array<std::array<double, 3>, 3>;
 
- private:
-  std::array<std::array<double, 3>, 3> rows_{};
-  FrameBounds b_;
-};
+const FrameRows& frame_rows(uint32_t index) {
+  static const std::array<FrameRows, kObbMatrixCount> table = [] {
+    std::array<FrameRows, kObbMatrixCount> rows{};
+    for (uint32_t i = 0; i < kObbMatrixCount; ++i) {
+      const Mat3Rows m = obb_matrix(i);
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) rows[i][r][c] = m[r][c];
+    }
+    return rows;
+  }();
+  return table[index];
+}
+
+/// Exact bounds of `points` projected onto the rows of m (min/max of doubles: independent of point order).
+FrameBounds project(const FrameRows& m, std::span<const Vec3> points) {
+  FrameBounds b;
+  for (int r = 0; r < 3; ++r) {
+    b.lo[r] = std::numeric_limits<double>::infinity();
+    b.hi[r] = -std::numeric_limits<double>::infinity();
+  }
+  for (const Vec3& p : points) {
+    for (int r = 0; r < 3; ++r) {
+      const double d = m[r][0] * p.x + m[r][1] * p.y + m[r][2] * p.z;
+      b.lo[r] = std::min(b.lo[r], d);
+      b.hi[r] = std::max(b.hi[r], d);
+    }
+  }
+  return b;
+}
+
+/// Exact bounds of box b's eight corners projected onto the rows of m, without visiting the corners: products
+/// of floats are exact in double and rounded sums are monotonic, so per row the corner taking each
+/// coordinate's min or max by the sign of its factor gives the smallest (largest) rounded value of all eight.
+/// (Where a factor is zero, the two corners differ at most in the sign of a zero result, which the padding below
+/// erases.)
+FrameBounds project(const FrameRows& m, const Aabb& b) {
+  FrameBounds out;
+  for (int r = 0; r < 3; ++r) {
+    const Vec3 lo{m[r][0] >= 0.0 ? b.min.x : b.max.x, m[r][1] >= 0.0 ? b.min.y : b.max.y,
+                  m[r][2] >= 0.0 ? b.min.z : b.max.z};
+    const Vec3 hi{m[r][0] >= 0.0 ? b.max.x : b.min.x, m[r][1] >= 0.0 ? b.max.y : b.min.y,
+                  m[r][2] >= 0.0 ? b.max.z : b.min.z};
+    out.lo[r] = m[r][0] * lo.x + m[r][1] * lo.y + m[r][2] * lo.z;
+    out.hi[r] = m[r][0] * hi.x + m[r][1] * hi.y + m[r][2] * hi.z;
+  }
+  return out;
+}
+
+// std::nextafter(x, +-infinity) without the library call: the padding below runs six times per child box and
+// candidate rotation.
+float next_up(float x) {
+  if (std::isnan(x) || x == std::numeric_limits<float>::infinity()) return x;
+  if (x == 0.0f) return std::numeric_limits<float>::denorm_min();
+  const uint32_t bits = float_bits(x);
+  return bits_float(x > 0.0f ? bits + 1 : bits - 1);
+}
+
+float next_down(float x) { return std::isnan(x) ? x : -next_up(-x); }
 
 // Relative padding of OBB child bounds: GPURT grows each child by 7.15e-7 x the node's largest extent (§3.4);
 // we pad by the magnitude of the projected coordinates too, which covers the float rotation error of the ray.
@@ -99,8 +138,8 @@ Aabb padded_aabb(const FrameBounds& b) {
   const double pad = kObbPadding * scale;
   Aabb box;
   for (int r = 0; r < 3; ++r) {
-    box.min[r] = std::nextafter(static_cast<float>(b.lo[r] - pad), -std::numeric_limits<float>::infinity());
-    box.max[r] = std::nextafter(static_cast<float>(b.hi[r] + pad), std::numeric_limits<float>::infinity());
+    box.min[r] = next_down(static_cast<float>(b.lo[r] - pad));
+    box.max[r] = next_up(static_cast<float>(b.hi[r] + pad));
   }
   return box;
 }
@@ -116,6 +155,17 @@ struct NodeFrame {
   uint32_t obb_index = kNoObb;
   std::array<Aabb, 8> child_boxes{};  // children's bounds in the node's frame (AABBs when obb_index == kNoObb)
   std::array<Vec3, 8> obb_corners{};  // world-space corners of the node's OBB (valid when obb_index != kNoObb)
+};
+
+// What bounds each child of one node besides its AABB, gathered once and projected for every candidate frame:
+// a leaf's distinct triangle vertices, or a box child's OBB corners (none for a box child without an OBB).
+struct ChildPoints {
+  std::array<uint32_t, 9> first{};  // child c's other points are points[first[c] .. first[c + 1])
+  std::vector<Vec3> points;
+
+  [[nodiscard]] std::span<const Vec3> of(uint32_t c) const {
+    return std::span(points).subspan(first[c], first[c + 1] - first[c]);
+  }
 };
 
 class ObbChooser {
@@ -145,32 +195,45 @@ class ObbChooser {
   }
 
  private:
-  // Projects everything we know bounds child c into frame m: a leaf's triangle vertices (intersected with its
-  // clipped AABB, which matters with spatial splits), or a box child's AABB and OBB corners (the geometry lies
-  // inside both, so the tighter bound per axis is valid).
-  FrameBounds child_bounds_in(const WideBvh8::Child& child, HullProjector& proj) const {
-    proj.reset();
-    for (const Vec3& p : box_corners(child.bounds)) proj.add(p);
-    FrameBounds result = proj.bounds();
-    proj.reset();
-    if (child.is_leaf()) {
-      for (uint32_t p = child.index; p < child.index + child.pair_count; ++p) {
-        const PrimPair& pair = bvh_.pairs[p];
-        for (uint32_t tri : {pair.tri0, pair.tri1}) {
-          if (tri == kNoIndex) continue;
-          for (int k = 0; k < 3; ++k) proj.add(scene_.vertex(tri, k));
+  ChildPoints gather(const WideBvh8::Node& node) const {
+    ChildPoints out;
+    std::vector<uint32_t> vertices;  // a leaf's vertex indices: neighbouring triangles share most of them
+    for (uint32_t c = 0; c < node.child_count; ++c) {
+      const auto& child = node.children[c];
+      out.first[c] = static_cast<uint32_t>(out.points.size());
+      if (child.is_leaf()) {
+        vertices.clear();
+        for (uint32_t p = child.index; p < child.index + child.pair_count; ++p) {
+          const PrimPair& pair = bvh_.pairs[p];
+          for (uint32_t tri : {pair.tri0, pair.tri1}) {
+            if (tri == kNoIndex) continue;
+            for (const uint32_t v : scene_.triangles[tri].v) {
+              if (std::find(vertices.begin(), vertices.end(), v) != vertices.end()) continue;
+              vertices.push_back(v);
+              out.points.push_back(scene_.positions[v]);
+            }
+          }
         }
+      } else if (const NodeFrame& f = frames_[child.index]; f.obb_index != kNoObb) {
+        out.points.insert(out.points.end(), f.obb_corners.begin(), f.obb_corners.end());
       }
-    } else {
-      const NodeFrame& f = frames_[child.index];
-      if (f.obb_index == kNoObb) return result;
-      for (const Vec3& p : f.obb_corners) proj.add(p);
     }
-    // Both sets bound the geometry, so their intersection does; an empty intersection can only come from
-    // rounding on a flat child, and then the AABB projection alone is kept.
+    out.first[node.child_count] = static_cast<uint32_t>(out.points.size());
+    return out;
+  }
+
+  // Child c's bounds in frame m: its AABB projected, intersected per axis with the projection of its other
+  // points (the geometry lies inside both, so the tighter bound per axis is valid). An empty intersection can
+  // only come from rounding on a flat child, and then the AABB projection alone is kept.
+  FrameBounds child_bounds_in(const WideBvh8::Node& node, const ChildPoints& points, uint32_t c,
+                              const FrameRows& m) const {
+    FrameBounds result = project(m, node.children[c].bounds);
+    const std::span<const Vec3> other = points.of(c);
+    if (other.empty()) return result;
+    const FrameBounds tight = project(m, other);
     for (int r = 0; r < 3; ++r) {
-      const double lo = std::max(result.lo[r], proj.bounds().lo[r]);
-      const double hi = std::min(result.hi[r], proj.bounds().hi[r]);
+      const double lo = std::max(result.lo[r], tight.lo[r]);
+      const double hi = std::min(result.hi[r], tight.hi[r]);
       if (lo <= hi) {
         result.lo[r] = lo;
         result.hi[r] = hi;
@@ -179,21 +242,22 @@ class ObbChooser {
     return result;
   }
 
-  std::vector<uint32_t> candidates(const WideBvh8::Node& node) const {
-    std::vector<uint32_t> out;
-    auto add = [&](uint32_t index) {
-      if (index < kObbMatrixCount && std::find(out.begin(), out.end(), index) == out.end()) out.push_back(index);
-    };
+  // Candidate rotations, in child order without repeats: each leaf's first triangle's, each box child's own.
+  uint32_t candidates(const WideBvh8::Node& node, std::array<uint32_t, 8>& out) const {
+    uint32_t count = 0;
     for (uint32_t c = 0; c < node.child_count; ++c) {
       const auto& child = node.children[c];
+      uint32_t index = kNoObb;
       if (child.is_leaf()) {
         const uint32_t tri = bvh_.pairs[child.index].tri0;
-        add(triangle_obb_candidate(scene_.vertex(tri, 0), scene_.vertex(tri, 1), scene_.vertex(tri, 2)));
+        index = triangle_obb_candidate(scene_.vertex(tri, 0), scene_.vertex(tri, 1), scene_.vertex(tri, 2));
       } else {
-        add(frames_[child.index].obb_index);
+        index = frames_[child.index].obb_index;
       }
+      if (index < kObbMatrixCount && std::find(out.begin(), out.begin() + count, index) == out.begin() + count)
+        out[count++] = index;
     }
-    return out;
+    return count;
   }
 
   NodeFrame choose_node(uint32_t n) const {
@@ -207,13 +271,16 @@ class ObbChooser {
     if (!options_.obb || aabb_area <= 0.0) return best;
 
     double best_area = options_.obb_accept_ratio * aabb_area;
-    for (uint32_t index : candidates(node)) {
-      const Mat3Rows m = obb_matrix(index);
-      HullProjector proj(m);
+    std::array<uint32_t, 8> indices{};
+    const uint32_t candidate_count = candidates(node, indices);
+    if (candidate_count == 0) return best;
+    const ChildPoints points = gather(node);
+    for (const uint32_t index : std::span(indices).first(candidate_count)) {
+      const FrameRows& m = frame_rows(index);
       std::array<Aabb, 8> boxes{};
       double area = 0.0;
       for (uint32_t c = 0; c < node.child_count && area < best_area; ++c) {
-        boxes[c] = padded_aabb(child_bounds_in(node.children[c], proj));
+        boxes[c] = padded_aabb(child_bounds_in(node, points, c, m));
         area += boxes[c].surface_area();
       }
       if (area < best_area) {
@@ -329,6 +396,7 @@ struct BoxPlan {
   uint32_t parent_slot = 0;         // 0 for the root
   uint32_t index_in_parent = 0;
   uint32_t box_flags = 0;           // AND over the subtree, for the parent's child info
+  std::array<uint32_t, 8> leaf_flags{};  // box flags of each leaf child, by WideBvh child index
 };
 
 }  // namespace
@@ -369,6 +437,7 @@ EncodedBvh encode(const Scene& scene, const build::WideBvh8& bvh, const EncodeOp
       if (!node.children[c].is_leaf()) continue;
       leaves[plan.leaf_children] = node.children[c];
       plan.order[plan.box_children + plan.leaf_children++] = c;
+      plan.leaf_flags[c] = leaf_box_flags(scene, bvh, node.children[c]);
     }
     batches[n] = pack_leaves(scene, bvh, std::span(leaves).first(plan.leaf_children));
   }, 64);
@@ -401,7 +470,7 @@ EncodedBvh encode(const Scene& scene, const build::WideBvh8& bvh, const EncodeOp
     uint32_t flags = 0xF;
     for (uint32_t c = 0; c < node.child_count; ++c) {
       const auto& child = node.children[c];
-      flags &= child.is_leaf() ? leaf_box_flags(scene, bvh, child) : plans[child.index].box_flags;
+      flags &= child.is_leaf() ? plans[*it].leaf_flags[c] : plans[child.index].box_flags;
     }
     plans[*it].box_flags = flags;
   }
@@ -437,7 +506,7 @@ EncodedBvh encode(const Scene& scene, const build::WideBvh8& bvh, const EncodeOp
         const uint32_t next_start =
             leaf + 1 < plan.leaf_children ? batch.start_node[leaf + 1] : static_cast<uint32_t>(batch.nodes.size());
         ci.range_length = next_start - batch.start_node[leaf];
-        ci.box_flags = leaf_box_flags(scene, bvh, child);
+        ci.box_flags = plan.leaf_flags[c];
       }
     }
     const NodeDwords box = encode_box_node(in);

@@ -3,6 +3,8 @@
 // Computed in float, like GPURT's shader code, so that the axis-angle cells match its choice.
 #include "hwbvh/formats/rdna4/obb.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 
 #include <glm/geometric.hpp>
@@ -30,6 +32,17 @@ float match_score(const Mat3Rows& r, const Mat3Rows& q) {
     best = std::max(best, s);
   }
   return best;
+}
+
+/// obb_matrix(index), decoded once: the candidate search below scores three indices per triangle.
+const Mat3Rows& table_matrix(uint32_t index) {
+  static const std::array<Mat3Rows, kObbMatrixCount + 1> table = [] {
+    std::array<Mat3Rows, kObbMatrixCount + 1> m{};
+    for (uint32_t i = 0; i < kObbMatrixCount; ++i) m[i] = obb_matrix(i);
+    m[kObbMatrixCount] = obb_matrix(kNoObb);  // the identity
+    return m;
+  }();
+  return table[std::min(index, kObbMatrixCount)];
 }
 
 }  // namespace
@@ -64,7 +77,7 @@ uint32_t matrix_to_best_obb_index(const Mat3Rows& rows) {
   for (int shift = 0; shift < 3; ++shift) {
     const Mat3Rows permuted{r[shift], r[(shift + 1) % 3], r[(shift + 2) % 3]};
     const uint32_t index = matrix_to_obb_index(permuted);
-    const float score = match_score(r, obb_matrix(index));  // obb_matrix(127) is the identity
+    const float score = match_score(r, table_matrix(index));  // index 127 (no OBB) scores the identity
     if (score > best_score) {
       best = index;
       best_score = score;

@@ -1,0 +1,122 @@
+// hwbvh report SCENE_OR_FILE... -o report.html: one self-contained HTML page with, per input, the build report,
+// traversal statistics, histograms, heatmaps, oracle agreement and optionally the machine model and the
+// cross-target comparison (docs/report.md).
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "commands.h"
+#include "hwbvh/core/error.h"
+#include "hwbvh/emu/machine_config.h"
+#include "hwbvh/render/render.h"
+#include "hwbvh/stats/report.h"
+#include "progress.h"
+
+namespace hwbvh::cli {
+namespace {
+
+struct ReportArgs {
+  std::vector<std::string> inputs;
+  std::string output;
+  std::string rays = "primary,ao,shadow";
+  uint32_t width = 256;
+  uint32_t height = 256;
+  std::string camera;
+  uint32_t ao_samples = 2;
+  uint32_t random_rays = 16384;
+  uint64_t seed = 1;
+  std::string rays_file;
+  uint32_t stack_size = emu::kHardwareStackSize;
+  std::string machine;
+  bool compare = false;
+  int threads = 0;
+  bool quiet = false;
+};
+
+// Refuses "-o" naming an input, which the atomic rename would otherwise replace.
+void check_output_is_not_input(const ReportArgs& a) {
+  for (const std::string& input : a.inputs) {
+    std::error_code ec;
+    if (std::filesystem::equivalent(input, a.output, ec))
+      throw Error(ErrorKind::BadInput, a.output, "the output would overwrite an input");
+  }
+}
+
+int run_report(const ReportArgs& a) {
+  check_output_is_not_input(a);
+  stats::ReportOptions o;
+  o.kinds = stats::parse_ray_kinds(a.rays);
+  if (!a.rays_file.empty() && std::find(o.kinds.begin(), o.kinds.end(), stats::RayKind::File) == o.kinds.end())
+    o.kinds.push_back(stats::RayKind::File);
+  o.width = a.width;
+  o.height = a.height;
+  if (!a.camera.empty()) o.camera = parse_camera(a.camera);
+  o.ao_samples = a.ao_samples;
+  o.random_rays = a.random_rays;
+  o.seed = a.seed;
+  o.rays_file = a.rays_file;
+  o.trace.stack.size = a.stack_size;
+  if (!a.machine.empty()) o.machine = emu::load_machine_preset(a.machine);
+  o.compare = a.compare;
+  o.threads = a.threads;
+
+  stats::Report report;
+  {
+    Progress progress("hwbvh report", !a.quiet);
+    const std::vector<std::filesystem::path> inputs(a.inputs.begin(), a.inputs.end());
+    report =
+        stats::make_report(inputs, o, [&](const std::filesystem::path& p) { progress.phase(p.filename().string()); });
+  }
+  stats::write_report(a.output, stats::report_to_html(report));
+  std::printf("wrote %s (%zu %s)\n", a.output.c_str(), report.scenes.size(),
+              report.scenes.size() == 1 ? "input" : "inputs");
+  return 0;
+}
+
+}  // namespace
+
+Command add_report_command(CLI::App& app) {
+  auto args = std::make_shared<ReportArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "report", "Write one self-contained HTML report (statistics, histograms, heatmaps) for OBJ scenes or blobs");
+  sub->add_option("inputs", args->inputs, "OBJ scenes (built with the default rtip31 options) or blob files")
+      ->required();
+  sub->add_option("-o,--output", args->output, "HTML file to write")->required();
+  sub->add_option("--rays", args->rays,
+                  "comma-separated ray types: primary, ao, shadow, random, file (primary is always traced)")
+      ->capture_default_str();
+  sub->add_option("--width", args->width, "primary-ray image width")
+      ->check(CLI::Range(1u, 4096u))
+      ->capture_default_str();
+  sub->add_option("--height", args->height, "primary-ray image height")
+      ->check(CLI::Range(1u, 4096u))
+      ->capture_default_str();
+  sub->add_option("--camera", args->camera,
+                  "eye,target,up,fov (ten numbers); default: framed from each scene's bounds");
+  sub->add_option("--ao-samples", args->ao_samples, "ambient-occlusion rays per primary hit")
+      ->check(CLI::Range(1u, 1024u))
+      ->capture_default_str();
+  sub->add_option("--random-rays", args->random_rays, "number of random rays")
+      ->check(CLI::Range(1u, 100000000u))
+      ->capture_default_str();
+  sub->add_option("--seed", args->seed, "seed of the AO and random rays")->capture_default_str();
+  sub->add_option("--rays-file", args->rays_file, "trace these rays too (format: docs/rays.md)");
+  sub->add_option("--stack-size", args->stack_size, "LDS stack ring entries per lane")
+      ->check(CLI::Range(2u, emu::kMaxStackSize))
+      ->capture_default_str();
+  std::string presets;
+  for (const std::string& p : emu::builtin_machine_presets()) presets += (presets.empty() ? "" : ", ") + p;
+  sub->add_option("--machine", args->machine,
+                  "also run the machine model with a preset (" + presets + ") or a preset JSON file");
+  sub->add_flag("--compare", args->compare,
+                "for OBJ inputs, add the cross-target table of `hwbvh compare` (builds every target; slower)");
+  sub->add_option("--threads", args->threads, "worker threads; 0 = all (the report is identical at any count)")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str();
+  sub->add_flag("--quiet", args->quiet, "no progress indicator");
+  return {sub, [args] { return run_report(*args); }};
+}
+
+}  // namespace hwbvh::cli

@@ -1,0 +1,89 @@
+#pragma once
+// `hwbvh report`: one self-contained HTML page for one or more scenes (docs/report.md). Per scene: the build
+// report, traversal statistics per ray type (the figures `hwbvh stats` prints), an SVG histogram of steps per ray
+// for each ray type, heatmaps of the primary rays' counters with legends (render.h, drawn from the very rays the
+// statistics counted), the oracle agreement, the machine model's figures when a machine is given, and for OBJ
+// inputs optionally the cross-target table of `hwbvh compare` (compare.h).
+//
+// Everything the page needs is inside it: CSS in a <style> element, images as base64 PNG data URIs, histograms
+// as inline SVG; it references no URL. The page is a pure function of the inputs and options: no timestamps,
+// thread counts or wall-clock figures, so the same inputs give byte-identical files.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hwbvh/emu/machine_config.h"
+#include "hwbvh/pipeline/pipeline.h"
+#include "hwbvh/render/image.h"
+#include "hwbvh/stats/compare.h"
+#include "hwbvh/stats/traversal_stats.h"
+
+namespace hwbvh::stats {
+
+struct ReportOptions {
+  /// Ray types traced; primary rays are always traced as well (the heatmaps show them).
+  std::vector<RayKind> kinds{RayKind::Primary, RayKind::AmbientOcclusion, RayKind::Shadow};
+  uint32_t width = 256;  ///< primary-ray image (and heatmap) size
+  uint32_t height = 256;
+  std::optional<Camera> camera;  ///< default: auto_frame(scene bounds, width / height), as `hwbvh stats`
+  uint32_t ao_samples = 2;       ///< AO rays per primary hit (fewer than `hwbvh stats` to keep reports quick)
+  uint32_t random_rays = 16384;
+  uint64_t seed = 1;
+  std::string rays_file;  ///< for RayKind::File
+  emu::TraceOptions trace;
+  std::optional<emu::MachineConfig> machine;  ///< also run the machine model
+  bool compare = false;  ///< OBJ inputs: add the compare_targets table (builds every target variant)
+  int threads = 0;       ///< 0 = all hardware threads; the report is identical at any count
+};
+
+/// One embedded image with its caption.
+struct ReportImage {
+  std::string name;     ///< short id, e.g. "steps"
+  std::string caption;  ///< e.g. "steps per ray"
+  render::Image image;
+};
+
+/// Everything shown for one input.
+struct SceneReport {
+  std::string file;             ///< the input as given
+  std::string name;             ///< its file name without directories
+  bool from_obj = false;        ///< built on the fly from an OBJ scene (else read from a blob)
+  pipeline::BuildReport build;  ///< the blob's build report (without run info)
+  StatsReport stats;            ///< per-ray results are dropped once the images are drawn
+  std::vector<ReportImage> images;
+  std::optional<CompareReport> compare;
+};
+
+struct Report {
+  std::vector<SceneReport> scenes;
+  std::vector<RayKind> kinds;          ///< as traced
+  std::optional<std::string> machine;  ///< machine preset name
+};
+
+/// Parses a comma-separated list of ray_kind_name values, dropping repeats. Throws hwbvh::Error(BadInput)
+/// for an unknown name or an empty list.
+std::vector<RayKind> parse_ray_kinds(std::string_view list);
+
+/// Loads one input (an `.obj` file is built with the default rtip31 options; anything else is read as a blob of
+/// any target), traces it and draws its images. Throws hwbvh::Error(BadInput) naming the file on bad input.
+SceneReport report_scene(const std::filesystem::path& input, const ReportOptions& options);
+
+/// Called with each input before it is processed (e.g. to drive a progress display).
+using ReportProgressFn = std::function<void(const std::filesystem::path&)>;
+
+/// report_scene for every input, in order. Throws hwbvh::Error(BadInput) when `inputs` is empty.
+Report make_report(const std::vector<std::filesystem::path>& inputs, const ReportOptions& options,
+                   const ReportProgressFn& progress = {});
+
+/// The report as one self-contained HTML document.
+std::string report_to_html(const Report& report);
+
+/// Writes `html` atomically (a temporary file in the same directory, then rename). Throws hwbvh::Error(Runtime)
+/// naming the file if it cannot be written.
+void write_report(const std::filesystem::path& path, std::string_view html);
+
+}  // namespace hwbvh::stats

@@ -1,0 +1,44 @@
+#pragma once
+// The wave layer every target's emulator shares (wavefront.h): 32 lanes step in lockstep, and a wave runs until its
+// last lane finishes. `Lane` is any traversal with done(), step() -> StepInfo and result().
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "hwbvh/emu/wavefront.h"
+
+namespace hwbvh::emu::detail {
+
+/// Throws hwbvh::Error(BadInput) unless `wave_begin` holds ascending waves of 1..32 rays starting at 0 that cover
+/// `ray_count` rays.
+void check_wave_boundaries(std::span<const uint32_t> wave_begin, std::size_t ray_count);
+
+/// Runs one wave to completion: in each iteration every lane that has not finished performs one step.
+/// `sequences`: one node sequence per lane to append to, or null.
+template <class Lane>
+void run_lockstep_wave(std::span<Lane> lanes, WaveStats& stats, std::vector<uint32_t>* sequences) {
+  stats.lanes = static_cast<uint32_t>(lanes.size());
+  for (bool running = true; running;) {
+    running = false;
+    uint32_t active = 0, box = 0, primitive = 0;
+    for (std::size_t i = 0; i < lanes.size(); ++i) {
+      if (lanes[i].done()) continue;
+      const StepInfo step = lanes[i].step();
+      running = running || !lanes[i].done();
+      if (step.faulted) continue;
+      ++active;
+      box += step.kind == rdna4::NodeKind::Box ? 1 : 0;
+      primitive += step.kind == rdna4::NodeKind::Primitive ? 1 : 0;
+      if (sequences != nullptr) sequences[i].push_back(step.node);
+    }
+    if (active == 0) continue;
+    ++stats.iterations;
+    stats.active_lane_steps += active;
+    stats.box_lane_steps += box;
+    stats.primitive_lane_steps += primitive;
+    stats.mixed_iterations += (box > 0 && primitive > 0) ? 1 : 0;
+  }
+}
+
+}  // namespace hwbvh::emu::detail

@@ -1,0 +1,420 @@
+// `hwbvh report`, page side: the Report as one self-contained HTML document (docs/report.md). Every piece of
+// text from outside (file names, preset names) is escaped; images are PNG data URIs and histograms inline SVG,
+// so the page references no URL.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <span>
+
+#include "hwbvh/emu/machine.h"
+#include "hwbvh/render/png.h"
+#include "hwbvh/stats/report.h"
+
+namespace hwbvh::stats {
+namespace {
+
+constexpr const char* kStyle = R"css(
+body { font-family: "DejaVu Sans", Verdana, sans-serif; color: #1b1b1b; background: #ffffff; max-width: 1380px;
+       margin: 0 auto; padding: 12px 20px 40px; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; }
+h2 { border-bottom: 2px solid #c8c8c8; padding-bottom: 3px; margin-top: 1.8em; }
+h3 { margin: 1.2em 0 0.4em; font-size: 1.1em; }
+table { border-collapse: collapse; margin: 6px 0 12px; font-size: 0.88em; }
+th, td { border: 1px solid #d0d0d0; padding: 3px 9px; text-align: right; white-space: nowrap; }
+th:first-child, td:first-child { text-align: left; }
+thead th { background: #eef0f4; white-space: normal; vertical-align: bottom; }
+tbody tr:nth-child(even) { background: #f8f8fa; }
+.note { color: #555555; font-size: 0.88em; }
+.warning { color: #a01010; font-weight: bold; }
+.figures { display: flex; flex-wrap: wrap; gap: 14px; align-items: flex-start; }
+figure { margin: 0; }
+figcaption { font-size: 0.85em; color: #444444; text-align: center; margin-top: 3px; }
+img { display: block; image-rendering: pixelated; border: 1px solid #c8c8c8; }
+svg { background: #fbfbfb; border: 1px solid #d8d8d8; }
+svg .bar { fill: #3b528b; }
+svg .axis { stroke: #444444; stroke-width: 1; }
+svg .mean { stroke: #d62728; stroke-width: 1.5; stroke-dasharray: 4 3; }
+svg text { font-size: 10px; fill: #333333; }
+svg .title { font-size: 11px; font-weight: bold; }
+nav ul { margin: 4px 0; }
+)css";
+
+std::string escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// Anchor ids: "scene-<n>-<file name reduced to [a-z0-9-]>", unique through the index.
+std::string anchor(std::size_t index, std::string_view name) {
+  std::string id = fmt::format("scene-{}-", index + 1);
+  for (const char c : name) {
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    id += keep ? c : (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : '-';
+  }
+  return id;
+}
+
+std::string fixed(double value, int decimals) { return fmt::format("{:.{}f}", value, decimals); }
+
+double rate(const emu::AgreementStats& a) {
+  return a.rays() ? static_cast<double>(a.agreeing()) / static_cast<double>(a.rays()) : 1.0;
+}
+std::string percent(double share) { return fixed(100.0 * share, 3) + "%"; }
+
+/// Cells are HTML already (escape text before passing it).
+using Row = std::vector<std::string>;
+
+/// An empty header gives a label / value table without a header row.
+std::string table(const Row& header, const std::vector<Row>& rows) {
+  std::string out = "<table>\n";
+  if (!header.empty()) {
+    out += "<thead><tr>";
+    for (const std::string& h : header) out += "<th>" + h + "</th>";
+    out += "</tr></thead>\n";
+  }
+  out += "<tbody>\n";
+  for (const Row& row : rows) {
+    out += "<tr>";
+    for (const std::string& cell : row) out += "<td>" + cell + "</td>";
+    out += "</tr>\n";
+  }
+  return out + "</tbody>\n</table>\n";
+}
+
+const KindStats* find_kind(const StatsReport& stats, RayKind kind) {
+  for (const KindStats& k : stats.kinds)
+    if (k.kind == kind) return &k;
+  return nullptr;
+}
+
+emu::AgreementStats all_agreement(const StatsReport& stats) {
+  emu::AgreementStats a;
+  for (const KindStats& k : stats.kinds) a += k.agreement;
+  return a;
+}
+
+std::string summary(const Report& report) {
+  Row header{"scene", "input", "target", "triangles", "node bytes", "bytes / triangle"};
+  for (RayKind k : report.kinds) header.push_back(fmt::format("steps / ray ({})", ray_kind_name(k)));
+  header.insert(header.end(), {"oracle agreement", "faulted rays"});
+  std::vector<Row> rows;
+  for (std::size_t i = 0; i < report.scenes.size(); ++i) {
+    const SceneReport& s = report.scenes[i];
+    Row row{fmt::format("<a href=\"#{}\">{}</a>", anchor(i, s.name), escape(s.name)),
+            s.from_obj ? "OBJ" : "blob",
+            escape(s.build.target),
+            fmt::format("{}", s.build.triangles),
+            fmt::format("{}", s.build.node_bytes),
+            fixed(s.build.bytes_per_triangle, 2)};
+    uint64_t faulted = 0;
+    for (const KindStats& k : s.stats.kinds) faulted += k.faulted_rays;
+    for (RayKind kind : report.kinds) {
+      const KindStats* k = find_kind(s.stats, kind);
+      row.push_back(k ? fixed(k->steps.mean, 2) : "-");
+    }
+    row.push_back(percent(rate(all_agreement(s.stats))));
+    row.push_back(fmt::format("{}", faulted));
+    rows.push_back(std::move(row));
+  }
+  return table(header, rows);
+}
+
+std::string build_section(const SceneReport& s) {
+  const pipeline::BuildReport& b = s.build;
+  std::vector<Row> rows{
+      {"source", escape(b.source)},
+      {"target", escape(b.target)},
+      {"triangles", fmt::format("{} ({} degenerate, kept out of the BVH)", b.triangles, b.degenerate_triangles)},
+      {"box nodes", fmt::format("{}", b.box_nodes)},
+      {"primitive nodes", fmt::format("{}", b.primitive_nodes)},
+      {"node bytes", fmt::format("{} ({} bytes per triangle)", b.node_bytes, fixed(b.bytes_per_triangle, 2))},
+      {"triangles per primitive node", fixed(b.triangles_per_primitive_node, 2)},
+      {"triangle pairs", fmt::format("{}", b.pairs)},
+      {"box nodes with an OBB", percent(b.obb_box_share)},
+      {"SAH cost", fixed(b.sah_cost, 3)},
+      {"spatial-split references", fmt::format("{}", b.spatial_split_references)},
+      {"options", escape(fmt::format("quality {}, OBB {}{}", b.quality, b.obb ? "on" : "off",
+                                     b.obb ? fmt::format(" (accept ratio {})", b.obb_ratio) : ""))},
+  };
+  if (b.opacity) {
+    const pipeline::OpacityReport& o = *b.opacity;
+    rows.push_back({"alpha-tested triangles", fmt::format("{} (cutoff {})", o.alpha_tested_triangles, o.cutoff)});
+    rows.push_back({"opacity bake", escape(fmt::format("STOC level {}, {} order, baked at level {}: {} opaque, {} "
+                                                       "transparent, {} unknown",
+                                                       o.stoc_level, o.order, o.bake_level, percent(o.opaque_share),
+                                                       percent(o.transparent_share), percent(o.unknown_share)))});
+    rows.push_back({"STOC bytes", fmt::format("{}", o.stoc_bytes)});
+  }
+  return "<h3>Build</h3>\n" + table({}, rows);
+}
+
+std::string dist_cells(const Distribution& d) {
+  return fmt::format("{} / {} / {} / {}", fixed(d.mean, 2), fixed(d.median, 0), fixed(d.p95, 0), fixed(d.max, 0));
+}
+
+std::string traversal_section(const StatsReport& st) {
+  Row header{"per ray"};
+  for (const KindStats& k : st.kinds) header.push_back(ray_kind_name(k.kind));
+  using Cell = std::string (*)(const KindStats&);
+  const std::pair<const char*, Cell> metrics[] = {
+      {"rays", [](const KindStats& k) { return fmt::format("{}", k.rays); }},
+      {"hits (occluded for ao, shadow)", [](const KindStats& k) { return fmt::format("{}", k.hits); }},
+      {"steps: mean / median / p95 / max", [](const KindStats& k) { return dist_cells(k.steps); }},
+      {"box tests: mean / median / p95 / max", [](const KindStats& k) { return dist_cells(k.box_tests); }},
+      {"triangle tests: mean / median / p95 / max", [](const KindStats& k) { return dist_cells(k.triangle_tests); }},
+      {"box-node steps", [](const KindStats& k) { return fixed(k.per_ray(k.totals.box_node_steps), 2); }},
+      {"primitive-node steps", [](const KindStats& k) { return fixed(k.per_ray(k.totals.primitive_node_steps), 2); }},
+      {"steps on OBB nodes", [](const KindStats& k) { return fixed(k.per_ray(k.totals.obb_steps), 2); }},
+      {"stack pushes", [](const KindStats& k) { return fixed(k.per_ray(k.totals.stack_pushes), 2); }},
+      {"stack pops", [](const KindStats& k) { return fixed(k.per_ray(k.totals.stack_pops), 2); }},
+      {"stack overflows", [](const KindStats& k) { return fixed(k.per_ray(k.totals.stack_lost), 4); }},
+      {"max stack depth (all rays)", [](const KindStats& k) { return fmt::format("{}", k.totals.max_stack_depth); }},
+      {"walk-back steps", [](const KindStats& k) { return fixed(k.per_ray(k.totals.walk_back_steps), 4); }},
+      {"SIMD efficiency", [](const KindStats& k) { return percent(k.waves.simd_efficiency()); }},
+      {"step-limit hits", [](const KindStats& k) { return fmt::format("{}", k.totals.step_limit_hits); }},
+      {"faulted rays", [](const KindStats& k) { return fmt::format("{}", k.faulted_rays); }},
+  };
+  // Alpha-tested scenes only (the counters are zero otherwise).
+  const std::pair<const char*, Cell> any_hit_metrics[] = {
+      {"any-hit invocations", [](const KindStats& k) { return fixed(k.per_ray(k.totals.any_hit_invocations), 4); }},
+      {"STOC: transparent, skipped",
+       [](const KindStats& k) { return fixed(k.per_ray(k.totals.stoc_skipped_transparent), 4); }},
+      {"STOC: opaque, accepted", [](const KindStats& k) { return fixed(k.per_ray(k.totals.stoc_accepted_opaque), 4); }},
+  };
+  std::vector<Row> rows;
+  const auto add_rows = [&](std::span<const std::pair<const char*, Cell>> list) {
+    for (const auto& [label, cell] : list) {
+      Row row{label};
+      for (const KindStats& k : st.kinds) row.push_back(cell(k));
+      rows.push_back(std::move(row));
+    }
+  };
+  add_rows(metrics);
+  if (st.any_hit_shader) add_rows(any_hit_metrics);
+  std::string out = "<h3>Traversal</h3>\n" + table(header, rows);
+  for (const KindStats& k : st.kinds) {
+    if (k.faulted_rays == 0 && k.totals.step_limit_hits == 0) continue;
+    out += fmt::format("<p class=\"warning\">{} rays: {} hit the step limit, {} stopped on a malformed node",
+                       ray_kind_name(k.kind), k.totals.step_limit_hits, k.faulted_rays);
+    if (k.faulted_rays)
+      out += fmt::format(" (the first: {}, node pointer {:#x})", emu::fault_name(k.first_fault), k.first_fault_node);
+    out += ".</p>\n";
+  }
+  return out;
+}
+
+// One bar per histogram bin, each carrying its ray count in data-count (so the bars sum to the ray count).
+std::string histogram_svg(const KindStats& k) {
+  constexpr double kWidth = 380, kHeight = 180, kLeft = 48, kRight = 10, kTop = 24, kBottom = 32;
+  constexpr double kPlotW = kWidth - kLeft - kRight, kPlotH = kHeight - kTop - kBottom;
+  const Distribution& d = k.steps;
+  const std::size_t bins = std::max<std::size_t>(d.histogram.size(), 1);
+  const uint64_t top =
+      std::max<uint64_t>(1, d.histogram.empty() ? 1 : *std::max_element(d.histogram.begin(), d.histogram.end()));
+  const double span = static_cast<double>(bins * d.bin_width);  // steps covered by the x axis
+  const std::string name = ray_kind_name(k.kind);
+  std::string out = fmt::format(
+      "<svg class=\"histogram\" data-ray-type=\"{0}\" data-rays=\"{1}\" width=\"{2}\" height=\"{3}\" "
+      "viewBox=\"0 0 {2} {3}\" role=\"img\" aria-label=\"{0} rays: histogram of steps per ray\">\n",
+      name, k.rays, kWidth, kHeight);
+  out += fmt::format("<text class=\"title\" x=\"{}\" y=\"15\">{} rays: steps per ray ({} rays, mean {})</text>\n",
+                     kLeft, name, k.rays, fixed(d.mean, 2));
+  const double bar_w = kPlotW / static_cast<double>(bins);
+  for (std::size_t i = 0; i < d.histogram.size(); ++i) {
+    const uint64_t count = d.histogram[i];
+    const double h = kPlotH * static_cast<double>(count) / static_cast<double>(top);
+    out += fmt::format(
+        "<rect class=\"bar\" x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" data-count=\"{}\">"
+        "<title>{} to {} steps: {} rays</title></rect>\n",
+        kLeft + bar_w * static_cast<double>(i), kTop + kPlotH - h, std::max(bar_w - 1.0, 0.5), h, count,
+        i * d.bin_width, (i + 1) * d.bin_width - 1, count);
+  }
+  const double mean_x = kLeft + kPlotW * std::min(d.mean / span, 1.0);
+  out += fmt::format(
+      "<line class=\"mean\" x1=\"{0:.2f}\" y1=\"{1}\" x2=\"{0:.2f}\" y2=\"{2}\"><title>mean {3}</title></line>\n",
+      mean_x, kTop, kTop + kPlotH, fixed(d.mean, 2));
+  out += fmt::format("<line class=\"axis\" x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\"/>\n", kLeft, kTop + kPlotH,
+                     kLeft + kPlotW);
+  out +=
+      fmt::format("<line class=\"axis\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n", kLeft, kTop, kTop + kPlotH);
+  // Axis labels: ray counts at the bottom and top of the y axis, steps at the ends and middle of the x axis.
+  out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", kLeft - 4, kTop + 4, top);
+  out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">0</text>\n", kLeft - 4, kTop + kPlotH);
+  for (int t = 0; t <= 2; ++t) {
+    const double value = span * t / 2.0;
+    out += fmt::format("<text x=\"{:.2f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", kLeft + kPlotW * t / 2.0,
+                       kTop + kPlotH + 13, fixed(value, 0));
+  }
+  out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">steps per ray (bin width {})</text>\n",
+                     kLeft + kPlotW / 2, kHeight - 4, d.bin_width);
+  return out + "</svg>\n";
+}
+
+std::string histogram_section(const StatsReport& st) {
+  std::string out = "<h3>Steps per ray</h3>\n<div class=\"figures\">\n";
+  for (const KindStats& k : st.kinds) out += histogram_svg(k);
+  return out +
+         "</div>\n<p class=\"note\">Bars: rays per bin of steps; dashed line: the mean. Hover a bar for its "
+         "count.</p>\n";
+}
+
+std::string image_section(const SceneReport& s) {
+  if (s.images.empty()) return {};
+  std::string out = fmt::format(
+      "<h3>Images</h3>\n<p class=\"note\">Primary rays, {} x {}, camera {}; each heatmap is scaled to its own maximum "
+      "(see its legend). What is drawn is what the emulator counted.</p>\n<div class=\"figures\">\n",
+      s.stats.width, s.stats.height, escape(format_camera(s.stats.camera)));
+  for (const ReportImage& img : s.images) {
+    out += fmt::format(
+        "<figure data-image=\"{}\"><img src=\"{}\" width=\"{}\" height=\"{}\" "
+        "alt=\"{}\"><figcaption>{}</figcaption></figure>\n",
+        escape(img.name), render::png_data_uri(img.image), img.image.width(), img.image.height(), escape(img.caption),
+        escape(img.caption));
+  }
+  return out + "</div>\n";
+}
+
+std::string oracle_section(const StatsReport& st) {
+  std::vector<Row> rows;
+  for (const KindStats& k : st.kinds) {
+    std::string causes;
+    for (std::size_t c = 1; c < emu::kDisagreementCount; ++c) {
+      if (!k.agreement.by_cause[c]) continue;
+      causes += fmt::format("{}{} {}", causes.empty() ? "" : ", ", k.agreement.by_cause[c],
+                            emu::disagreement_name(static_cast<emu::Disagreement>(c)));
+    }
+    rows.push_back({ray_kind_name(k.kind), fmt::format("{}", k.agreement.rays()),
+                    fmt::format("{}", k.agreement.agreeing()), percent(rate(k.agreement)),
+                    causes.empty() ? "none" : causes, fmt::format("{:.3g}", k.agreement.worst_relative_t_error)});
+  }
+  return "<h3>Oracle agreement</h3>\n<p class=\"note\">Every ray is checked against Embree (closest hit or "
+         "occlusion).</p>\n" +
+         table({"ray type", "rays", "agreeing", "agreement", "disagreements by cause", "worst relative t error"}, rows);
+}
+
+std::string machine_section(const StatsReport& st) {
+  if (!st.machine) return {};
+  using Cell = std::string (*)(const emu::MachineResult&);
+  const std::pair<const char*, Cell> metrics[] = {
+      {"status", [](const emu::MachineResult& m) { return std::string(emu::to_string(m.status)); }},
+      {"cycles", [](const emu::MachineResult& m) { return fmt::format("{}", m.cycles); }},
+      {"rays per 1000 cycles", [](const emu::MachineResult& m) { return fixed(m.rays_per_1000_cycles, 2); }},
+      {"RA box utilization", [](const emu::MachineResult& m) { return percent(m.ra_box_utilization); }},
+      {"RA triangle utilization", [](const emu::MachineResult& m) { return percent(m.ra_triangle_utilization); }},
+      {"RA busy", [](const emu::MachineResult& m) { return percent(m.ra_busy_fraction); }},
+      {"wave limit per SIMD", [](const emu::MachineResult& m) { return fmt::format("{}", m.wave_limit_per_simd); }},
+      {"active waves per SIMD (avg / peak)",
+       [](const emu::MachineResult& m) {
+         return fmt::format("{} / {}", fixed(m.average_active_waves_per_simd, 2), m.peak_active_waves_per_simd);
+       }},
+      {"waves waiting on VGPRs",
+       [](const emu::MachineResult& m) {
+         return fmt::format("{} ({} wave-cycles)", m.waves_waited_on_vgprs, m.vgpr_wait_cycles);
+       }},
+      {"failed VGPR allocations",
+       [](const emu::MachineResult& m) { return fmt::format("{}", m.failed_vgpr_allocations); }},
+      {"deadlock", [](const emu::MachineResult& m) { return std::string(m.deadlock ? "yes" : "no"); }},
+      {"node cache hit rate", [](const emu::MachineResult& m) { return percent(m.cache_hit_rate); }},
+      {"mean node-fetch latency (cycles)",
+       [](const emu::MachineResult& m) { return fixed(m.mean_node_fetch_latency, 1); }},
+  };
+  Row header{"machine model"};
+  for (const KindStats& k : st.kinds)
+    if (k.machine) header.push_back(ray_kind_name(k.kind));
+  std::vector<Row> rows;
+  for (const auto& [label, cell] : metrics) {
+    Row row{label};
+    for (const KindStats& k : st.kinds)
+      if (k.machine) row.push_back(escape(cell(*k.machine)));
+    rows.push_back(std::move(row));
+  }
+  return fmt::format(
+             "<h3>Machine model</h3>\n<p class=\"note\">Preset {}: outputs of a simplified model of an RDNA "
+             "compute unit (docs/machine-model.md), not hardware measurements.</p>\n",
+             escape(st.machine->name)) +
+         table(header, rows);
+}
+
+std::string compare_section(const CompareReport& c) {
+  std::string kinds;
+  for (RayKind k : c.kinds) kinds += (kinds.empty() ? "" : ", ") + std::string(ray_kind_name(k));
+  Row header{"variant",   "node bytes",     "bytes / triangle", "steps",
+             "box tests", "triangle tests", "stack ops",        "oracle agreement"};
+  if (c.machine) header.push_back("machine-model cycles");
+  std::vector<Row> rows;
+  for (const VariantRow& v : c.rows) {
+    Row row{escape(v.name),        fmt::format("{}", v.bytes), fixed(v.bytes_per_triangle, 2),
+            fixed(v.steps, 2),     fixed(v.box_tests, 2),      fixed(v.triangle_tests, 2),
+            fixed(v.stack_ops, 2), percent(rate(v.agreement))};
+    if (c.machine) row.push_back(fmt::format("{}", v.machine_cycles));
+    rows.push_back(std::move(row));
+  }
+  return fmt::format(
+             "<h3>Comparison across targets</h3>\n<p class=\"note\">The scene built for each target, the same "
+             "rays ({}) through each; per ray, averaged over all rays (as <code>hwbvh compare</code>).{}</p>\n",
+             escape(kinds), c.machine ? " Cycles are outputs of the machine model, not measurements." : "") +
+         table(header, rows);
+}
+
+std::string scene_section(const SceneReport& s, std::size_t index) {
+  std::string out = fmt::format(
+      "<section id=\"{}\">\n<h2>{}</h2>\n<p class=\"note\">{} {}; target {}; stack {} entries. "
+      "<a href=\"#summary\">Back to the summary</a></p>\n",
+      anchor(index, s.name), escape(s.name),
+      s.from_obj ? "OBJ scene, built with the default options:" : "blob:", escape(s.file), escape(s.build.target),
+      s.stats.stack_size);
+  out += build_section(s);
+  out += traversal_section(s.stats);
+  out += histogram_section(s.stats);
+  out += image_section(s);
+  out += oracle_section(s.stats);
+  out += machine_section(s.stats);
+  if (s.compare) out += compare_section(*s.compare);
+  return out + "</section>\n";
+}
+
+}  // namespace
+
+std::string report_to_html(const Report& report) {
+  std::string kinds;
+  for (RayKind k : report.kinds) kinds += (kinds.empty() ? "" : ", ") + std::string(ray_kind_name(k));
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>hwbvh report</title>\n";
+  out += std::string("<style>") + kStyle + "</style>\n</head>\n<body>\n<h1>hwbvh report</h1>\n";
+  out += fmt::format(
+      "<p class=\"note\">{} {}; ray types: {}{}. Traversal emulated on the encoded bytes, every ray "
+      "checked against Embree (docs/counters.md).</p>\n",
+      report.scenes.size(), report.scenes.size() == 1 ? "input" : "inputs", escape(kinds),
+      report.machine ? "; machine model: " + escape(*report.machine) : "");
+  out += "<nav><ul>\n";
+  for (std::size_t i = 0; i < report.scenes.size(); ++i)
+    out += fmt::format("<li><a href=\"#{}\">{}</a></li>\n", anchor(i, report.scenes[i].name),
+                       escape(report.scenes[i].name));
+  out += "</ul></nav>\n<h2 id=\"summary\">Summary</h2>\n" + summary(report);
+  for (std::size_t i = 0; i < report.scenes.size(); ++i) out += scene_section(report.scenes[i], i);
+  return out + "</body>\n</html>\n";
+}
+
+}  // namespace hwbvh::stats
