@@ -166,7 +166,8 @@ TEST(Rdna3Encode, AlphaTestedTrianglesAreNotOpaque) {
   ASSERT_TRUE(e.check.ok());
   // The root's children: some subtree holds only leaf cards (non-opaque), the ground is opaque.
   uint32_t opaque = 0, non_opaque = 0;
-  const uint32_t first = 2 * 16 + 2 * 32 * e.encoded.stats.box_nodes;
+  // The triangle nodes follow the 128-byte header and the 128-byte box nodes.
+  const uint32_t first = kHeaderSlots * kTriangleNodeDwords + kBoxNodeDwords * e.encoded.stats.box_nodes;
   for (uint32_t t = 0; t < e.encoded.stats.triangle_nodes; ++t) {
     TriangleNodeDwords node;
     std::copy_n(e.encoded.dwords.begin() + first + 16 * t, 16, node.begin());
