@@ -79,24 +79,31 @@ constexpr int kNetwork[19][2] = {{0, 2}, {1, 3}, {4, 6}, {5, 7},  // stage 1
                                  {1, 2}, {3, 4}, {5, 6}};         // stage 6
 constexpr int kHalfSortComparators = 10;
 
+// The 3-bit extended sort key of a pointer: invalid last; with sort_triangles_first, primitives before boxes,
+// (ptr & 7) == 1 first.
+uint32_t sort_ext(uint32_t p, bool triangles_first) {
+  const uint32_t type = p & 7u;
+  return uint32_t{p == kInvalidNode} << 2 | uint32_t{triangles_first && type > 3} << 1 |
+         uint32_t{triangles_first && type != 1};
+}
+
 // The network on (ext, key) packed into one integer per slot: ext << 35 | key bits << 3 | slot. Exact only for
 // keys that are never NaN and never -0, which the Closest heuristic guarantees (its key is +inf or >= +0): then
 // the key bits order like the floats, and comparing the words without their slot bits is compare_exchange's
 // test. When no two valid entries tie, the network's output is simply the valid entries in ascending order
 // followed by INVALID_NODE (the invalid entries sort last and are all alike), so an insertion sort of the valid
-// entries gives it; only ties, which a network orders by its own wiring, need the network. Returns DW0..7.
-std::array<uint32_t, 8> sort_packed(const std::array<uint32_t, 8>& ptr, const std::array<uint32_t, 8>& ext,
-                                    const std::array<float, 8>& key, int comparators, bool wide) {
-  std::array<uint64_t, 8> w;
-  for (unsigned k = 0; k < 8; ++k) w[k] = uint64_t{ext[k]} << 35 | uint64_t{float_bits(key[k])} << 3 | k;
+// entries (bit k of `live` set: ptr[k] is not INVALID_NODE) gives it; only ties, which a network orders by its own
+// wiring, need the network. Returns DW0..7.
+std::array<uint32_t, 8> sort_packed(const std::array<uint32_t, 8>& ptr, const std::array<float, 8>& key,
+                                    unsigned live, bool triangles_first, int comparators, bool wide) {
+  const auto word = [&](unsigned k) {
+    return uint64_t{sort_ext(ptr[k], triangles_first)} << 35 | uint64_t{float_bits(key[k])} << 3 | k;
+  };
   std::array<uint32_t, 8> out;
   if (wide) {
     std::array<uint64_t, 8> v;
     unsigned n = 0;
-    for (unsigned k = 0; k < 8; ++k) {
-      v[n] = w[k];
-      n += ptr[k] != kInvalidNode ? 1 : 0;
-    }
+    for (unsigned m = live; m != 0; m &= m - 1) v[n++] = word(static_cast<unsigned>(std::countr_zero(m)));
     bool tie = false;
     for (unsigned i = 1; i < n; ++i) {
       const uint64_t x = v[i];
@@ -113,6 +120,8 @@ std::array<uint32_t, 8> sort_packed(const std::array<uint32_t, 8>& ptr, const st
       return out;
     }
   }
+  std::array<uint64_t, 8> w;
+  for (unsigned k = 0; k < 8; ++k) w[k] = word(k);
 #pragma GCC unroll 19
   for (int i = 0; i < comparators; ++i) {
     const int a = kNetwork[i][0], b = kNetwork[i][1];
@@ -125,30 +134,25 @@ std::array<uint32_t, 8> sort_packed(const std::array<uint32_t, 8>& ptr, const st
   return out;
 }
 
-// §5.3 steps 7-8 on the hit pointers (`single`: at most one of them is not INVALID): returns DW0..7.
-std::array<uint32_t, 8> sort_children(const std::array<uint32_t, 8>& ptr, const std::array<float, 8>& key, bool single,
-                                      const IntersectOptions& opt) {
+// §5.3 steps 7-8 on the hit pointers (bit k of `live` set: ptr[k] is not INVALID): returns DW0..7.
+std::array<uint32_t, 8> sort_children(const std::array<uint32_t, 8>& ptr, const std::array<float, 8>& key,
+                                      unsigned live, const IntersectOptions& opt) {
   if (!opt.box_sort || opt.heuristic == SortHeuristic::Disabled) return ptr;
   // Valid entries always sort before invalid ones (their ext is smaller), so with at most one valid entry the
   // wide sort's output is that entry followed by INVALID: no need to run the network.
-  if (opt.wide_sort && single) {
+  if (opt.wide_sort && (live & (live - 1)) == 0) {
     std::array<uint32_t, 8> out;
     out.fill(kInvalidNode);
     for (uint32_t p : ptr) out[0] &= p;  // the one valid pointer, or INVALID
     return out;
   }
-  // 3-bit extended key: invalid last; with sort_triangles_first, primitives before boxes, (ptr & 7) == 1 first.
-  std::array<uint32_t, 8> ext;
-  for (int k = 0; k < 8; ++k) {
-    const uint32_t p = ptr[k], type = p & 7u;
-    ext[k] = uint32_t{p == kInvalidNode} << 2 | uint32_t{opt.sort_triangles_first && type > 3} << 1 |
-             uint32_t{opt.sort_triangles_first && type != 1};
-  }
   const int comparators = opt.wide_sort ? 19 : kHalfSortComparators;
-  if (opt.heuristic == SortHeuristic::Closest) return sort_packed(ptr, ext, key, comparators, opt.wide_sort);
+  if (opt.heuristic == SortHeuristic::Closest) {
+    return sort_packed(ptr, key, live, opt.sort_triangles_first, comparators, opt.wide_sort);
+  }
   SortEntries e;
   for (int k = 0; k < 8; ++k) {
-    e.tag[k] = uint64_t{ext[k]} << 32 | ptr[k];
+    e.tag[k] = uint64_t{sort_ext(ptr[k], opt.sort_triangles_first)} << 32 | ptr[k];
     e.key[k] = key[k];
   }
 #pragma GCC unroll 19
@@ -287,7 +291,7 @@ void intersect_box(const rdna4::BoxChildren& box, const rdna4::Mat3Rows& obb, co
   store4(&ptr[0], ptr_lo);
   store4(&ptr[4], ptr_hi);
 
-  const std::array<uint32_t, 8> sorted = sort_children(ptr, key, (live & (live - 1)) == 0, opt);
+  const std::array<uint32_t, 8> sorted = sort_children(ptr, key, live, opt);
   std::copy(sorted.begin(), sorted.end(), res.dw.begin());
   res.box_tests = 8;
 }
@@ -500,8 +504,8 @@ void IntersectOptions::validate() const {
 }
 
 float box_grow_factor(uint32_t box_grow) {
-  // 1 + g * 2^-24 is exact in double; one rounding to f32 as the hardware constant.
-  return static_cast<float>(1.0 + static_cast<double>(box_grow) * 0x1p-24);
+  // g * 2^-24 is exact in f32 (g < 2^8); the sum rounds once, as the hardware constant.
+  return 1.0f + static_cast<float>(box_grow) * 0x1p-24f;
 }
 
 PreparedRay::PreparedRay(const RayOperands& ray) : operands(ray), inverse(reciprocal(ray.direction)) {
@@ -552,28 +556,20 @@ NodeDecodeCache::NodeDecodeCache(const NodeMemory& memory, uint32_t box_nodes, u
       boxes_(box_mask_ + size_t{1}),
       pairs_(pair_mask_ + size_t{1}) {}
 
-const NodeDecodeCache::Box* NodeDecodeCache::box(uint32_t pointer, NodeFault& fault) {
-  // Node index (pointer bits 31..4) modulo the size: consecutive nodes take consecutive entries. A pointer is
-  // stored only after find() accepted it, so a hit needs no range check.
-  const uint32_t slot = (pointer >> 4) & box_mask_;
-  Box& entry = boxes_[slot];
-  fault = NodeFault::None;
-  if (box_key_[slot] == pointer) return &entry;
+const NodeDecodeCache::Box* NodeDecodeCache::fill_box(uint32_t slot, uint32_t pointer, NodeFault& fault) {
   const uint32_t* node = memory_.find(pointer, fault);
   if (node == nullptr) return nullptr;
+  Box& entry = boxes_[slot];
   entry.children = rdna4::decode_box_children(rdna4::NodeView(node, rdna4::kNodeDwords));
   if (entry.children.obb_index < rdna4::kObbMatrixCount) entry.obb = rdna4::obb_matrix(entry.children.obb_index);
   box_key_[slot] = pointer;
   return &entry;
 }
 
-const NodeDecodeCache::Pair* NodeDecodeCache::pair(uint32_t pointer, NodeFault& fault) {
-  const uint32_t slot = ((pointer >> 4) << 3 | rdna4::pair_index(pointer)) & pair_mask_;
-  Pair& entry = pairs_[slot];
-  fault = NodeFault::None;
-  if (pair_key_[slot] == pointer) return &entry;
+const NodeDecodeCache::Pair* NodeDecodeCache::fill_pair(uint32_t slot, uint32_t pointer, NodeFault& fault) {
   const uint32_t* node = memory_.find(pointer, fault);
   if (node == nullptr) return nullptr;
+  Pair& entry = pairs_[slot];
   auto pair = rdna4::decode_primitive_pair(rdna4::NodeView(node, rdna4::kNodeDwords), rdna4::pair_index(pointer));
   entry.fault = pair ? NodeFault::None : NodeFault::MalformedPrimitive;
   if (pair) entry.pair = *pair;
@@ -599,20 +595,6 @@ IntersectResult image_bvh8_intersect_ray(NodeDecodeCache& cache, const PointerFl
 IntersectResult image_bvh8_intersect_ray(const NodeMemory& memory, const PointerFlags& flags, const RayOperands& ray,
                                          uint32_t node_pointer, const IntersectOptions& options) {
   return image_bvh8_intersect_ray(memory, flags, PreparedRay(ray), node_pointer, options);
-}
-
-TriangleSlot read_triangle_slot(const IntersectDwords& dw, int k) {
-  const uint32_t* s = dw.data() + 4 * k;
-  const uint32_t ext = dw[8 + static_cast<size_t>(k)];
-  return {bits_float(s[0]),
-          bits_float(s[1] & ~kSignBit),
-          bits_float(s[2] & ~kSignBit),
-          (s[1] & kSignBit) != 0,
-          (s[2] & kSignBit) != 0,
-          s[3] >> 1,
-          (s[3] & 1u) != 0,
-          ext >> 2,
-          ext & 3u};
 }
 
 }  // namespace hwbvh::emu

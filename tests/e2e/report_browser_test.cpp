@@ -4,10 +4,10 @@
 // GPU) is expected and ignored; each run is bounded by a 60 s timeout.
 #include <gtest/gtest.h>
 
-#include <regex>
 #include <set>
 
 #include "fixtures/base64.h"
+#include "fixtures/html_scan.h"
 #include "hwbvh/render/png.h"
 #include "report_fixture.h"
 
@@ -84,10 +84,15 @@ TEST_F(ReportBrowser, ScreenshotIsNotBlankAndShowsTheHeatmap) {
   EXPECT_GT(on_screen.size(), 200u) << "the screenshot looks blank";
 
   // The steps heatmap's own colours (decoded from the page) must be on screen: the image was drawn.
-  const std::regex img(R"re(<img src="data:image/png;base64,([^"]*)"[^>]*alt="steps per ray")re");
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(page_, m, img));
-  const std::string b64 = m[1];
+  std::string b64;
+  for (std::string_view tag : test::html_tags(page_, "img")) {
+    if (test::html_attribute(tag, "alt") != "steps per ray") continue;
+    const std::string_view src = test::html_attribute(tag, "src").value_or("");
+    const std::string_view prefix = "data:image/png;base64,";
+    ASSERT_EQ(src.substr(0, prefix.size()), prefix);
+    b64 = src.substr(prefix.size());
+  }
+  ASSERT_FALSE(b64.empty()) << "no steps heatmap on the page";
   const render::Image heat = render::decode_png(test::from_base64(b64), "steps heatmap");
   std::set<uint32_t> heat_colours;
   for (uint32_t y = 0; y < 120; ++y)  // the render, not the legend strip below it

@@ -12,6 +12,7 @@
 
 #include "blob/scratch_dir.h"
 #include "fixtures/base64.h"
+#include "fixtures/html_scan.h"
 #include "fixtures/paths.h"
 #include "hwbvh/blob/blob.h"
 #include "hwbvh/core/error.h"
@@ -142,21 +143,20 @@ TEST_F(Report, HtmlIsWellFormed) {
 }
 
 TEST_F(Report, EveryImageIsADataUriThatDecodesAtItsStatedSize) {
-  const std::regex img(R"re(<img src="([^"]*)" width="(\d+)" height="(\d+)")re");
   int images = 0;
-  for (auto it = std::sregex_iterator(html_->begin(), html_->end(), img); it != std::sregex_iterator(); ++it) {
-    const std::string src = (*it)[1];
+  for (std::string_view tag : test::html_tags(*html_, "img")) {
+    const std::string src(test::html_attribute(tag, "src").value_or(""));
     const std::string prefix = "data:image/png;base64,";
     ASSERT_EQ(src.rfind(prefix, 0), 0u) << src.substr(0, 40);
     const render::Image decoded = render::decode_png(test::from_base64(src.substr(prefix.size())), "report image");
-    EXPECT_EQ(decoded.width(), std::stoul((*it)[2]));
-    EXPECT_EQ(decoded.height(), std::stoul((*it)[3]));
+    EXPECT_EQ(decoded.width(), std::stoul(std::string(test::html_attribute(tag, "width").value_or("0"))));
+    EXPECT_EQ(decoded.height(), std::stoul(std::string(test::html_attribute(tag, "height").value_or("0"))));
     EXPECT_EQ(decoded.width(), 48u);   // the primary-ray image width
     EXPECT_GE(decoded.height(), 32u);  // plus a legend strip under heatmaps
     ++images;
   }
   EXPECT_EQ(images, 9);
-  // No <img> escaped the pattern above.
+  // No <img> escaped the scan above.
   std::size_t count = 0;
   for (std::size_t p = 0; (p = html_->find("<img", p)) != std::string::npos; ++p) ++count;
   EXPECT_EQ(count, 9u);
@@ -195,10 +195,10 @@ TEST_F(Report, ReferencesNothingOutsideTheFile) {
   EXPECT_EQ(html_->find("<link"), std::string::npos);
   EXPECT_EQ(html_->find("<script"), std::string::npos);
   EXPECT_EQ(html_->find("url("), std::string::npos);
-  const std::regex ref(R"re((src|href)="([^"]*)")re");
-  for (auto it = std::sregex_iterator(html_->begin(), html_->end(), ref); it != std::sregex_iterator(); ++it) {
-    const std::string target = (*it)[2];
-    EXPECT_TRUE(target.rfind("data:image/png;base64,", 0) == 0 || target.rfind('#', 0) == 0) << target.substr(0, 60);
+  for (const char* attribute : {"src", "href"}) {
+    for (std::string_view target : test::html_attribute_values(*html_, attribute)) {
+      EXPECT_TRUE(target.starts_with("data:image/png;base64,") || target.starts_with('#')) << target.substr(0, 60);
+    }
   }
 }
 

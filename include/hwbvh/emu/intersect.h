@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hwbvh/core/bits.h"
 #include "hwbvh/core/geometry.h"
 #include "hwbvh/formats/rdna4/decode.h"
 #include "hwbvh/formats/rdna4/node_pointer.h"
@@ -178,12 +179,26 @@ class NodeDecodeCache {
     rdna4::DecodedPair pair;
   };
   /// The decoded box node `pointer` (kind Box), or null with `fault` set (find()'s faults).
-  const Box* box(uint32_t pointer, NodeFault& fault);
+  const Box* box(uint32_t pointer, NodeFault& fault) {
+    // Node index (pointer bits 31..4) modulo the size: consecutive nodes take consecutive entries. A pointer is
+    // stored only after find() accepted it, so a hit needs no range check. The hit path is inline.
+    const uint32_t slot = (pointer >> 4) & box_mask_;
+    fault = NodeFault::None;
+    return box_key_[slot] == pointer ? &boxes_[slot] : fill_box(slot, pointer, fault);
+  }
   /// The decoded pair `pointer` (kind Primitive), or null with `fault` set (find()'s faults; a malformed pair is
   /// returned with Pair::fault set).
-  const Pair* pair(uint32_t pointer, NodeFault& fault);
+  const Pair* pair(uint32_t pointer, NodeFault& fault) {
+    const uint32_t slot = ((pointer >> 4) << 3 | rdna4::pair_index(pointer)) & pair_mask_;
+    fault = NodeFault::None;
+    return pair_key_[slot] == pointer ? &pairs_[slot] : fill_pair(slot, pointer, fault);
+  }
 
  private:
+  // The miss paths: decode `pointer` into entry `slot`.
+  const Box* fill_box(uint32_t slot, uint32_t pointer, NodeFault& fault);
+  const Pair* fill_pair(uint32_t slot, uint32_t pointer, NodeFault& fault);
+
   NodeMemory memory_;
   uint32_t box_mask_, pair_mask_;
   std::vector<uint32_t> box_key_, pair_key_;  ///< the pointer each entry holds; INVALID_NODE = empty
@@ -211,7 +226,20 @@ struct TriangleSlot {
   uint32_t navigation = 0;    ///< ext & 3
 };
 
-/// Reads triangle `k` (0 or 1) from a primitive-node result.
-TriangleSlot read_triangle_slot(const IntersectDwords& dw, int k);
+/// Reads triangle `k` (0 or 1) from a primitive-node result. (Inline: the traversal reads two per primitive step.)
+inline TriangleSlot read_triangle_slot(const IntersectDwords& dw, int k) {
+  constexpr uint32_t kSign = 0x80000000u;
+  const uint32_t* s = dw.data() + 4 * k;
+  const uint32_t ext = dw[8 + static_cast<std::size_t>(k)];
+  return {bits_float(s[0]),
+          bits_float(s[1] & ~kSign),
+          bits_float(s[2] & ~kSign),
+          (s[1] & kSign) != 0,
+          (s[2] & kSign) != 0,
+          s[3] >> 1,
+          (s[3] & 1u) != 0,
+          ext >> 2,
+          ext & 3u};
+}
 
 }  // namespace hwbvh::emu
