@@ -1,5 +1,6 @@
 // hwbvh compare SCENE.obj: one table across hardware targets (RDNA 2/3 BVH4, RDNA 4 BVH4x2, BVH8 with and
-// without OBBs), the same rays through each.
+// without OBBs, Intel Xe3 QBVH6), the same rays through each. On an alpha-tested scene every row runs the alpha
+// test as an any-hit shader, unbaked, and the table gains an any-hit column (stats/compare.h).
 #include <algorithm>
 #include <cstdio>
 #include <memory>

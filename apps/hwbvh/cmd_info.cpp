@@ -1,7 +1,9 @@
-// hwbvh info FILE: the build report stored in a blob (its BuildMeta section), the file size and the sections.
+// hwbvh info FILE: the build report stored in a blob (its BuildMeta section, with its opacity figures for
+// alpha-tested scenes), the file size and the sections.
 #include <fmt/format.h>
 
 #include <memory>
+#include <utility>
 
 #include "commands.h"
 #include "hwbvh/blob/blob.h"
@@ -56,6 +58,10 @@ int run_info(const InfoArgs& a) {
   t.row("geometries", fmt::format("{}", count("geometries")));
   t.row("materials", fmt::format("{}", count("materials")));
   add_report_rows(t, report);
+  if (report.opacity) {
+    t.blank();
+    for (auto& [label, value] : pipeline::opacity_rows(*report.opacity)) t.row(std::move(label), std::move(value));
+  }
   t.blank();
   for (const blob::SectionEntry& s : layout.sections) {
     t.row(fmt::format("section {}", blob::section_type_name(s.type)),

@@ -7,18 +7,16 @@
 #include <limits>
 #include <string>
 
-#if defined(__SSE__)
-#include <xmmintrin.h>
-#endif
-
 #include "hwbvh/core/bits.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/formats/rdna4/decode.h"
+#include "simd4.h"
 
 namespace hwbvh::emu {
 namespace {
 
 using rdna4::kInvalidNode;
+using simd4::bit_cast4, simd4::F4, simd4::I4, simd4::U4, simd4::lane_bits, simd4::load4, simd4::store4;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr uint32_t kSignBit = 0x80000000u;
 
@@ -46,6 +44,11 @@ void rotate_ray(const rdna4::Mat3Rows& m, Vec3& o, Vec3& d) {
 }
 
 Vec3 reciprocal(Vec3 d) { return {1.0f / d.x, 1.0f / d.y, 1.0f / d.z}; }
+
+// The slab test's near plane per axis: min for a non-negative inverse direction, else max (also for NaN).
+std::array<uint8_t, 3> near_plane_sides(Vec3 inverse) {
+  return {uint8_t{!(inverse.x >= 0.0f)}, uint8_t{!(inverse.y >= 0.0f)}, uint8_t{!(inverse.z >= 0.0f)}};
+}
 
 // The eight sort entries: (ext << 32 | pointer) and the key.
 struct SortEntries {
@@ -162,26 +165,6 @@ std::array<uint32_t, 8> sort_children(const std::array<uint32_t, 8>& ptr, const 
   return out;
 }
 
-// Four slots at a time (GCC/Clang vector extensions: plain IEEE operations per lane, as the scalar code would
-// do them). Comparisons give -1 / 0 per lane; `mask ? a : b` selects per lane.
-using F4 = float __attribute__((vector_size(16)));
-using I4 = int32_t __attribute__((vector_size(16)));
-using U4 = uint32_t __attribute__((vector_size(16)));
-
-template <typename V, typename T>
-V load4(const T* p) {
-  V v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-template <typename To, typename From>
-To bit_cast4(From v) {
-  return load4<To>(&v);
-}
-template <typename V, typename T>
-void store4(T* p, V v) {
-  std::memcpy(p, &v, sizeof v);
-}
 // Per lane x > acc ? x : acc, and x < acc ? x : acc: acc when either is NaN. That is the definition of x86's
 // MAXPS / MINPS, which GCC does not emit for the portable form (it could only with -ffinite-math-only).
 F4 max_or_keep(F4 x, F4 acc) {
@@ -198,14 +181,6 @@ F4 min_or_keep(F4 x, F4 acc) {
   return x < acc ? x : acc;
 #endif
 }
-// Bit i set when lane i of the comparison result `m` (-1 / 0) is true.
-unsigned lane_bits(I4 m) {
-#if defined(__SSE__)
-  return static_cast<unsigned>(_mm_movemask_ps(bit_cast4<F4>(m)));
-#else
-  return (m[0] & 1u) | (m[1] & 2u) | (m[2] & 4u) | (m[3] & 8u);
-#endif
-}
 // `box`: the decoded child pointers (INVALID past the count) and dequantized boxes (NaN past the count); `obb`:
 // the node's OBB matrix, read only when box.obb_index < kObbMatrixCount.
 void intersect_box(const rdna4::BoxChildren& box, const rdna4::Mat3Rows& obb, const PointerFlags& pf,
@@ -213,22 +188,22 @@ void intersect_box(const rdna4::BoxChildren& box, const rdna4::Mat3Rows& obb, co
   // OBB: the slab tests run in the node's rotated frame. Indices 104..126 have no matrix; they are treated like
   // 0x7F (axis-aligned), see docs/emulator.md.
   Vec3 o = ray.operands.origin, inv = ray.inverse;
+  std::array<uint8_t, 3> near_is_max = ray.near_is_max;
   if (box.obb_index < rdna4::kObbMatrixCount) {
     Vec3 d = ray.operands.direction;
     rotate_ray(obb, o, d);
     inv = reciprocal(d);
+    near_is_max = near_plane_sides(inv);
     res.obb_rotated = true;
   }
   const float origin[3] = {o.x, o.y, o.z}, inverse[3] = {inv.x, inv.y, inv.z};  // indexed by axis below
-  // Near plane = min for a non-negative inverse, else max (a NaN inverse takes the "else" branch); chosen by index
-  // rather than by a branch, which the ray's direction would make unpredictable.
+  // Chosen by index rather than by a branch, which the ray's direction would make unpredictable.
   const std::array<std::array<float, 8>, 3>* const sides[2] = {&box.min, &box.max};
   const float* near_plane[3];
   const float* far_plane[3];
   for (int c = 0; c < 3; ++c) {
-    const unsigned back = inverse[c] >= 0.0f ? 0 : 1;
-    near_plane[c] = (*sides[back])[c].data();
-    far_plane[c] = (*sides[1 - back])[c].data();
+    near_plane[c] = (*sides[near_is_max[c]])[c].data();
+    far_plane[c] = (*sides[1 - near_is_max[c]])[c].data();
   }
 
   // Slab test of all eight slots (§5.3 step 5), four at a time: tn = maxNum(maxNum(near_x, near_y), near_z), tf
@@ -503,12 +478,8 @@ void IntersectOptions::validate() const {
   }
 }
 
-float box_grow_factor(uint32_t box_grow) {
-  // g * 2^-24 is exact in f32 (g < 2^8); the sum rounds once, as the hardware constant.
-  return 1.0f + static_cast<float>(box_grow) * 0x1p-24f;
-}
-
-PreparedRay::PreparedRay(const RayOperands& ray) : operands(ray), inverse(reciprocal(ray.direction)) {
+PreparedRay::PreparedRay(const RayOperands& ray)
+    : operands(ray), inverse(reciprocal(ray.direction)), near_is_max(near_plane_sides(inverse)) {
   const Vec3 d = ray.direction;
   const float x = std::abs(d.x), y = std::abs(d.y), z = std::abs(d.z);
   kz = (z > x && z > y) ? 2 : (y > x ? 1 : 0);  // ties go to the lower axis
@@ -553,28 +524,26 @@ NodeDecodeCache::NodeDecodeCache(const NodeMemory& memory, uint32_t box_nodes, u
       pair_mask_(cache_mask(pairs, memory.dwords.size() / rdna4::kNodeDwords * 8)),
       box_key_(box_mask_ + size_t{1}, kInvalidNode),
       pair_key_(pair_mask_ + size_t{1}, kInvalidNode),
-      boxes_(box_mask_ + size_t{1}),
-      pairs_(pair_mask_ + size_t{1}) {}
+      boxes_(std::make_unique_for_overwrite<Slot<Box>[]>(box_mask_ + size_t{1})),
+      pairs_(std::make_unique_for_overwrite<Slot<Pair>[]>(pair_mask_ + size_t{1})) {}
 
 const NodeDecodeCache::Box* NodeDecodeCache::fill_box(uint32_t slot, uint32_t pointer, NodeFault& fault) {
   const uint32_t* node = memory_.find(pointer, fault);
   if (node == nullptr) return nullptr;
-  Box& entry = boxes_[slot];
-  entry.children = rdna4::decode_box_children(rdna4::NodeView(node, rdna4::kNodeDwords));
-  if (entry.children.obb_index < rdna4::kObbMatrixCount) entry.obb = rdna4::obb_matrix(entry.children.obb_index);
+  const rdna4::BoxChildren children = rdna4::decode_box_children(rdna4::NodeView(node, rdna4::kNodeDwords));
+  Box* entry = new (boxes_[slot].bytes) Box{children, rdna4::obb_matrix(children.obb_index)};
   box_key_[slot] = pointer;
-  return &entry;
+  return entry;
 }
 
 const NodeDecodeCache::Pair* NodeDecodeCache::fill_pair(uint32_t slot, uint32_t pointer, NodeFault& fault) {
   const uint32_t* node = memory_.find(pointer, fault);
   if (node == nullptr) return nullptr;
-  Pair& entry = pairs_[slot];
-  auto pair = rdna4::decode_primitive_pair(rdna4::NodeView(node, rdna4::kNodeDwords), rdna4::pair_index(pointer));
-  entry.fault = pair ? NodeFault::None : NodeFault::MalformedPrimitive;
-  if (pair) entry.pair = *pair;
+  const auto pair = rdna4::decode_primitive_pair(rdna4::NodeView(node, rdna4::kNodeDwords), rdna4::pair_index(pointer));
+  Pair* entry = new (pairs_[slot].bytes)
+      Pair{pair ? NodeFault::None : NodeFault::MalformedPrimitive, pair.value_or(rdna4::DecodedPair{})};
   pair_key_[slot] = pointer;
-  return &entry;
+  return entry;
 }
 
 IntersectResult image_bvh8_intersect_ray(NodeDecodeCache& cache, const PointerFlags& flags, const PreparedRay& ray,

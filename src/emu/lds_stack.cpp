@@ -1,11 +1,13 @@
 #include "hwbvh/emu/lds_stack.h"
 
 #include <algorithm>
+#include <bit>
 #include <string>
 
 #include "hwbvh/core/bits.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/formats/rdna4/node_pointer.h"
+#include "simd4.h"
 
 namespace hwbvh::emu {
 namespace {
@@ -21,6 +23,13 @@ uint32_t advance_range(uint32_t p, bool end_of_node) {
 }
 
 bool is_primitive_type(uint32_t p) { return (p & 7u) <= 3; }
+
+// Set bits of an 8-bit mask (std::popcount is a library call on x86-64 without POPCNT).
+uint32_t popcount8(unsigned v) {
+  v = v - ((v >> 1) & 0x55u);
+  v = (v & 0x33u) + ((v >> 2) & 0x33u);
+  return (v + (v >> 4)) & 0x0Fu;
+}
 
 }  // namespace
 
@@ -52,18 +61,27 @@ LdsStack::LdsStack(const StackOptions& options, uint32_t base) : size_(options.s
   address_.base = base;
 }
 
-void LdsStack::push(uint32_t value) {
+template <class Values>
+void LdsStack::push_n(uint32_t count, Values next) {
+  // `count` single pushes at once: a push onto a full ring loses the oldest live entry, and the TLAS entries are
+  // gone once a push finds to_tlas == size (push i finds min(to_tlas + i, size)).
   StackAddress& a = address_;
-  if (a.valid_count == size_) {  // the oldest live entry is about to be overwritten
+  const uint32_t room = size_ - a.valid_count;
+  if (count > room) {
     a.overflowed = true;
-    ++traffic_.lost;
+    traffic_.lost += count - room;
   }
-  ring_[a.write_index] = value;
-  a.write_index = a.write_index + 1 == size_ ? 0 : a.write_index + 1;
-  if (a.to_tlas == size_) a.tlas_in_stack = false;  // every TLAS entry has been overwritten
-  a.to_tlas = std::min(a.to_tlas + 1, size_);
-  a.valid_count = std::min(a.valid_count + 1, size_);
-  ++traffic_.pushes;
+  if (count > size_ - a.to_tlas) a.tlas_in_stack = false;
+  a.to_tlas = std::min(a.to_tlas + count, size_);
+  a.valid_count = std::min(a.valid_count + count, size_);
+  uint32_t w = a.write_index;
+  for (uint32_t i = 0; i < count; ++i) {
+    ring_[w] = next();
+    w = w + 1 == size_ ? 0 : w + 1;
+  }
+  a.write_index = w;
+  traffic_.pushes += count;
+  traffic_.max_depth = std::max(traffic_.max_depth, a.valid_count);
 }
 
 void LdsStack::push8(uint32_t last, const std::array<uint32_t, 8>& r, bool primitive_range) {
@@ -71,13 +89,14 @@ void LdsStack::push8(uint32_t last, const std::array<uint32_t, 8>& r, bool primi
   // range update, and when no slot holds a sentinel other than INVALID_NODE no skip rule fires either, so the
   // general rules below push exactly the slots that are not INVALID_NODE, slot 7 first.
   if (last == kInvalidNode) {
-    unsigned other_sentinels = 0;  // sentinels 0xFFFFFFF8..0xFFFFFFFE
-    for (uint32_t x : r) other_sentinels |= x - rdna4::kEndSearch < 7u ? 1u : 0u;
-    if (other_sentinels == 0) {
-      for (int k = 7; k >= 0; --k) {
-        if (r[k] != kInvalidNode) push(r[k]);
-      }
-      traffic_.max_depth = std::max(traffic_.max_depth, address_.valid_count);
+    // Sentinels other than INVALID_NODE (0xFFFFFFF8..0xFFFFFFFE) make the skip rules apply.
+    if (simd4::in_range_bits8(r.data(), rdna4::kEndSearch, 7) == 0) {
+      unsigned live = ~simd4::equal_bits8(r.data(), kInvalidNode) & 0xFFu;  // bit k: slot k holds a pointer
+      push_n(popcount8(live), [&] {  // the highest slot first
+        const int k = 31 - std::countl_zero(live);
+        live ^= 1u << k;
+        return r[static_cast<unsigned>(k)];
+      });
       return;
     }
   }
@@ -103,7 +122,7 @@ void LdsStack::push8(uint32_t last, const std::array<uint32_t, 8>& r, bool primi
   // The slots to push, in push order (slot 7 first), chosen without branches: which slots carry pointers varies
   // from step to step, so branches on it would be mispredicted. The pushes follow, in that order.
   std::array<uint32_t, 8> pushed;
-  unsigned count = 0;
+  uint32_t count = 0;
   bool skip_lo = false, skip_hi = false;
   for (int k = 7; k >= 4; --k) {
     uint32_t x = r[k];
@@ -131,8 +150,7 @@ void LdsStack::push8(uint32_t last, const std::array<uint32_t, 8>& r, bool primi
     pushed[count] = x;
     count += valid && !sentinel && !skip_lo ? 1 : 0;
   }
-  for (unsigned i = 0; i < count; ++i) push(pushed[i]);
-  traffic_.max_depth = std::max(traffic_.max_depth, address_.valid_count);
+  push_n(count, [&, i = 0u]() mutable { return pushed[i++]; });
 }
 
 uint32_t LdsStack::pop() {

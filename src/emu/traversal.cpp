@@ -61,6 +61,17 @@ RayTraversal::RayTraversal(const NodeMemory& memory, uint32_t root, const Ray& r
 void RayTraversal::finish(NodeFault fault, uint32_t node) {
   result_.fault = fault;
   result_.fault_node = node;
+  stop();
+}
+
+void RayTraversal::stop() {
+  // The stack counters are the ring's own, copied once when the ray ends.
+  const StackTraffic& traffic = stack_.traffic();
+  RayCounters& c = result_.counters;
+  c.stack_pushes = traffic.pushes;
+  c.stack_pops = traffic.pops;
+  c.stack_lost = traffic.lost;
+  c.max_stack_depth = traffic.max_depth;
   done_ = true;
 }
 
@@ -84,7 +95,7 @@ void RayTraversal::process_primitive_hits(const IntersectDwords& dw) {
     result_.barycentrics = {s.u, s.v};
     result_.front_face = !s.back_face;
     if (options_->any_hit) {
-      done_ = true;
+      stop();
       return;
     }
   }
@@ -145,17 +156,11 @@ StepInfo RayTraversal::step() {
   last_ = kInvalidNode;
   if (node_ == kInvalidNode) walk_back(prev);
 
-  const StackTraffic& traffic = stack_.traffic();
-  c.stack_pushes = traffic.pushes;
-  c.stack_pops = traffic.pops;
-  c.stack_lost = traffic.lost;
-  c.max_stack_depth = traffic.max_depth;
-
   if (node_ >= rdna4::kEndSearch) {
-    done_ = true;
+    stop();
   } else if (c.steps >= options_->step_limit) {
     c.step_limit_hits = 1;
-    done_ = true;
+    stop();
   }
   return info;
 }

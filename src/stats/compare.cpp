@@ -2,13 +2,19 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 #include <glm/geometric.hpp>
 #include <nlohmann/json.hpp>
 
+#include "hwbvh/blob/bytes.h"
 #include "hwbvh/blob/geometry_section.h"
+#include "hwbvh/blob/opacity_sections.h"
 #include "hwbvh/core/error.h"
+#include "hwbvh/emu/any_hit.h"
+#include "hwbvh/emu/loaded_bvh.h"
 #include "hwbvh/emu/rtip20_traversal.h"
 #include "hwbvh/emu/xe3_traversal.h"
 #include "hwbvh/formats/rdna3/encode.h"
@@ -24,10 +30,50 @@ using TraceFn = std::function<emu::TraceOutput(std::span<const Ray>, const emu::
 struct Variant {
   std::string name;
   uint64_t bytes = 0;
-  TraceFn trace;  ///< owns (shares) the variant's node section
+  TraceFn trace;  ///< owns (shares) the variant's loaded blob and runs its any-hit shader
 };
 
-Variant rtip31_variant(const Scene& scene, const CompareOptions& o, bool obb, const Executor& executor) {
+// The sections every variant's blob shares: the scene's Geometry and, for alpha-tested scenes, its AlphaTest.
+struct SceneSections {
+  std::string source;
+  std::vector<std::byte> geometry;
+  std::optional<AlphaTest> alpha;     ///< the scene's alpha test (default cutoff); empty: nothing alpha-tested
+  std::vector<std::byte> alpha_test;  ///< its AlphaTest section
+};
+
+SceneSections scene_sections(const Scene& scene) {
+  SceneSections s;
+  s.source = scene.source;
+  s.geometry = blob::encode_geometry(scene);
+  AlphaTest alpha = make_alpha_test(scene);
+  if (!alpha.any_tested()) return s;
+  s.alpha_test = blob::encode_alpha_test(alpha);
+  s.alpha = std::move(alpha);
+  return s;
+}
+
+// A variant's node section in the blob its target's build writes (without an opacity bake), loaded as `hwbvh stats`
+// loads a blob file, so that it is traced with the blob's any-hit shader (its alpha test) exactly as stats does.
+struct LoadedVariant {
+  emu::LoadedBvh bvh;
+  std::optional<emu::AnyHitShader> shader;  ///< views bvh; empty without alpha-tested triangles
+};
+
+std::shared_ptr<const LoadedVariant> load_variant(blob::Target target, std::span<const uint32_t> dwords,
+                                                  const SceneSections& s) {
+  blob::Blob b;
+  b.target = target;
+  b.sections.push_back({blob::SectionType::Nodes, blob::kNodesAlignment, blob::dwords_to_bytes(dwords)});
+  b.sections.push_back({blob::SectionType::Geometry, 16, s.geometry});
+  if (!s.alpha_test.empty()) b.sections.push_back({blob::SectionType::AlphaTest, 16, s.alpha_test});
+  auto v = std::make_shared<LoadedVariant>();  // allocated once: the shader points into it
+  v->bvh = emu::load_bvh(b, s.source);
+  v->shader = emu::AnyHitShader::of(v->bvh);
+  return v;
+}
+
+Variant rtip31_variant(const Scene& scene, const SceneSections& s, const CompareOptions& o, bool obb,
+                       const Executor& executor) {
   build::BuildOptions bo;
   bo.quality = o.quality;
   bo.threads = o.threads;
@@ -37,18 +83,17 @@ Variant rtip31_variant(const Scene& scene, const CompareOptions& o, bool obb, co
   eo.threads = o.threads;
   Variant v;
   v.name = obb ? "rtip31 BVH8 + OBB" : "rtip31 BVH8";
-  auto encoded = rdna4::encode(scene, build::build_wide_bvh(scene, bo).bvh, eo);
+  const auto encoded = rdna4::encode(scene, build::build_wide_bvh(scene, bo).bvh, eo);
   v.bytes = encoded.stats.node_bytes;
-  const uint32_t root = encoded.root_pointer;
-  auto dwords = std::make_shared<const std::vector<uint32_t>>(std::move(encoded.dwords));
-  v.trace = [&executor, root, dwords](std::span<const Ray> rays, const emu::TraceOptions& t) {
-    return emu::trace_rays(emu::NodeMemory{*dwords}, root, rays, t, executor);
+  const auto loaded = load_variant(blob::Target::Rtip31, encoded.dwords, s);
+  v.trace = [&executor, loaded](std::span<const Ray> rays, const emu::TraceOptions& t) {
+    return emu::trace_rays(loaded->bvh.memory(), loaded->bvh.root, rays, emu::with_shader(t, loaded->shader), executor);
   };
   return v;
 }
 
 // Intel Xe3 QBVH6 with 64-byte QuadLeafs; no STOC bits, since compare builds without an opacity bake.
-Variant xe3_variant(const Scene& scene, const CompareOptions& o, const Executor& executor) {
+Variant xe3_variant(const Scene& scene, const SceneSections& s, const CompareOptions& o, const Executor& executor) {
   constexpr uint32_t kStocLevel = 1;
   build::BuildOptions bo;
   bo.quality = o.quality;
@@ -57,34 +102,39 @@ Variant xe3_variant(const Scene& scene, const CompareOptions& o, const Executor&
   xe3::Xe3EncodeOptions eo;
   eo.threads = o.threads;
   eo.stoc_level = kStocLevel;
-  auto encoded = xe3::encode(scene, build::build_wide_bvh6(scene, bo).bvh, eo);
+  const auto encoded = xe3::encode(scene, build::build_wide_bvh6(scene, bo).bvh, eo);
   Variant v;
   v.name = "xe3 QBVH6";
   v.bytes = encoded.stats.node_bytes;
-  // The section views the dwords it is stored with; the lambda shares both.
-  struct Owned {
-    std::vector<uint32_t> dwords;
-    emu::Xe3Section view;
-  };
-  auto owned = std::make_shared<Owned>();
-  owned->dwords = std::move(encoded.dwords);
-  owned->view = emu::Xe3Section::from(owned->dwords, scene.source);
-  v.trace = [&executor, owned](std::span<const Ray> rays, const emu::TraceOptions& t) {
-    return emu::trace_rays_xe3(owned->view, rays, t, executor);
+  const auto loaded = load_variant(blob::Target::Xe3, encoded.dwords, s);
+  const auto section = std::make_shared<const emu::Xe3Section>(emu::Xe3Section::from(loaded->bvh.nodes, s.source));
+  v.trace = [&executor, loaded, section](std::span<const Ray> rays, const emu::TraceOptions& t) {
+    return emu::trace_rays_xe3(*section, rays, emu::with_shader(t, loaded->shader), executor);
   };
   return v;
 }
 
-std::vector<uint32_t> rtip20_dwords(const Scene& scene, const CompareOptions& o, uint64_t& bytes) {
+// The 4-wide tree serves two rows: RT IP 2.0 and RDNA 4's dual intersect (BVH4x2) on the same section.
+std::pair<Variant, Variant> bvh4_variants(const Scene& scene, const SceneSections& s, const CompareOptions& o,
+                                          const Executor& executor) {
   build::BuildOptions bo;
   bo.quality = o.quality;
   bo.threads = o.threads;
   rdna3::configure_build(bo);
   rdna3::EncodeOptions eo;
   eo.threads = o.threads;
-  auto encoded = rdna3::encode(scene, build::build_wide_bvh4(scene, bo).bvh, eo);
-  bytes = encoded.stats.node_bytes;
-  return std::move(encoded.dwords);
+  const auto encoded = rdna3::encode(scene, build::build_wide_bvh4(scene, bo).bvh, eo);
+  const auto loaded = load_variant(blob::Target::Rtip20, encoded.dwords, s);
+  const auto section = std::make_shared<const emu::Bvh4Section>(emu::Bvh4Section::from(loaded->bvh.nodes, s.source));
+  Variant bvh4{"rtip20 BVH4", encoded.stats.node_bytes, {}};
+  Variant bvh4x2{"rtip31 BVH4x2", encoded.stats.node_bytes, {}};
+  bvh4.trace = [&executor, loaded, section](std::span<const Ray> rays, const emu::TraceOptions& t) {
+    return emu::trace_rays_rtip20(*section, rays, emu::with_shader(t, loaded->shader), executor);
+  };
+  bvh4x2.trace = [&executor, loaded, section](std::span<const Ray> rays, const emu::TraceOptions& t) {
+    return emu::trace_rays_bvh4x2(*section, rays, emu::with_shader(t, loaded->shader), executor);
+  };
+  return {std::move(bvh4), std::move(bvh4x2)};
 }
 
 VariantRow run_variant(const Variant& v, const std::vector<std::pair<RayKind, RayBatch>>& batches, const Scene& scene,
@@ -119,6 +169,7 @@ VariantRow run_variant(const Variant& v, const std::vector<std::pair<RayKind, Ra
   row.box_tests = per_ray(total.box_tests);
   row.triangle_tests = per_ray(total.triangle_tests);
   row.stack_ops = per_ray(total.stack_pushes + total.stack_pops);
+  row.any_hit_invocations = per_ray(total.any_hit_invocations);
   return row;
 }
 
@@ -132,33 +183,16 @@ CompareReport compare_targets(const Scene& scene, const CompareOptions& o) {
   report.kinds = o.kinds;
   if (o.machine) report.machine = o.machine->name;
 
-  // Variants: the 4-wide tree serves both RT IP 2.0 and BVH4x2.
+  const SceneSections sections = scene_sections(scene);
+  report.any_hit_shader = sections.alpha.has_value();
   std::vector<Variant> variants;
-  Variant bvh4;
-  bvh4.name = "rtip20 BVH4";
-  // The section views the dwords it is stored with; the lambdas share both.
-  struct OwnedSection {
-    std::vector<uint32_t> dwords;
-    emu::Bvh4Section view;
-  };
-  auto owned = std::make_shared<OwnedSection>();
-  owned->dwords = rtip20_dwords(scene, o, bvh4.bytes);
-  owned->view = emu::Bvh4Section::from(owned->dwords, scene.source);
-  const auto section = std::shared_ptr<const emu::Bvh4Section>(owned, &owned->view);
-  Variant bvh4x2 = bvh4;
-  bvh4x2.name = "rtip31 BVH4x2";
-  bvh4.trace = [&executor, section](std::span<const Ray> rays, const emu::TraceOptions& t) {
-    return emu::trace_rays_rtip20(*section, rays, t, executor);
-  };
-  bvh4x2.trace = [&executor, section](std::span<const Ray> rays, const emu::TraceOptions& t) {
-    return emu::trace_rays_bvh4x2(*section, rays, t, executor);
-  };
+  auto [bvh4, bvh4x2] = bvh4_variants(scene, sections, o, executor);
   variants.push_back(std::move(bvh4));
   variants.push_back(std::move(bvh4x2));
-  variants.push_back(rtip31_variant(scene, o, false, executor));
-  variants.push_back(rtip31_variant(scene, o, true, executor));
+  variants.push_back(rtip31_variant(scene, sections, o, false, executor));
+  variants.push_back(rtip31_variant(scene, sections, o, true, executor));
   const std::size_t bvh8_obb = variants.size() - 1;  // its primary hits seed the secondary rays
-  variants.push_back(xe3_variant(scene, o, executor));
+  variants.push_back(xe3_variant(scene, sections, o, executor));
 
   // Rays: generated once, from the scene bounds and the BVH8 + OBB variant's primary hits, then shared.
   const Aabb bounds = scene.bounds();
@@ -198,7 +232,9 @@ CompareReport compare_targets(const Scene& scene, const CompareOptions& o) {
     }
   }
 
-  const emu::Oracle oracle(blob::decode_geometry(blob::encode_geometry(scene), scene.source), scene.source, o.threads);
+  // The oracle's Embree filter runs the same alpha test as the variants' any-hit shader, as in `hwbvh stats`.
+  const emu::Oracle oracle(blob::decode_geometry(sections.geometry, scene.source), scene.source, o.threads,
+                           sections.alpha ? &*sections.alpha : nullptr);
   for (const Variant& v : variants) report.rows.push_back(run_variant(v, batches, scene, oracle, o, executor));
   return report;
 }
@@ -208,16 +244,26 @@ std::string compare_to_text(const CompareReport& r) {
   for (RayKind k : r.kinds) kinds += (kinds.empty() ? "" : ",") + std::string(ray_kind_name(k));
   std::string out = fmt::format("{}: {} triangles; rays: {}{}\n", r.scene, r.triangles, kinds,
                                 r.machine ? "; machine model: " + *r.machine + " (model output, not a measurement)" : "");
-  out += fmt::format("{:<20}{:>11}{:>10}{:>10}{:>10}{:>10}{:>10}{:>11}", "variant", "bytes", "bytes/tri", "steps",
-                     "box tests", "tri tests", "stack ops", "agreement");
+  out += fmt::format("{:<20}{:>11}{:>10}{:>10}{:>10}{:>10}{:>10}", "variant", "bytes", "bytes/tri", "steps",
+                     "box tests", "tri tests", "stack ops");
+  out += r.any_hit_shader ? fmt::format("{:>10}", "any-hit") : "";
+  out += fmt::format("{:>11}", "agreement");
   out += r.machine ? fmt::format("{:>12}\n", "cycles") : "\n";
   for (const VariantRow& v : r.rows) {
-    out += fmt::format("{:<20}{:>11}{:>10.2f}{:>10.2f}{:>10.2f}{:>10.2f}{:>10.2f}{:>10.3f}%", v.name, v.bytes,
-                       v.bytes_per_triangle, v.steps, v.box_tests, v.triangle_tests, v.stack_ops,
-                       v.agreement.rays() ? 100.0 * static_cast<double>(v.agreement.agreeing()) / static_cast<double>(v.agreement.rays()) : 100.0);
+    out += fmt::format("{:<20}{:>11}{:>10.2f}{:>10.2f}{:>10.2f}{:>10.2f}{:>10.2f}", v.name, v.bytes,
+                       v.bytes_per_triangle, v.steps, v.box_tests, v.triangle_tests, v.stack_ops);
+    out += r.any_hit_shader ? fmt::format("{:>10.2f}", v.any_hit_invocations) : "";
+    out += fmt::format("{:>10.3f}%", v.agreement.rays() ? 100.0 * static_cast<double>(v.agreement.agreeing()) /
+                                                              static_cast<double>(v.agreement.rays())
+                                                        : 100.0);
     out += r.machine ? fmt::format("{:>12}\n", v.machine_cycles) : "\n";
   }
   out += "(per ray: steps, tests and stack pushes + pops, averaged over all rays)\n";
+  if (r.any_hit_shader) {
+    out += "(alpha-tested scene: any-hit = alpha-test shader invocations per ray; the oracle runs the same alpha "
+           "test.\n No opacity bake: no xe3 STOC bits, no rtip31 sideband, so every candidate on an alpha-tested "
+           "triangle runs the shader)\n";
+  }
   return out;
 }
 
@@ -227,13 +273,16 @@ std::string compare_to_json(const CompareReport& r) {
     nlohmann::ordered_json row{{"variant", v.name}, {"bytes", v.bytes}, {"bytes_per_triangle", v.bytes_per_triangle},
                                {"rays", v.rays}, {"steps_per_ray", v.steps}, {"box_tests_per_ray", v.box_tests},
                                {"triangle_tests_per_ray", v.triangle_tests}, {"stack_ops_per_ray", v.stack_ops},
+                               {"any_hit_invocations_per_ray", v.any_hit_invocations},
                                {"oracle_agreeing", v.agreement.agreeing()}, {"oracle_rays", v.agreement.rays()}};
     if (r.machine) row["machine_model_cycles"] = v.machine_cycles;
     rows.push_back(row);
   }
   nlohmann::ordered_json kinds = nlohmann::ordered_json::array();
   for (RayKind k : r.kinds) kinds.push_back(ray_kind_name(k));
-  nlohmann::ordered_json j{{"scene", r.scene}, {"triangles", r.triangles}, {"ray_types", kinds}, {"variants", rows}};
+  nlohmann::ordered_json j{{"scene", r.scene},      {"triangles", r.triangles},
+                           {"ray_types", kinds},    {"any_hit_shader", r.any_hit_shader},
+                           {"variants", rows}};
   if (r.machine) j["machine_model"] = {{"preset", *r.machine}, {"note", "outputs of a model, not hardware measurements"}};
   return j.dump(2);
 }

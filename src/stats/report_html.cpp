@@ -158,14 +158,9 @@ std::string build_section(const SceneReport& s) {
       {"options", escape(fmt::format("quality {}, OBB {}{}", b.quality, b.obb ? "on" : "off",
                                      b.obb ? fmt::format(" (accept ratio {})", b.obb_ratio) : ""))},
   };
-  if (b.opacity) {
-    const pipeline::OpacityReport& o = *b.opacity;
-    rows.push_back({"alpha-tested triangles", fmt::format("{} (cutoff {})", o.alpha_tested_triangles, o.cutoff)});
-    rows.push_back({"opacity bake", escape(fmt::format("STOC level {}, {} order, baked at level {}: {} opaque, {} "
-                                                       "transparent, {} unknown",
-                                                       o.stoc_level, o.order, o.bake_level, percent(o.opaque_share),
-                                                       percent(o.transparent_share), percent(o.unknown_share)))});
-    rows.push_back({"STOC bytes", fmt::format("{}", o.stoc_bytes)});
+  if (b.opacity) {  // the rows `hwbvh build` and `hwbvh info` print
+    for (const auto& [label, value] : pipeline::opacity_rows(*b.opacity))
+      rows.push_back({escape(label), escape(value)});
   }
   return "<h3>Build</h3>\n" + table({}, rows);
 }
@@ -360,21 +355,29 @@ std::string machine_section(const StatsReport& st) {
 std::string compare_section(const CompareReport& c) {
   std::string kinds;
   for (RayKind k : c.kinds) kinds += (kinds.empty() ? "" : ", ") + std::string(ray_kind_name(k));
-  Row header{"variant",   "node bytes",     "bytes / triangle", "steps",
-             "box tests", "triangle tests", "stack ops",        "oracle agreement"};
+  Row header{"variant", "node bytes", "bytes / triangle", "steps", "box tests", "triangle tests", "stack ops"};
+  if (c.any_hit_shader) header.push_back("any-hit invocations");
+  header.push_back("oracle agreement");
   if (c.machine) header.push_back("machine-model cycles");
   std::vector<Row> rows;
   for (const VariantRow& v : c.rows) {
-    Row row{escape(v.name),        fmt::format("{}", v.bytes), fixed(v.bytes_per_triangle, 2),
-            fixed(v.steps, 2),     fixed(v.box_tests, 2),      fixed(v.triangle_tests, 2),
-            fixed(v.stack_ops, 2), percent(rate(v.agreement))};
+    Row row{escape(v.name),        fmt::format("{}", v.bytes),   fixed(v.bytes_per_triangle, 2), fixed(v.steps, 2),
+            fixed(v.box_tests, 2), fixed(v.triangle_tests, 2), fixed(v.stack_ops, 2)};
+    if (c.any_hit_shader) row.push_back(fixed(v.any_hit_invocations, 2));
+    row.push_back(percent(rate(v.agreement)));
     if (c.machine) row.push_back(fmt::format("{}", v.machine_cycles));
     rows.push_back(std::move(row));
   }
   return fmt::format(
              "<h3>Comparison across targets</h3>\n<p class=\"note\">The scene built for each target, the same "
-             "rays ({}) through each; per ray, averaged over all rays (as <code>hwbvh compare</code>).{}</p>\n",
-             escape(kinds), c.machine ? " Cycles are outputs of the machine model, not measurements." : "") +
+             "rays ({}) through each; per ray, averaged over all rays (as <code>hwbvh compare</code>).{}{}</p>\n",
+             escape(kinds),
+             c.any_hit_shader ? " Alpha-tested scene: any-hit invocations are the alpha-test shader's runs per ray, "
+                                "and the oracle runs the same test. Nothing is baked for this table (no xe3 STOC "
+                                "bits, no rtip31 Stoc sideband), so every candidate hit on an alpha-tested triangle "
+                                "runs the shader."
+                              : "",
+             c.machine ? " Cycles are outputs of the machine model, not measurements." : "") +
          table(header, rows);
 }
 

@@ -16,6 +16,7 @@
 namespace hwbvh {
 namespace {
 
+using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -126,6 +127,8 @@ TEST_F(Cli, BuildInfoDumpOnCornellBox) {
                             "section geometry", "section scene-meta", "section build-meta"})
     EXPECT_THAT(r.out, HasSubstr(field));
   EXPECT_THAT(r.out, Not(HasSubstr("seconds")));  // timings are not stored in the file
+  for (const char* opacity : {"alpha-tested", "STOC", "opacity bake"})  // no alpha: no opacity block
+    EXPECT_THAT(r.out, Not(HasSubstr(opacity)));
 
   r = hwbvh("dump " + quote(out));
   ASSERT_EQ(r.code, 0) << r.err;
@@ -182,6 +185,53 @@ TEST_F(Cli, JsonOutputsParse) {
   EXPECT_TRUE(dump["problems"].empty());
   EXPECT_EQ(dump["nodes"][0]["pointer"], 0x15);
   EXPECT_EQ(dump["nodes"][0]["kind"], "box");
+}
+
+// The opacity block of a build or info text output: its rows, up to a blank line or the end, each ending in a
+// newline, with runs of spaces (column alignment) squeezed to one.
+std::string opacity_block(const std::string& out) {
+  const std::size_t begin = out.find("alpha-tested triangles");
+  if (begin == std::string::npos) return {};
+  const std::size_t blank = out.find("\n\n", begin);
+  const std::size_t end = blank == std::string::npos ? out.size() : blank + 1;
+  std::string block;
+  for (std::size_t i = begin; i < end; ++i)
+    if (out[i] != ' ' || block.empty() || block.back() != ' ') block += out[i];
+  return block;
+}
+
+// `info` prints the opacity figures of an alpha-tested blob's build report as text, the same values as --json,
+// and the same block `build` printed.
+TEST_F(Cli, BuildAndInfoShowOpacityOfAlphaTestedBlobs) {
+  const std::string obj = scene("alpha-cards.obj");
+  if (obj.empty()) GTEST_SKIP() << "scenes/alpha-cards.obj not present";
+  for (const std::string target : {"rtip31", "rtip20"}) {
+    SCOPED_TRACE(target);
+    const std::string out = path(target + ".hwbvh");
+    const CliRun built = hwbvh("build " + quote(obj) + " -o " + quote(out) + " --target " + target + " --quiet");
+    ASSERT_EQ(built.code, 0) << built.err;
+    CliRun r = hwbvh("info --json " + quote(out));
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto opacity = nlohmann::json::parse(r.out)["report"]["opacity"];
+    ASSERT_TRUE(opacity.is_object());
+    r = hwbvh("info " + quote(out));
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto n = [&](const char* key) { return std::to_string(opacity[key].get<uint64_t>()); };
+    EXPECT_THAT(r.out, ContainsRegex("alpha-tested triangles +" + n("alpha_tested_triangles") + " \\(cutoff 0.5\\)"));
+    EXPECT_THAT(r.out, ContainsRegex("STOC +level " + n("stoc_level") + ", bird order, " + n("stoc_bytes") + " bytes"));
+    if (target == "rtip31") {
+      EXPECT_EQ(opacity["stoc_level"], 3);
+      EXPECT_THAT(r.out, ContainsRegex("opacity bake +level " + n("bake_level") + ", " + n("baked_sub_triangles") +
+                                       " sub-triangles: [0-9.]+ % opaque, [0-9.]+ % transparent, [0-9.]+ % unknown"));
+    } else {
+      EXPECT_EQ(opacity["baked_sub_triangles"], 0);  // RT IP 2.0 stores no STOC: nothing is baked
+      EXPECT_THAT(r.out, Not(HasSubstr("opacity bake")));
+    }
+    EXPECT_LT(r.out.find("STOC"), r.out.find("section nodes"));  // one block, before the sections
+    EXPECT_NE(opacity_block(r.out), "");
+    EXPECT_EQ(opacity_block(built.out), opacity_block(r.out));
+    EXPECT_LT(built.out.find("seconds total"), built.out.find("alpha-tested triangles"));  // after the report rows
+  }
 }
 
 TEST_F(Cli, EveryProjectSceneBuildsAndInspects) {

@@ -55,6 +55,22 @@ TEST_F(ReportCli, CompareAndMachineAddTheirSections) {
   for (const char* text : {"Comparison across targets", "rtip20 BVH4", "rtip31 BVH4x2", "rtip31 BVH8 + OBB",
                            "machine-model cycles", "<h3>Machine model</h3>", "data-ray-type=\"random\""})
     EXPECT_THAT(page, HasSubstr(text));
+  EXPECT_THAT(page, ::testing::Not(HasSubstr("<th>any-hit invocations</th>")));  // no alpha-tested triangles
+}
+
+// An alpha-tested scene: the build rows of `hwbvh build`, and an any-hit column in the comparison (as in
+// `hwbvh compare`'s table).
+TEST_F(ReportCli, AlphaTestedSceneShowsOpacityAndAnyHitColumn) {
+  const auto cards = test::project_scene("alpha-cards.obj");
+  if (!std::filesystem::exists(cards)) GTEST_SKIP() << "scenes/alpha-cards.obj not present";
+  const std::string html = path("report.html");
+  const test::Outcome r =
+      hwbvh("report " + quote(cards.string()) + " -o " + quote(html) + kSmall + " --rays primary,shadow --compare");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string page = test::slurp(html);
+  for (const char* text : {"<td>alpha-tested triangles</td>", "<td>STOC</td>", "<td>opacity bake</td>",
+                           "<th>any-hit invocations</th><th>oracle agreement</th>", "Alpha-tested scene"})
+    EXPECT_THAT(page, HasSubstr(text));
 }
 
 TEST_F(ReportCli, BadUsageAndBadInputExitTwoWithoutOutput) {

@@ -3,32 +3,25 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <iostream>
-#include <random>
-
-#include <glm/geometric.hpp>
 
 #include "emu/rtip20_nodes.h"
+#include "emu/traversal_fixture.h"
 #include "fixtures/paths.h"
 #include "fixtures/random_scene.h"
-#include "hwbvh/blob/geometry_section.h"
 #include "hwbvh/build/builder.h"
 #include "hwbvh/core/error.h"
-#include "hwbvh/emu/oracle.h"
 #include "hwbvh/emu/rtip20_traversal.h"
 #include "hwbvh/formats/rdna3/encode.h"
 #include "hwbvh/formats/rdna3/tree_check.h"
-#include "hwbvh/scene/ray_gen.h"
 
 namespace hwbvh::emu {
 namespace {
 
+using namespace hwbvh::emu::test;
 using namespace hwbvh::emu::test4;
 using rdna3::kInvalidNode;
 constexpr uint32_t I = kInvalidNode;
 constexpr uint32_t kRoot = 0x15;
-
-Ray ray_x(Vec3 origin, float tmin = 0.0f, float tmax = 100.0f) { return Ray{origin, {1.0f, 0.0f, 0.0f}, tmin, tmax}; }
 
 enum class Loop { Rtip20, Bvh4x2 };
 
@@ -59,44 +52,20 @@ std::vector<uint32_t> two_walls() {
 
 TEST(Rtip20Traversal, TwoWallsExactCounts) {
   const RayResult r = trace_one(Loop::Rtip20, two_walls(), ray_x({0, 0, 0}));
-  ASSERT_EQ(r.fault, NodeFault::None);
-  EXPECT_TRUE(r.hit);
-  EXPECT_EQ(r.t, 2.0f);
-  EXPECT_EQ(r.primitive_id, 0u);
-  EXPECT_EQ(r.geometry_id, 0u);
-  EXPECT_EQ(r.barycentrics, Vec2(0.25f, 0.25f));
-  EXPECT_FALSE(r.front_face);  // the wall's normal points along +x, like the ray
-  RayCounters c;
-  c.steps = 3;  // root (pushes wall 4, returns wall 2), wall 2 (pop), wall 4 (pop: TERMINAL)
-  c.box_node_steps = 1;
-  c.primitive_node_steps = 2;
-  c.box_tests = 4;
-  c.triangle_tests = 2;
-  c.stack_pushes = 1;
-  c.stack_pops = 1;
-  c.max_stack_depth = 1;
-  EXPECT_EQ(r.counters, c);
+  ASSERT_NO_FATAL_FAILURE(expect_nearer_wall_hit(r));
+  // Steps: root (pushes wall 4, returns wall 2), wall 2 (pop), wall 4 (pop: TERMINAL).
+  EXPECT_EQ(r.counters, (RayCounters{.steps = 3, .box_node_steps = 1, .primitive_node_steps = 2, .box_tests = 4,
+                                     .triangle_tests = 2, .stack_pushes = 1, .stack_pops = 1, .max_stack_depth = 1}));
   EXPECT_EQ(node_sequence(Loop::Rtip20, two_walls(), ray_x({0, 0, 0})),
             (std::vector<uint32_t>{kRoot, tri_ptr(4), tri_ptr(5)}));
 }
 
 TEST(Bvh4x2Traversal, TwoWallsExactCounts) {
   const RayResult r = trace_one(Loop::Bvh4x2, two_walls(), ray_x({0, 0, 0}));
-  ASSERT_EQ(r.fault, NodeFault::None);
-  EXPECT_EQ(r.t, 2.0f);
-  EXPECT_EQ(r.primitive_id, 0u);
-  EXPECT_EQ(r.barycentrics, Vec2(0.25f, 0.25f));
-  EXPECT_FALSE(r.front_face);
-  RayCounters c;
-  c.steps = 2;  // (root, -), then both walls in one dual intersect
-  c.box_node_steps = 1;
-  c.primitive_node_steps = 2;
-  c.box_tests = 4;
-  c.triangle_tests = 2;
-  c.stack_pushes = 2;
-  c.stack_pops = 2;
-  c.max_stack_depth = 2;
-  EXPECT_EQ(r.counters, c);
+  ASSERT_NO_FATAL_FAILURE(expect_nearer_wall_hit(r));
+  // Steps: (root, -), then both walls in one dual intersect.
+  EXPECT_EQ(r.counters, (RayCounters{.steps = 2, .box_node_steps = 1, .primitive_node_steps = 2, .box_tests = 4,
+                                     .triangle_tests = 2, .stack_pushes = 2, .stack_pops = 2, .max_stack_depth = 2}));
   // Each step records its first node, the earlier of the two.
   EXPECT_EQ(node_sequence(Loop::Bvh4x2, two_walls(), ray_x({0, 0, 0})), (std::vector<uint32_t>{kRoot, tri_ptr(4)}));
 }
@@ -178,64 +147,52 @@ std::vector<uint32_t> four_boxes() {
   img.triangles(15, box_ptr(10), wall_partner(8, 3));
   return img.section();
 }
+const Ray kThroughFourBoxes = ray_x({0, 2.5f, 2.5f});  // the ray four_boxes() is made for
 
-TEST(Rtip20Traversal, OverflowThenWalkBackExactSequence) {
+// four_boxes() with a two-entry stack: the hit in box d (checked here), and the nodes the loop visits.
+struct OverflowRun {
+  RayResult result;
+  std::vector<uint32_t> sequence;
+};
+OverflowRun trace_overflowing(Loop loop) {
   TraceOptions o;
   o.stack.size = 2;
-  const Ray ray = ray_x({0, 2.5f, 2.5f});
-  const RayResult r = trace_one(Loop::Rtip20, four_boxes(), ray, o);
-  EXPECT_EQ(r.t, 8.0f);
-  EXPECT_EQ(r.primitive_id, 3u);
+  OverflowRun run{trace_one(loop, four_boxes(), kThroughFourBoxes, o),
+                  node_sequence(loop, four_boxes(), kThroughFourBoxes, o)};
+  EXPECT_EQ(run.result.t, 8.0f);
+  EXPECT_EQ(run.result.primitive_id, 3u);
+  return run;
+}
+
+TEST(Rtip20Traversal, OverflowThenWalkBackExactSequence) {
+  const OverflowRun run = trace_overflowing(Loop::Rtip20);
+  const uint32_t a = box_ptr(4), b = box_ptr(6), c = box_ptr(8), d = box_ptr(10);
   // The root pushes d, c, b into two entries (d is lost); a, b and c are searched; popping below c finds an
   // INVALID_NODE left by a pop, so the loop walks back: triangle c -> box c -> root, which re-pushes only d.
   // After the hit in d, walk-back climbs d -> root -> (no parent) and the ray ends.
-  const uint32_t a = box_ptr(4), b = box_ptr(6), c = box_ptr(8), d = box_ptr(10);
-  EXPECT_EQ(node_sequence(Loop::Rtip20, four_boxes(), ray, o),
-            (std::vector<uint32_t>{kRoot, a, tri_ptr(12), b, tri_ptr(13), c, tri_ptr(14), c, kRoot, d, tri_ptr(15),
-                                   d, kRoot}));
-  RayCounters want;
-  want.steps = 13;
-  want.walk_back_steps = 4;
-  want.box_node_steps = 9;
-  want.primitive_node_steps = 4;
-  want.box_tests = 36;
-  want.triangle_tests = 4;
-  want.stack_pushes = 4;
-  want.stack_pops = 3;
-  want.stack_lost = 1;
-  want.max_stack_depth = 2;
-  EXPECT_EQ(r.counters, want);
+  EXPECT_EQ(run.sequence, (std::vector<uint32_t>{kRoot, a, tri_ptr(12), b, tri_ptr(13), c, tri_ptr(14), c, kRoot, d,
+                                                 tri_ptr(15), d, kRoot}));
+  EXPECT_EQ(run.result.counters,
+            (RayCounters{.steps = 13, .box_node_steps = 9, .primitive_node_steps = 4, .box_tests = 36,
+                         .triangle_tests = 4, .stack_pushes = 4, .stack_pops = 3, .stack_lost = 1,
+                         .walk_back_steps = 4, .max_stack_depth = 2}));
   // A 16-entry stack never overflows here.
-  const RayResult big = trace_one(Loop::Rtip20, four_boxes(), ray);
+  const RayResult big = trace_one(Loop::Rtip20, four_boxes(), kThroughFourBoxes);
   EXPECT_EQ(big.t, 8.0f);
   EXPECT_EQ(big.counters.walk_back_steps, 0u);
   EXPECT_EQ(big.counters.steps, 9u);
 }
 
 TEST(Bvh4x2Traversal, OverflowThenWalkBackExactSequence) {
-  TraceOptions o;
-  o.stack.size = 2;
-  const Ray ray = ray_x({0, 2.5f, 2.5f});
-  const RayResult r = trace_one(Loop::Bvh4x2, four_boxes(), ray, o);
-  EXPECT_EQ(r.t, 8.0f);
-  EXPECT_EQ(r.primitive_id, 3u);
+  const OverflowRun run = trace_overflowing(Loop::Bvh4x2);
+  const uint32_t a = box_ptr(4), b = box_ptr(6), c = box_ptr(8), d = box_ptr(10);
   // (root) pushes d, c, b, a into two entries (d, c lost); (a, b); (ta, tb) drains the ring -> walk back from the
   // later node tb: box b, then the root re-pushes c, d; (c, d); (tc, td) hits; walk back td -> d -> root -> done.
-  const uint32_t a = box_ptr(4), b = box_ptr(6), c = box_ptr(8), d = box_ptr(10);
-  EXPECT_EQ(node_sequence(Loop::Bvh4x2, four_boxes(), ray, o),
-            (std::vector<uint32_t>{kRoot, a, tri_ptr(12), b, kRoot, c, tri_ptr(14), d, kRoot}));
-  RayCounters want;
-  want.steps = 9;
-  want.walk_back_steps = 4;
-  want.box_node_steps = 9;
-  want.primitive_node_steps = 4;
-  want.box_tests = 36;
-  want.triangle_tests = 4;
-  want.stack_pushes = 10;
-  want.stack_pops = 8;
-  want.stack_lost = 2;
-  want.max_stack_depth = 2;
-  EXPECT_EQ(r.counters, want);
+  EXPECT_EQ(run.sequence, (std::vector<uint32_t>{kRoot, a, tri_ptr(12), b, kRoot, c, tri_ptr(14), d, kRoot}));
+  EXPECT_EQ(run.result.counters,
+            (RayCounters{.steps = 9, .box_node_steps = 9, .primitive_node_steps = 4, .box_tests = 36,
+                         .triangle_tests = 4, .stack_pushes = 10, .stack_pops = 8, .stack_lost = 2,
+                         .walk_back_steps = 4, .max_stack_depth = 2}));
 }
 
 TEST(Bvh4Traversal, FaultsStepLimitAndNaN) {
@@ -297,46 +254,14 @@ Encoded encode_scene(Scene scene) {
   return e;
 }
 
-// Rays from outside through the scene, plus rays from inside with short extents and tmin.
-std::vector<Ray> mixed_rays(const Aabb& bounds, uint32_t count, uint32_t seed) {
-  std::vector<Ray> rays = random_rays(bounds, count / 2, seed).rays;
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> x(bounds.min.x, bounds.max.x), y(bounds.min.y, bounds.max.y),
-      z(bounds.min.z, bounds.max.z);
-  const float diagonal = glm::length(bounds.extent());
-  for (uint32_t i = rays.size(); i < count; ++i) {
-    const Vec3 o{x(rng), y(rng), z(rng)}, target{x(rng), y(rng), z(rng)};
-    rays.push_back(Ray{o, target - o, i % 3 == 0 ? 0.05f : 0.0f, i % 5 == 0 ? 0.3f : 2.0f * diagonal});
-  }
-  return rays;
-}
-
-// At least 99.99% of the rays agree with Embree (closest hit, and occlusion for the same rays as shadow rays).
-// Disagreements are listed, not failed on one by one: grazing an edge, the non-watertight Möller–Trumbore test
-// and Embree's robust test may decide differently.
-void expect_oracle_agreement(const Encoded& e, const std::vector<Ray>& rays, Loop loop, const TraceOptions& o) {
-  const blob::GeometrySection geometry = blob::decode_geometry(blob::encode_geometry(e.scene), e.scene.source);
-  const Oracle oracle(geometry, e.scene.source, 1);
+// The loop's closest hits and occlusion agree with the oracle (traversal_fixture.h), and its counters add up.
+void expect_loop_agrees_with_oracle(const Encoded& e, const std::vector<Ray>& rays, Loop loop,
+                                    const TraceOptions& o) {
   const Bvh4Section section = Bvh4Section::from(e.bvh.dwords);
   const TraceOutput out = trace(loop, section, rays, o, Executor(2));
   TraceOptions shadow = o;
   shadow.any_hit = true;
-  const TraceOutput occ = trace(loop, section, rays, shadow, Executor(2));
-  AgreementStats closest, occlusion;
-  for (std::size_t i = 0; i < rays.size(); ++i) {
-    const RayResult& r = out.rays[i];
-    ASSERT_EQ(r.fault, NodeFault::None) << "ray " << i;
-    ASSERT_EQ(r.counters.step_limit_hits, 0u) << "ray " << i;
-    const Disagreement d = closest.add(OracleHit{r.hit, r.t, r.geometry_id, r.primitive_id},
-                                       oracle.trace_closest(rays[i]));
-    if (d != Disagreement::None) {
-      std::cout << e.scene.source << " ray " << i << ": " << disagreement_name(d) << " (emulator t " << r.t
-                << ", stack entries lost " << r.counters.stack_lost << ")\n";
-    }
-    occlusion.add(occ.rays[i].hit, oracle.occluded(rays[i]));
-  }
-  EXPECT_GE(closest.agreeing() * 10000, closest.rays() * 9999) << closest.disagreeing() << " of " << rays.size();
-  EXPECT_GE(occlusion.agreeing() * 10000, occlusion.rays() * 9999) << occlusion.disagreeing() << " of " << rays.size();
+  expect_oracle_agreement(e.scene, rays, out, trace(loop, section, rays, shadow, Executor(2)));
   const RayCounters total = out.total_counters();
   EXPECT_EQ(total.box_tests, 4 * total.box_node_steps);
   EXPECT_EQ(total.obb_steps, 0u);
@@ -359,19 +284,19 @@ TEST_P(RandomScenes, SoupAgreesWithTheOracleAtEveryStackSize) {
     SCOPED_TRACE(testing::Message() << "stack " << size);
     TraceOptions o;
     o.stack.size = size;
-    expect_oracle_agreement(e, rays, GetParam(), o);
+    expect_loop_agrees_with_oracle(e, rays, GetParam(), o);
   }
 }
 
 TEST_P(RandomScenes, MeshesWithPairsAgreeWithTheOracle) {
   for (const char* name : {"rotated-objects.obj", "overflow-fan.obj", "alpha-cards.obj"}) {
     SCOPED_TRACE(name);
-    const Encoded e = encode_scene(load_obj(test::project_scene(name)));
+    const Encoded e = encode_scene(load_obj(hwbvh::test::project_scene(name)));
     EXPECT_GT(e.bvh.stats.pair_nodes, 0u);
-    expect_oracle_agreement(e, mixed_rays(e.scene.bounds(), 10000, 17), GetParam(), {});
+    expect_loop_agrees_with_oracle(e, mixed_rays(e.scene.bounds(), 10000, 17), GetParam(), {});
   }
   const Encoded grid = encode_scene(hwbvh::test::quad_grid(30));
-  expect_oracle_agreement(grid, mixed_rays(Aabb{{-1, -1, -3}, {31, 31, 3}}, 10000, 23), GetParam(), {});
+  expect_loop_agrees_with_oracle(grid, mixed_rays(Aabb{{-1, -1, -3}, {31, 31, 3}}, 10000, 23), GetParam(), {});
 }
 
 TEST_P(RandomScenes, IdenticalAtAnyThreadCount) {
@@ -383,14 +308,8 @@ TEST_P(RandomScenes, IdenticalAtAnyThreadCount) {
   const Bvh4Section section = Bvh4Section::from(e.bvh.dwords);
   const TraceOutput a = trace(GetParam(), section, rays, o, Executor(1));
   const TraceOutput b = trace(GetParam(), section, rays, o, Executor(3));
-  EXPECT_TRUE(a.rays == b.rays);
-  EXPECT_TRUE(a.waves == b.waves);
-  EXPECT_TRUE(a.node_sequences == b.node_sequences);
-  for (std::size_t i = 0; i < rays.size(); ++i) EXPECT_EQ(a.node_sequences[i].size(), a.rays[i].counters.steps);
+  expect_identical_runs(a, b);
   EXPECT_GT(a.total_counters().walk_back_steps, 0u);
-  const WaveStats w = a.total_waves();
-  EXPECT_EQ(w.lanes, rays.size());
-  EXPECT_EQ(w.active_lane_steps, a.total_counters().steps);
 }
 
 INSTANTIATE_TEST_SUITE_P(Bvh4, RandomScenes, testing::Values(Loop::Rtip20, Loop::Bvh4x2),
@@ -399,7 +318,7 @@ INSTANTIATE_TEST_SUITE_P(Bvh4, RandomScenes, testing::Values(Loop::Rtip20, Loop:
                          });
 
 TEST(Bvh4Comparison, DualIntersectTakesFewerStepsOnTheSameTree) {
-  const Encoded e = encode_scene(load_obj(test::project_scene("rotated-objects.obj")));
+  const Encoded e = encode_scene(load_obj(hwbvh::test::project_scene("rotated-objects.obj")));
   const std::vector<Ray> rays = random_rays(e.scene.bounds(), 2000, 9).rays;
   const Bvh4Section section = Bvh4Section::from(e.bvh.dwords);
   const RayCounters r20 = trace(Loop::Rtip20, section, rays, {}, Executor(2)).total_counters();

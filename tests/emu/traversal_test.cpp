@@ -3,7 +3,8 @@
 
 #include <cmath>
 
-#include "emu/emu_nodes.h"
+#include "emu/emu_trees.h"
+#include "emu/traversal_fixture.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/traversal.h"
 #include "hwbvh/emu/wavefront.h"
@@ -14,10 +15,6 @@ namespace {
 using namespace hwbvh::emu::test;
 using rdna4::kInvalidNode;
 
-Ray ray_x(Vec3 origin, float dir = 1.0f, float tmin = 0.0f, float tmax = 100.0f) {
-  return Ray{origin, {dir, 0.0f, 0.0f}, tmin, tmax};
-}
-
 std::vector<uint32_t> node_sequence(const NodeImage& img, const Ray& r, const TraceOptions& o) {
   TraceOptions rec = o;
   rec.record_node_sequence = true;
@@ -26,35 +23,14 @@ std::vector<uint32_t> node_sequence(const NodeImage& img, const Ray& r, const Tr
   return out.node_sequences.at(0);
 }
 
-// Root with two leaf children: walls at x = 2 (prim 0, node 20) and x = 4 (prim 1, geometry 7, node 21).
-NodeImage two_leaves() {
-  NodeImage img;
-  img.put(1, box_node(2, 20, kInvalidNode, {box_child(wall_box(2), 0, 1), box_child(wall_box(4), 0, 1)}));
-  img.put(20, primitive_node({pair(wall(2, 0))}));
-  img.put(21, primitive_node({pair(wall(4, 1, 7))}));
-  return img;
-}
-
 TEST(Traversal, RootWithTwoLeavesExactCounts) {
   const NodeImage img = two_leaves();
   const RayResult r = trace_ray(img.memory(), 0x15, ray_x({0, 0, 0}), {});
-  ASSERT_EQ(r.fault, NodeFault::None);
-  EXPECT_TRUE(r.hit);
-  EXPECT_EQ(r.t, 2.0f);
-  EXPECT_EQ(r.primitive_id, 0u);
-  EXPECT_EQ(r.geometry_id, 0u);
-  EXPECT_EQ(r.barycentrics, Vec2(0.25f, 0.25f));
-  EXPECT_FALSE(r.front_face);  // the wall's normal points along +x, like the ray
-  RayCounters c;
-  c.steps = 3;  // root, leaf at 2, leaf at 4 (already pushed: popped entries are not re-tested against t)
-  c.box_node_steps = 1;
-  c.primitive_node_steps = 2;
-  c.box_tests = 8;
-  c.triangle_tests = 2;  // one valid triangle per pair
-  c.stack_pushes = 2;
-  c.stack_pops = 2;
-  c.max_stack_depth = 2;
-  EXPECT_EQ(r.counters, c);
+  ASSERT_NO_FATAL_FAILURE(expect_nearer_wall_hit(r));
+  // Steps: root, leaf at 2, leaf at 4 (already pushed: popped entries are not re-tested against t). One valid
+  // triangle per pair.
+  EXPECT_EQ(r.counters, (RayCounters{.steps = 3, .box_node_steps = 1, .primitive_node_steps = 2, .box_tests = 8,
+                                     .triangle_tests = 2, .stack_pushes = 2, .stack_pops = 2, .max_stack_depth = 2}));
   EXPECT_EQ(node_sequence(img, ray_x({0, 0, 0}), {}), (std::vector<uint32_t>{0x15, 0x140, 0x150}));
 }
 
@@ -80,14 +56,14 @@ TEST(Traversal, AnyHitStopsAtFirstAcceptedHit) {
 
 TEST(Traversal, TminMovesTheOrigin) {
   const NodeImage img = two_leaves();
-  const RayResult r = trace_ray(img.memory(), 0x15, ray_x({0, 0, 0}, 1.0f, 3.0f), {});
+  const RayResult r = trace_ray(img.memory(), 0x15, ray_x({0, 0, 0}, 3.0f), {});
   EXPECT_TRUE(r.hit);
   EXPECT_EQ(r.primitive_id, 1u);
   EXPECT_EQ(r.geometry_id, 7u);
   EXPECT_EQ(r.t, 4.0f);  // reported along the caller's ray
   EXPECT_EQ(r.counters.steps, 2u);
   // tmax below the first wall: nothing.
-  EXPECT_FALSE(trace_ray(img.memory(), 0x15, ray_x({0, 0, 0}, 1.0f, 0.0f, 1.5f), {}).hit);
+  EXPECT_FALSE(trace_ray(img.memory(), 0x15, ray_x({0, 0, 0}, 0.0f, 1.5f), {}).hit);
 }
 
 TEST(Traversal, BackFaceCullingFlag) {
@@ -95,7 +71,7 @@ TEST(Traversal, BackFaceCullingFlag) {
   TraceOptions o;
   o.flags.cull_back_facing = true;  // both walls face +x: the ray sees their backs
   EXPECT_FALSE(trace_ray(img.memory(), 0x15, ray_x({0, 0, 0}), o).hit);
-  const RayResult from_behind = trace_ray(img.memory(), 0x15, ray_x({10, 0, 0}, -1.0f), o);
+  const RayResult from_behind = trace_ray(img.memory(), 0x15, Ray{{10, 0, 0}, {-1, 0, 0}, 0, 100}, o);
   EXPECT_TRUE(from_behind.hit);
   EXPECT_TRUE(from_behind.front_face);
   EXPECT_EQ(from_behind.primitive_id, 1u);
@@ -133,21 +109,6 @@ TEST(Traversal, CloserTriangleOfAPairIsTakenFirst) {
   EXPECT_EQ(r.t, 3.0f);
 }
 
-// Root (1) with box children A (2), B (3), C (4), entered at t = 1, 2, 3; each has one leaf child (nodes 5, 6,
-// 7) holding a wall at x = 9, 8 and 3.5: the closest hit is in the box entered last.
-NodeImage three_boxes() {
-  NodeImage img;
-  auto big = [](float x0, float x1) { return box({x0, -1, -1}, {x1, 3, 3}); };
-  img.put(1, box_node(2, 0, kInvalidNode, {box_child(big(1, 10)), box_child(big(2, 10)), box_child(big(3, 4))}));
-  img.put(2, box_node(0, 5, 0x15, {box_child(wall_box(9), 0, 1)}));
-  img.put(3, box_node(0, 6, 0x15, {box_child(wall_box(8), 0, 1)}));
-  img.put(4, box_node(0, 7, 0x15, {box_child(wall_box(3.5f), 0, 1)}));
-  img.put(5, primitive_node({pair(wall(9, 0))}));
-  img.put(6, primitive_node({pair(wall(8, 1))}));
-  img.put(7, primitive_node({pair(wall(3.5f, 2))}));
-  return img;
-}
-
 TEST(Traversal, FullRingNoWalkBack) {
   const NodeImage img = three_boxes();
   const RayResult r = trace_ray(img.memory(), 0x15, ray_x({0, 0, 0}), {});
@@ -168,18 +129,10 @@ TEST(Traversal, OverflowThenWalkBackStillFindsTheClosestHit) {
   EXPECT_TRUE(r.hit);
   EXPECT_EQ(r.primitive_id, 2u);
   EXPECT_EQ(r.t, 3.5f);
-  RayCounters c;
-  c.steps = 11;
-  c.box_node_steps = 8;
-  c.primitive_node_steps = 3;
-  c.box_tests = 64;
-  c.triangle_tests = 3;
-  c.stack_pushes = 7;
-  c.stack_pops = 6;
-  c.stack_lost = 1;
-  c.walk_back_steps = 4;  // B after its leaf, the root after B, C after its leaf, the root after C
-  c.max_stack_depth = 2;
-  EXPECT_EQ(r.counters, c);
+  // Walk-back steps: B after its leaf, the root after B, C after its leaf, the root after C.
+  EXPECT_EQ(r.counters, (RayCounters{.steps = 11, .box_node_steps = 8, .primitive_node_steps = 3, .box_tests = 64,
+                                     .triangle_tests = 3, .stack_pushes = 7, .stack_pops = 6, .stack_lost = 1,
+                                     .walk_back_steps = 4, .max_stack_depth = 2}));
   EXPECT_EQ(node_sequence(img, ray_x({0, 0, 0}), o),
             (std::vector<uint32_t>{0x15, 0x25, 0x50, 0x35, 0x60, 0x35, 0x15, 0x45, 0x70, 0x45, 0x15}));
 }

@@ -6,7 +6,8 @@
 
 #include <glm/geometric.hpp>
 
-#include "emu/emu_nodes.h"
+#include "emu/emu_trees.h"
+#include "emu/traversal_fixture.h"
 #include "fixtures/random_scene.h"
 #include "hwbvh/build/builder.h"
 #include "hwbvh/emu/wavefront.h"
@@ -17,19 +18,10 @@ namespace hwbvh::emu {
 namespace {
 
 using namespace hwbvh::emu::test;
-using rdna4::kInvalidNode;
-
-// Root with two leaf children (walls at x = 2 and 4): a ray along +x through the origin takes 3 steps
-// (box, primitive, primitive); one at y = 10 misses in 1 step (box).
-NodeImage two_leaves() {
-  NodeImage img;
-  img.put(1, box_node(2, 20, kInvalidNode, {box_child(wall_box(2), 0, 1), box_child(wall_box(4), 0, 1)}));
-  img.put(20, primitive_node({pair(wall(2, 0))}));
-  img.put(21, primitive_node({pair(wall(4, 1))}));
-  return img;
-}
 
 TEST(Wavefront, LockstepStatistics) {
+  // Two leaves (walls at x = 2 and 4): a ray along +x through the origin takes 3 steps (box, primitive,
+  // primitive); one at y = 10 misses in 1 step (box).
   const NodeImage img = two_leaves();
   std::vector<Ray> rays;
   for (int i = 0; i < 40; ++i) rays.push_back(Ray{{0, i % 2 == 0 ? 0.0f : 10.0f, 0}, {1, 0, 0}, 0, 100});
@@ -70,15 +62,7 @@ TEST(Wavefront, MixedNodeTypeIterations) {
   // Three boxes A, B, C under the root, each with one leaf (walls at 9, 8, 3.5). Lane 0 looks along +x from the
   // origin: box, box, prim, box, prim, box, prim. Lane 1 starts inside C looking along -x: every box is entered
   // at t = 0, only C's wall is in front: box, box, box, box, prim.
-  NodeImage img;
-  auto big = [](float x0, float x1) { return box({x0, -1, -1}, {x1, 3, 3}); };
-  img.put(1, box_node(2, 0, kInvalidNode, {box_child(big(1, 10)), box_child(big(2, 10)), box_child(big(3, 4))}));
-  img.put(2, box_node(0, 5, 0x15, {box_child(wall_box(9), 0, 1)}));
-  img.put(3, box_node(0, 6, 0x15, {box_child(wall_box(8), 0, 1)}));
-  img.put(4, box_node(0, 7, 0x15, {box_child(wall_box(3.5f), 0, 1)}));
-  img.put(5, primitive_node({pair(wall(9, 0))}));
-  img.put(6, primitive_node({pair(wall(8, 1))}));
-  img.put(7, primitive_node({pair(wall(3.5f, 2))}));
+  const NodeImage img = three_boxes();
   const std::vector<Ray> rays{Ray{{0, 0, 0}, {1, 0, 0}, 0, 100}, Ray{{3.75f, 0, 0}, {-1, 0, 0}, 0, 100}};
   TraceOptions o;
   o.record_node_sequence = true;
@@ -228,10 +212,7 @@ TEST(Wavefront, IdenticalAtAnyThreadCount) {
   const NodeMemory mem{e.bvh.dwords};
   const TraceOutput a = trace_rays(mem, e.bvh.root_pointer, rays, o, Executor(1));
   const TraceOutput b = trace_rays(mem, e.bvh.root_pointer, rays, o, Executor(3));
-  EXPECT_TRUE(a.rays == b.rays);
-  EXPECT_TRUE(a.waves == b.waves);
-  EXPECT_TRUE(a.node_sequences == b.node_sequences);
-  for (size_t i = 0; i < rays.size(); ++i) EXPECT_EQ(a.node_sequences[i].size(), a.rays[i].counters.steps);
+  expect_identical_runs(a, b);
 }
 
 }  // namespace

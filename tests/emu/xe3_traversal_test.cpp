@@ -3,28 +3,23 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <iostream>
-#include <random>
 
-#include <glm/geometric.hpp>
-
+#include "emu/traversal_fixture.h"
 #include "fixtures/paths.h"
 #include "fixtures/random_scene.h"
-#include "hwbvh/blob/geometry_section.h"
 #include "hwbvh/build/builder.h"
 #include "hwbvh/core/error.h"
-#include "hwbvh/emu/oracle.h"
 #include "hwbvh/emu/xe3_intersect.h"
 #include "hwbvh/emu/xe3_traversal.h"
 #include "hwbvh/formats/xe3/encode.h"
 #include "hwbvh/formats/xe3/internal_node.h"
 #include "hwbvh/formats/xe3/quad_leaf.h"
 #include "hwbvh/formats/xe3/tree_check.h"
-#include "hwbvh/scene/ray_gen.h"
 
 namespace hwbvh::emu {
 namespace {
 
+using namespace hwbvh::emu::test;
 using xe3::BlockDwords;
 
 // A hand-built section: blocks 0 and 1 are the header, nodes are placed at the blocks the test names.
@@ -80,8 +75,6 @@ xe3::QuadInput lone(const std::array<Vec3, 3>& v, uint32_t primitive, uint32_t g
   return q;
 }
 
-Ray ray_x(Vec3 origin, float tmin = 0.0f, float tmax = 100.0f) { return Ray{origin, {1.0f, 0.0f, 0.0f}, tmin, tmax}; }
-
 RayResult trace_one(const std::vector<uint32_t>& section, const Ray& ray, const TraceOptions& o = {},
                     uint32_t entries = kXe3ShortStackEntries) {
   return trace_ray_xe3(Xe3Section::from(section), ray, o, Xe3StackOptions{entries});
@@ -106,23 +99,10 @@ std::vector<uint32_t> two_walls() {
 
 TEST(Xe3Traversal, TwoWallsExactCounts) {
   const RayResult r = trace_one(two_walls(), ray_x({0, 0, 0}));
-  ASSERT_EQ(r.fault, NodeFault::None);
-  EXPECT_TRUE(r.hit);
-  EXPECT_EQ(r.t, 2.0f);
-  EXPECT_EQ(r.primitive_id, 0u);
-  EXPECT_EQ(r.geometry_id, 0u);
-  EXPECT_EQ(r.barycentrics, Vec2(0.25f, 0.25f));
-  EXPECT_FALSE(r.front_face);  // the wall's normal points along +x, like the ray
-  RayCounters c;
-  c.steps = 3;  // root (takes wall 2, pushes wall 4), wall 2, wall 4 (popped)
-  c.box_node_steps = 1;
-  c.primitive_node_steps = 2;
-  c.box_tests = 6;
-  c.triangle_tests = 2;
-  c.stack_pushes = 1;
-  c.stack_pops = 1;
-  c.max_stack_depth = 1;
-  EXPECT_EQ(r.counters, c);
+  ASSERT_NO_FATAL_FAILURE(expect_nearer_wall_hit(r));
+  // Steps: root (takes wall 2, pushes wall 4), wall 2, wall 4 (popped).
+  EXPECT_EQ(r.counters, (RayCounters{.steps = 3, .box_node_steps = 1, .primitive_node_steps = 2, .box_tests = 6,
+                                     .triangle_tests = 2, .stack_pushes = 1, .stack_pops = 1, .max_stack_depth = 1}));
   EXPECT_EQ(node_sequence(two_walls(), ray_x({0, 0, 0}), 4), (std::vector<uint32_t>{2, 3, 4}));
 }
 
@@ -192,18 +172,9 @@ TEST(Xe3Traversal, ShortStackOverflowThenRestartExactSequence) {
   // a restart from the root, which takes its fourth hit child, d, directly. After the hit every trail level is
   // "last": done.
   EXPECT_EQ(node_sequence(four_boxes(), ray, 2), (std::vector<uint32_t>{2, 3, 7, 4, 8, 5, 9, 2, 6, 10}));
-  RayCounters want;
-  want.steps = 10;
-  want.walk_back_steps = 1;
-  want.box_node_steps = 6;
-  want.primitive_node_steps = 4;
-  want.box_tests = 36;
-  want.triangle_tests = 4;
-  want.stack_pushes = 3;
-  want.stack_pops = 2;
-  want.stack_lost = 1;
-  want.max_stack_depth = 2;
-  EXPECT_EQ(r.counters, want);
+  EXPECT_EQ(r.counters, (RayCounters{.steps = 10, .box_node_steps = 6, .primitive_node_steps = 4, .box_tests = 36,
+                                     .triangle_tests = 4, .stack_pushes = 3, .stack_pops = 2, .stack_lost = 1,
+                                     .walk_back_steps = 1, .max_stack_depth = 2}));
   // Four entries never overflow here.
   const RayResult big = trace_one(four_boxes(), ray);
   EXPECT_EQ(big.t, 8.0f);
@@ -286,44 +257,15 @@ Encoded encode_scene(Scene scene, uint32_t stoc_level = 1) {
   return e;
 }
 
-// Rays from outside through the scene, plus rays from inside with short extents and tmin.
-std::vector<Ray> mixed_rays(const Aabb& bounds, uint32_t count, uint32_t seed) {
-  std::vector<Ray> rays = random_rays(bounds, count / 2, seed).rays;
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> x(bounds.min.x, bounds.max.x), y(bounds.min.y, bounds.max.y),
-      z(bounds.min.z, bounds.max.z);
-  const float diagonal = glm::length(bounds.extent());
-  for (auto i = static_cast<uint32_t>(rays.size()); i < count; ++i) {
-    const Vec3 o{x(rng), y(rng), z(rng)}, target{x(rng), y(rng), z(rng)};
-    rays.push_back(Ray{o, target - o, i % 3 == 0 ? 0.05f : 0.0f, i % 5 == 0 ? 0.3f : 2.0f * diagonal});
-  }
-  return rays;
-}
-
-// At least 99.99% of the rays agree with Embree (closest hit, and occlusion for the same rays as shadow rays).
-void expect_oracle_agreement(const Encoded& e, const std::vector<Ray>& rays, uint32_t entries) {
-  const blob::GeometrySection geometry = blob::decode_geometry(blob::encode_geometry(e.scene), e.scene.source);
-  const Oracle oracle(geometry, e.scene.source, 1);
+// Closest hits and occlusion with a short stack of `entries` agree with the oracle (traversal_fixture.h), and the
+// counters add up.
+void expect_xe3_agrees_with_oracle(const Encoded& e, const std::vector<Ray>& rays, uint32_t entries) {
   const Xe3Section section = Xe3Section::from(e.bvh.dwords);
   const Xe3StackOptions stack{entries};
   const TraceOutput out = trace_rays_xe3(section, rays, {}, Executor(2), stack);
   TraceOptions shadow;
   shadow.any_hit = true;
-  const TraceOutput occ = trace_rays_xe3(section, rays, shadow, Executor(2), stack);
-  AgreementStats closest, occlusion;
-  for (std::size_t i = 0; i < rays.size(); ++i) {
-    const RayResult& r = out.rays[i];
-    ASSERT_EQ(r.fault, NodeFault::None) << "ray " << i;
-    ASSERT_EQ(r.counters.step_limit_hits, 0u) << "ray " << i;
-    const Disagreement d = closest.add(OracleHit{r.hit, r.t, r.geometry_id, r.primitive_id},
-                                       oracle.trace_closest(rays[i]));
-    if (d != Disagreement::None) {
-      std::cout << e.scene.source << " ray " << i << ": " << disagreement_name(d) << " (emulator t " << r.t << ")\n";
-    }
-    occlusion.add(occ.rays[i].hit, oracle.occluded(rays[i]));
-  }
-  EXPECT_GE(closest.agreeing() * 10000, closest.rays() * 9999) << closest.disagreeing() << " of " << rays.size();
-  EXPECT_GE(occlusion.agreeing() * 10000, occlusion.rays() * 9999) << occlusion.disagreeing() << " of " << rays.size();
+  expect_oracle_agreement(e.scene, rays, out, trace_rays_xe3(section, rays, shadow, Executor(2), stack));
   const RayCounters total = out.total_counters();
   EXPECT_EQ(total.box_tests, 6 * total.box_node_steps);
   EXPECT_EQ(total.steps, total.box_node_steps + total.primitive_node_steps);
@@ -337,7 +279,7 @@ TEST(Xe3Oracle, RandomSoupAgreesAtEveryShortStackSize) {
   const std::vector<Ray> rays = mixed_rays(e.scene.bounds(), 3000, 5);
   for (uint32_t entries : {4u, 1u, 16u}) {
     SCOPED_TRACE(testing::Message() << "short stack " << entries);
-    expect_oracle_agreement(e, rays, entries);
+    expect_xe3_agrees_with_oracle(e, rays, entries);
   }
 }
 
@@ -345,13 +287,13 @@ TEST(Xe3Oracle, MeshesWithQuadsAgree) {
   for (const char* name : {"rotated-objects.obj", "overflow-fan.obj", "alpha-cards.obj"}) {
     SCOPED_TRACE(name);
     for (uint32_t stoc : {1u, 3u}) {
-      const Encoded e = encode_scene(load_obj(test::project_scene(name)), stoc);
+      const Encoded e = encode_scene(load_obj(hwbvh::test::project_scene(name)), stoc);
       EXPECT_GT(e.bvh.stats.quads, 0u);
-      expect_oracle_agreement(e, mixed_rays(e.scene.bounds(), 5000, 17), kXe3ShortStackEntries);
+      expect_xe3_agrees_with_oracle(e, mixed_rays(e.scene.bounds(), 5000, 17), kXe3ShortStackEntries);
     }
   }
   const Encoded grid = encode_scene(hwbvh::test::quad_grid(30));
-  expect_oracle_agreement(grid, mixed_rays(Aabb{{-1, -1, -3}, {31, 31, 3}}, 10000, 23), kXe3ShortStackEntries);
+  expect_xe3_agrees_with_oracle(grid, mixed_rays(Aabb{{-1, -1, -3}, {31, 31, 3}}, 10000, 23), kXe3ShortStackEntries);
 }
 
 TEST(Xe3Oracle, IdenticalAtAnyThreadCountAndRestartsHappen) {
@@ -362,15 +304,9 @@ TEST(Xe3Oracle, IdenticalAtAnyThreadCountAndRestartsHappen) {
   const Xe3Section section = Xe3Section::from(e.bvh.dwords);
   const TraceOutput a = trace_rays_xe3(section, rays, o, Executor(1), Xe3StackOptions{2});
   const TraceOutput b = trace_rays_xe3(section, rays, o, Executor(3), Xe3StackOptions{2});
-  EXPECT_TRUE(a.rays == b.rays);
-  EXPECT_TRUE(a.waves == b.waves);
-  EXPECT_TRUE(a.node_sequences == b.node_sequences);
-  for (std::size_t i = 0; i < rays.size(); ++i) EXPECT_EQ(a.node_sequences[i].size(), a.rays[i].counters.steps);
+  expect_identical_runs(a, b);
   EXPECT_GT(a.total_counters().walk_back_steps, 0u);
   EXPECT_GT(a.total_counters().stack_lost, 0u);
-  const WaveStats w = a.total_waves();
-  EXPECT_EQ(w.lanes, rays.size());
-  EXPECT_EQ(w.active_lane_steps, a.total_counters().steps);
   // Explicit waves: the same rays in waves of 7 give the same per-ray results.
   std::vector<uint32_t> begins;
   for (uint32_t i = 0; i < rays.size(); i += 7) begins.push_back(i);

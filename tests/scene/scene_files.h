@@ -1,51 +1,18 @@
 #pragma once
-// Test helpers for the OBJ loader: a scratch folder for OBJ/MTL/texture files, and a small PNG writer (stored
-// deflate blocks, any of PNG's 8-bit colour types) so tests can make textures with 1 to 4 channels.
+// Test helpers for the OBJ loader: a scratch folder for OBJ/MTL/texture files (blob/scratch_dir.h), and a small PNG
+// writer (stored deflate blocks, any of PNG's 8-bit colour types) so tests can make textures with 1 to 4 channels.
 #include <gtest/gtest.h>
 
 #include <array>
 #include <cstdint>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "blob/scratch_dir.h"
 #include "hwbvh/core/error.h"
 
 namespace hwbvh::test {
-
-/// A fresh folder under the system temp folder, named after the running test and removed afterwards.
-class ScratchDir {
- public:
-  ScratchDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = std::filesystem::temp_directory_path() /
-            ("hwbvh-scene-" + std::string(info->test_suite_name()) + "-" + info->name() + "-" +
-             std::to_string(reinterpret_cast<std::uintptr_t>(this)));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
-  /// Writes `bytes` to `name` (subfolders created) and returns the full path.
-  std::filesystem::path write(const std::string& name, std::string_view bytes) const {
-    const auto file = path_ / name;
-    std::filesystem::create_directories(file.parent_path());
-    std::ofstream(file, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    return file;
-  }
-
- private:
-  std::filesystem::path path_;
-};
 
 /// An 8-bit PNG: channels 1 = grey, 2 = grey + alpha, 3 = RGB, 4 = RGBA; `pixels` row-major, top row first.
 inline std::string png_image(uint32_t width, uint32_t height, int channels, const std::vector<uint8_t>& pixels) {

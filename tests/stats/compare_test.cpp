@@ -1,4 +1,6 @@
-// hwbvh compare and every target through hwbvh stats: all variants find the same hits as Embree.
+// hwbvh compare and every target through hwbvh stats: all variants find the same hits as Embree, with the alpha
+// test on alpha-tested scenes.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "fixtures/paths.h"
@@ -7,6 +9,17 @@
 
 namespace hwbvh::stats {
 namespace {
+
+// Every row traced rays and agrees with Embree on at least 99.99% of them.
+void expect_every_row_agrees(const CompareReport& report) {
+  for (const VariantRow& row : report.rows) {
+    SCOPED_TRACE(row.name);
+    ASSERT_GT(row.rays, 0u);
+    ASSERT_GT(row.agreement.rays(), 0u);
+    EXPECT_GE(static_cast<double>(row.agreement.agreeing()) / static_cast<double>(row.agreement.rays()), 0.9999)
+        << compare_to_text(report);
+  }
+}
 
 TEST(Compare, EveryVariantAgreesWithEmbreeAndBvh8NeedsFewerSteps) {
   const Scene scene = load_obj(test::project_scene("rotated-objects.obj"));
@@ -18,13 +31,8 @@ TEST(Compare, EveryVariantAgreesWithEmbreeAndBvh8NeedsFewerSteps) {
   o.machine = emu::load_machine_preset("rdna4");
   const CompareReport report = compare_targets(scene, o);
   ASSERT_EQ(report.rows.size(), 5u);
-  for (const VariantRow& row : report.rows) {
-    SCOPED_TRACE(row.name);
-    EXPECT_GT(row.rays, 0u);
-    EXPECT_GE(static_cast<double>(row.agreement.agreeing()) / static_cast<double>(row.agreement.rays()), 0.9999)
-        << compare_to_text(report);
-    EXPECT_GT(row.machine_cycles, 0u);
-  }
+  expect_every_row_agrees(report);
+  for (const VariantRow& row : report.rows) EXPECT_GT(row.machine_cycles, 0u) << row.name;
   const VariantRow& bvh4 = report.rows[0];
   const VariantRow& bvh8 = report.rows[2];
   const VariantRow& bvh8_obb = report.rows[3];
@@ -33,6 +41,52 @@ TEST(Compare, EveryVariantAgreesWithEmbreeAndBvh8NeedsFewerSteps) {
   EXPECT_LT(bvh8_obb.steps, bvh8.steps);          // this scene rewards OBBs
   EXPECT_LT(bvh8.bytes, bvh4.bytes);              // compressed primitive nodes
   EXPECT_EQ(report.rows[4].name, "xe3 QBVH6");
+}
+
+// On alpha-tested cards every row runs the scene's alpha test as its any-hit shader and agrees with Embree running
+// the same test in its filter; the BVH8 + OBB row counts exactly what `hwbvh stats` counts on an rtip31 blob of
+// the scene without a STOC sideband (the compare build has no opacity bake).
+TEST(Compare, AlphaTestedSceneRunsTheAnyHitShaderOnEveryVariant) {
+  const Scene scene = load_obj(test::project_scene("alpha-cards.obj"));
+  CompareOptions o;
+  o.width = 48;
+  o.height = 32;
+  o.random_rays = 1024;
+  o.kinds = {RayKind::Primary, RayKind::Shadow, RayKind::Random};
+  const CompareReport report = compare_targets(scene, o);
+  EXPECT_TRUE(report.any_hit_shader);
+  ASSERT_EQ(report.rows.size(), 5u);
+  expect_every_row_agrees(report);
+  for (const VariantRow& row : report.rows) EXPECT_GT(row.any_hit_invocations, 0.0) << row.name;
+  EXPECT_THAT(compare_to_text(report), testing::HasSubstr("any-hit"));
+  EXPECT_THAT(compare_to_text(report), testing::HasSubstr("No opacity bake"));
+
+  o.kinds = {RayKind::Primary};
+  const VariantRow bvh8_obb = compare_targets(scene, o).rows[3];
+  pipeline::BuildBlobOptions build;
+  build.rtip31_stoc_level = 0;
+  const emu::LoadedBvh bvh = emu::load_bvh(pipeline::build_blob(scene, build).blob, "alpha-cards.obj");
+  StatsOptions so;
+  so.kinds = {RayKind::Primary};
+  so.width = o.width;
+  so.height = o.height;
+  const KindStats primary = run_stats(bvh, so).kinds[0];
+  EXPECT_EQ(bvh8_obb.rays, primary.rays);
+  EXPECT_DOUBLE_EQ(bvh8_obb.steps, primary.steps.mean);
+  EXPECT_DOUBLE_EQ(bvh8_obb.any_hit_invocations, primary.any_hit_invocations.mean);
+  EXPECT_EQ(bvh8_obb.agreement.agreeing(), primary.agreement.agreeing());
+}
+
+TEST(Compare, SceneWithoutAlphaHasNoAnyHitColumn) {
+  const Scene scene = load_obj(test::project_scene("cornell-box.obj"));
+  CompareOptions o;
+  o.width = 16;
+  o.height = 16;
+  o.random_rays = 256;
+  const CompareReport report = compare_targets(scene, o);
+  EXPECT_FALSE(report.any_hit_shader);
+  for (const VariantRow& row : report.rows) EXPECT_EQ(row.any_hit_invocations, 0.0) << row.name;
+  EXPECT_THAT(compare_to_text(report), testing::Not(testing::HasSubstr("any-hit")));
 }
 
 class Targets : public testing::TestWithParam<blob::Target> {};

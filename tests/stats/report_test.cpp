@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -223,6 +224,75 @@ TEST_F(Report, IsDeterministicAtAnyThreadCount) {
   o.threads = 3;
   const std::string three = stats::report_to_html(stats::make_report({test::project_scene("cornell-box.obj")}, o));
   EXPECT_EQ(one, three);
+}
+
+// The <table> that follows `heading` in `html`, as rows of cells (header cells included), by plain scanning.
+std::vector<std::vector<std::string>> table_after(const std::string& html, const std::string& heading) {
+  std::vector<std::vector<std::string>> rows;
+  const std::size_t begin = html.find(heading);
+  if (begin == std::string::npos) return rows;
+  const std::size_t end = html.find("</table>", begin);
+  for (std::size_t tr = html.find("<tr>", begin); tr < end; tr = html.find("<tr>", tr + 1)) {
+    const std::size_t tr_end = html.find("</tr>", tr);
+    std::vector<std::string> cells;
+    for (std::size_t c = html.find("<t", tr + 4); c < tr_end; c = html.find("<t", c + 1)) {
+      const std::size_t open_end = html.find('>', c) + 1;
+      cells.push_back(html.substr(open_end, html.find("</t", open_end) - open_end));
+    }
+    rows.push_back(std::move(cells));
+  }
+  return rows;
+}
+
+TEST_F(Report, CompareTableOfASceneWithoutAlphaHasNoAnyHitColumn) {
+  ASSERT_FALSE(report_->scenes[0].compare->any_hit_shader);
+  const auto rows = table_after(*html_, "<h3>Comparison across targets</h3>");
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(std::count(rows[0].begin(), rows[0].end(), "any-hit invocations"), 0);
+  EXPECT_EQ(rows[0].size(), 9u);  // variant ... oracle agreement, machine-model cycles
+}
+
+// An alpha-tested scene: the build rows are those of `hwbvh build` / `hwbvh info`, and the compare table has an
+// any-hit column (as `hwbvh compare` prints) holding each variant's invocations per ray.
+TEST(ReportAlpha, BuildShowsOpacityRowsAndCompareShowsAnyHitColumn) {
+  const auto cards = test::project_scene("alpha-cards.obj");
+  if (!std::filesystem::exists(cards)) GTEST_SKIP() << "scenes/alpha-cards.obj not present";
+  stats::ReportOptions o;
+  o.kinds = {stats::RayKind::Primary, stats::RayKind::Shadow};
+  o.width = 24;
+  o.height = 16;
+  o.ao_samples = 1;
+  o.compare = true;
+  const stats::Report report = stats::make_report({cards}, o);
+  const stats::SceneReport& s = report.scenes.at(0);
+  ASSERT_TRUE(s.build.opacity.has_value());
+  ASSERT_TRUE(s.compare.has_value());
+  ASSERT_TRUE(s.compare->any_hit_shader);
+  const std::string html = stats::report_to_html(report);
+  EXPECT_EQ(tag_problems(html), "");
+
+  const auto build = table_after(html, "<h3>Build</h3>");
+  for (const auto& [label, value] : pipeline::opacity_rows(*s.build.opacity)) {
+    EXPECT_NE(std::find(build.begin(), build.end(), std::vector<std::string>{label, value}), build.end()) << label;
+  }
+
+  const auto rows = table_after(html, "<h3>Comparison across targets</h3>");
+  ASSERT_EQ(rows.size(), s.compare->rows.size() + 1);
+  const std::vector<std::string>& header = rows[0];
+  const auto column = std::find(header.begin(), header.end(), "any-hit invocations");
+  ASSERT_NE(column, header.end());
+  EXPECT_EQ(*(column + 1), "oracle agreement");  // where `hwbvh compare` puts it
+  const auto index = static_cast<std::size_t>(column - header.begin());
+  for (std::size_t i = 0; i < s.compare->rows.size(); ++i) {
+    const stats::VariantRow& v = s.compare->rows[i];
+    ASSERT_EQ(rows[i + 1].size(), header.size()) << v.name;
+    EXPECT_EQ(rows[i + 1][0], v.name);
+    EXPECT_GT(v.any_hit_invocations, 0.0) << v.name;  // nothing baked: every alpha-tested candidate runs the shader
+    char cell[32];
+    std::snprintf(cell, sizeof cell, "%.2f", v.any_hit_invocations);
+    EXPECT_EQ(rows[i + 1][index], cell) << v.name;
+  }
+  EXPECT_NE(html.find("Alpha-tested scene: any-hit invocations"), std::string::npos);
 }
 
 TEST(ReportHtml, EscapesNamesFromOutside) {

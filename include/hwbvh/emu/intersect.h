@@ -22,8 +22,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <new>
 #include <span>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "hwbvh/core/bits.h"
@@ -146,6 +149,8 @@ IntersectResult image_bvh8_intersect_ray(const NodeMemory& memory, const Pointer
 struct PreparedRay {
   RayOperands operands;  ///< extent may change between calls; origin and direction must not
   Vec3 inverse{0.0f};    ///< 1 / direction, per component (IEEE division)
+  /// Per axis, 1 when the slab's near plane is its max (inverse < 0 or NaN), else 0: axis-aligned nodes only.
+  std::array<uint8_t, 3> near_is_max{};
   int kx = 0, ky = 1, kz = 2;  ///< watertight: kz = the largest |direction| component; (kx, ky) keep the winding
   float shear_x = 0.0f, shear_y = 0.0f, shear_z = 1.0f;  ///< d[kx] / d[kz], d[ky] / d[kz], 1 / d[kz]
 
@@ -166,7 +171,7 @@ class NodeDecodeCache {
  public:
   /// Room for `box_nodes` box nodes and `pairs` triangle pairs, each rounded up to a power of two and capped at
   /// what the memory can hold (a small node memory gets a small cache).
-  explicit NodeDecodeCache(const NodeMemory& memory, uint32_t box_nodes = 4096, uint32_t pairs = 16384);
+  explicit NodeDecodeCache(const NodeMemory& memory, uint32_t box_nodes = 16384, uint32_t pairs = 65536);
 
   [[nodiscard]] const NodeMemory& memory() const { return memory_; }
 
@@ -184,14 +189,17 @@ class NodeDecodeCache {
     // stored only after find() accepted it, so a hit needs no range check. The hit path is inline.
     const uint32_t slot = (pointer >> 4) & box_mask_;
     fault = NodeFault::None;
-    return box_key_[slot] == pointer ? &boxes_[slot] : fill_box(slot, pointer, fault);
+    return box_key_[slot] == pointer ? boxes_[slot].get() : fill_box(slot, pointer, fault);
   }
   /// The decoded pair `pointer` (kind Primitive), or null with `fault` set (find()'s faults; a malformed pair is
   /// returned with Pair::fault set).
   const Pair* pair(uint32_t pointer, NodeFault& fault) {
-    const uint32_t slot = ((pointer >> 4) << 3 | rdna4::pair_index(pointer)) & pair_mask_;
+    // Node index times the most pairs a node can hold, plus the pair: most nodes hold fewer than eight, so the
+    // product is hashed (Fibonacci) to spread them over all entries.
+    const uint32_t key = (pointer >> 4) << 3 | rdna4::pair_index(pointer);
+    const uint32_t slot = (key * 0x9E3779B1u >> 8) & pair_mask_;
     fault = NodeFault::None;
-    return pair_key_[slot] == pointer ? &pairs_[slot] : fill_pair(slot, pointer, fault);
+    return pair_key_[slot] == pointer ? pairs_[slot].get() : fill_pair(slot, pointer, fault);
   }
 
  private:
@@ -201,9 +209,18 @@ class NodeDecodeCache {
 
   NodeMemory memory_;
   uint32_t box_mask_, pair_mask_;
+  /// Room for one entry, left uninitialised: an entry is read only after its key says a fill wrote it, and a
+  /// cache is made per trace call, where initialising megabytes of entries would cost more than small calls trace.
+  template <class T>
+  struct Slot {
+    alignas(T) std::byte bytes[sizeof(T)];
+    T* get() { return std::launder(reinterpret_cast<T*>(bytes)); }
+  };
+  static_assert(std::is_trivially_destructible_v<Box> && std::is_trivially_destructible_v<Pair>);
+
   std::vector<uint32_t> box_key_, pair_key_;  ///< the pointer each entry holds; INVALID_NODE = empty
-  std::vector<Box> boxes_;
-  std::vector<Pair> pairs_;
+  std::unique_ptr<Slot<Box>[]> boxes_;
+  std::unique_ptr<Slot<Pair>[]> pairs_;
 };
 
 /// image_bvh8_intersect_ray on the cache's node memory, reading decoded nodes through the cache; the same result.
@@ -211,7 +228,10 @@ IntersectResult image_bvh8_intersect_ray(NodeDecodeCache& cache, const PointerFl
                                          uint32_t node_pointer, const IntersectOptions& options);
 
 /// The box growth factor G = f32(1 + box_grow * 2^-24) of §5.3 step 5 (box_grow 6 -> 0x3F800003).
-float box_grow_factor(uint32_t box_grow);
+inline float box_grow_factor(uint32_t box_grow) {
+  // g * 2^-24 is exact in f32 (g < 2^8); the sum rounds once, as the hardware constant.
+  return 1.0f + static_cast<float>(box_grow) * 0x1p-24f;
+}
 
 /// One triangle slot of a primitive-node result, read the way GPURT's `Bvh8IntersectResult` does (§5.4).
 struct TriangleSlot {

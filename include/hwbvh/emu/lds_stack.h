@@ -71,7 +71,9 @@ class LdsStack {
   [[nodiscard]] const StackTraffic& traffic() const { return traffic_; }
 
  private:
-  void push(uint32_t value);
+  /// `count` pushes of the values next() returns, with the bookkeeping of as many single pushes.
+  template <class Values>
+  void push_n(uint32_t count, Values next);
 
   uint32_t size_;
   StackAddress address_;

@@ -89,6 +89,7 @@ class RayTraversal {
   void process_primitive_hits(const IntersectDwords& dw);
   void walk_back(uint32_t prev);
   void finish(NodeFault fault, uint32_t node);
+  void stop();  ///< ends the ray: done, with the stack counters filled in
 
   const NodeMemory* memory_;
   NodeDecodeCache* cache_;

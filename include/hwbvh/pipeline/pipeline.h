@@ -14,6 +14,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "hwbvh/blob/blob.h"
 #include "hwbvh/build/builder.h"
@@ -126,6 +128,11 @@ BuildReport build_file(const std::filesystem::path& scene_path, const std::files
 std::string report_to_json(const BuildReport& report);
 /// Parses report_to_json's output (e.g. a BuildMeta section). Throws hwbvh::Error(BadInput) naming `file`.
 BuildReport report_from_json(std::string_view json, const std::string& file);
+
+/// The opacity figures as label/value rows for text output (`hwbvh build`, `hwbvh info`): alpha-tested triangles
+/// and cutoff; STOC level, order and bytes; and, when something was baked, the bake level, its sub-triangle count
+/// and the opaque / transparent / unknown shares.
+std::vector<std::pair<std::string, std::string>> opacity_rows(const OpacityReport& opacity);
 
 /// The SceneMeta section's JSON for `scene` (docs/blob-format.md §8).
 std::string scene_meta_json(const Scene& scene);

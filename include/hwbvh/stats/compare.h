@@ -3,6 +3,10 @@
 // same rays traced through each variant's encoded bytes, every ray checked against Embree, and optionally the
 // machine model's cycles. Variants: rtip20 BVH4 (RDNA 2/3), rtip31 BVH4x2 (RDNA 4 dual intersect on the 4-wide
 // tree), rtip31 BVH8 without and with OBBs (RDNA 4), xe3 QBVH6 (Intel Xe3, QuadLeafs without STOC bits).
+// Alpha-tested scenes: each variant is loaded as a blob of its target with the scene's AlphaTest section and traced
+// with that blob's any-hit shader (emu::AnyHitShader), and the oracle's Embree filter runs the same alpha test, as
+// `hwbvh stats` does. Nothing is baked (no xe3 STOC bits, no rtip31 Stoc sideband), so on every row each candidate
+// hit on an alpha-tested triangle runs the shader.
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +42,7 @@ struct VariantRow {
   double box_tests = 0.0;
   double triangle_tests = 0.0;
   double stack_ops = 0.0;           ///< pushes + pops
+  double any_hit_invocations = 0.0;  ///< any-hit shader (alpha test) runs; 0 without alpha-tested triangles
   emu::AgreementStats agreement;
   std::optional<emu::MachineResult> machine;  ///< summed cycles over kinds are in machine_cycles
   uint64_t machine_cycles = 0;
@@ -48,6 +53,7 @@ struct CompareReport {
   uint64_t triangles = 0;
   std::vector<RayKind> kinds;
   std::optional<std::string> machine;  ///< preset name
+  bool any_hit_shader = false;  ///< the scene has alpha-tested triangles: variants and oracle ran its alpha test
   std::vector<VariantRow> rows;
 };
 

@@ -1,8 +1,11 @@
 #include "hwbvh/formats/rdna3/node_section.h"
 
-#include "hwbvh/core/bits.h"
+#include "formats/section_header.h"
 
 namespace hwbvh::rdna3 {
+
+using formats::header_error;
+
 namespace {
 
 constexpr uint32_t kSlotDwords = kSlotBytes / 4;
@@ -21,38 +24,29 @@ BoxNodeDwords write_node_section_header(const NodeSectionHeader& header) {
   dw[2] = header.node_slots;
   dw[3] = header.box_nodes;
   dw[4] = header.triangle_nodes;
-  for (int a = 0; a < 3; ++a) {
-    dw[5 + a] = float_bits(header.bounds.min[a]);
-    dw[8 + a] = float_bits(header.bounds.max[a]);
-  }
+  formats::write_bounds(dw, 5, header.bounds);
   return dw;
 }
 
 std::optional<NodeSectionHeader> read_node_section_header(std::span<const uint32_t> dwords, std::string* error) {
-  auto fail = [&](const char* why) -> std::optional<NodeSectionHeader> {
-    if (error) *error = why;
-    return std::nullopt;
-  };
-  if (dwords.size() < kBoxNodeDwords) return fail("node section is shorter than its 128-byte header");
-  if (dwords[0] != kNodeSectionMagic) return fail("node section header has the wrong magic (not an RT IP 2.0 section)");
+  if (dwords.size() < kBoxNodeDwords) return header_error(error, "node section is shorter than its 128-byte header");
+  if (dwords[0] != kNodeSectionMagic)
+    return header_error(error, "node section header has the wrong magic (not an RT IP 2.0 section)");
   NodeSectionHeader h;
   h.root_pointer = dwords[1];
   h.node_slots = dwords[2];
   h.box_nodes = dwords[3];
   h.triangle_nodes = dwords[4];
-  for (int a = 0; a < 3; ++a) {
-    h.bounds.min[a] = bits_float(dwords[5 + a]);
-    h.bounds.max[a] = bits_float(dwords[8 + a]);
-  }
+  h.bounds = formats::read_bounds(dwords, 5);
   if (2 * uint64_t{h.box_nodes} + h.triangle_nodes + kHeaderSlots != h.node_slots) {
-    return fail("node section header node counts do not add up to its slot count");
+    return header_error(error, "node section header node counts do not add up to its slot count");
   }
   if (node_section_dwords(h.node_slots) != dwords.size()) {
-    return fail("node section header slot count disagrees with the section size");
+    return header_error(error, "node section header slot count disagrees with the section size");
   }
   const uint64_t root = node_byte_offset(h.root_pointer);
   if (root < kHeaderSlots * kSlotBytes || root + kBoxNodeBytes > uint64_t{h.node_slots} * kSlotBytes) {
-    return fail("node section root pointer is outside the node slots");
+    return header_error(error, "node section root pointer is outside the node slots");
   }
   return h;
 }

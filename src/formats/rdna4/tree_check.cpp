@@ -1,26 +1,21 @@
 #include "hwbvh/formats/rdna4/tree_check.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
-#include <cstdio>
 #include <string>
 
+#include "formats/tree_walker.h"
 #include "hwbvh/formats/rdna4/decode.h"
 #include "hwbvh/formats/rdna4/node_section.h"
 
 namespace hwbvh::rdna4 {
 namespace {
 
+using formats::hex32;
+
 // Real trees are far shallower (a BVH8 over 2^32 triangles needs ~11 levels); the limit bounds recursion on
 // hostile input.
 constexpr uint32_t kMaxDepth = 256;
-
-std::string hex(uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "0x%08X", v);
-  return buf;
-}
 
 // The intersector's ray rotation (§3.3) applied to a point: fma chain z, y, x.
 Vec3 rotate_like_hardware(const Mat3Rows& m, Vec3 p) {
@@ -29,43 +24,39 @@ Vec3 rotate_like_hardware(const Mat3Rows& m, Vec3 p) {
   return r;
 }
 
-class Walker {
+class Walker : formats::TreeWalker<TreeCheckResult> {
  public:
-  Walker(std::span<const uint32_t> dw, const Scene* scene, std::size_t max_problems)
-      : dw_(dw), scene_(scene), max_problems_(max_problems) {}
+  using TreeWalker::TreeWalker;
 
   TreeCheckResult run() {
     std::string error;
     const auto header = read_node_section_header(dw_.data(), dw_.size(), &error);
-    if (!header) {
-      problem(error);
-      return std::move(result_);
-    }
+    if (!header) return refuse(error);
     slots_ = header->node_slots;
     visited_.assign(slots_, 0);
     visited_[0] = 1;
-    if (scene_) result_.triangle_references.assign(scene_->triangles.size(), 0);
     std::vector<uint32_t> below;
     if (node_kind(header->root_pointer) != NodeKind::Box) {
-      problem("root pointer " + hex(header->root_pointer) + " is not a box node");
+      problem("root pointer " + hex32(header->root_pointer) + " is not a box node");
     } else {
       visit_box(header->root_pointer, kInvalidNode, 0, 0, below);
     }
-    if (scene_) check_containment();
-    for (uint32_t s = 1; s < slots_ && result_.problems.size() < max_problems_; ++s)
+    // Child boxes are in their node's OBB frame, with the intersector's float rotation.
+    if (scene_) {
+      check_containment([](uint32_t obb_index, Vec3 v) {
+        return obb_index != kNoObb ? rotate_like_hardware(obb_matrix(obb_index), v) : v;
+      });
+    }
+    for (uint32_t s = 1; s < slots_ && !full(); ++s)
       if (!visited_[s]) problem("node slot " + std::to_string(s) + " (byte " + std::to_string(uint64_t{s} * kNodeBytes) + ") is not reachable from the root");
     return std::move(result_);
   }
 
  private:
-  void problem(const std::string& what) {
-    if (result_.problems.size() < max_problems_) result_.problems.push_back(what);
-  }
-
   bool fetch(uint32_t pointer, NodeDwords& node) {
     const uint64_t offset = node_byte_offset(pointer);
     if (offset == 0 || offset / kNodeBytes >= slots_) {
-      problem("pointer " + hex(pointer) + " is outside the node section");
+      problem("pointer " + hex32(pointer) + " is outside the node section");
       return false;
     }
     std::copy_n(dw_.begin() + static_cast<std::ptrdiff_t>(offset / 4), kNodeDwords, node.begin());
@@ -74,51 +65,57 @@ class Walker {
 
   // Visits a box node; appends every vertex below it to `below` (only with a scene).
   void visit_box(uint32_t pointer, uint32_t parent, uint32_t index_in_parent, uint32_t depth, std::vector<uint32_t>& below) {
-    if (result_.problems.size() >= max_problems_) return;
+    if (full()) return;
     if (depth > kMaxDepth) {
-      problem("box node " + hex(pointer) + " is more than " + std::to_string(kMaxDepth) + " levels deep");
+      problem("box node " + hex32(pointer) + " is more than " + std::to_string(kMaxDepth) + " levels deep");
       return;
     }
     NodeDwords raw;
     if (!fetch(pointer, raw)) return;
     const uint32_t slot = static_cast<uint32_t>(node_byte_offset(pointer) / kNodeBytes);
     if (visited_[slot]) {
-      problem("box node " + hex(pointer) + " is reached twice (cycle or shared node)");
+      problem("box node " + hex32(pointer) + " is reached twice (cycle or shared node)");
       return;
     }
     visited_[slot] = 1;
     ++result_.box_nodes;
     result_.max_depth = std::max(result_.max_depth, depth);
     const DecodedBoxNode node = decode_box_node(raw);
-    if (node.parent_pointer != parent) problem("box node " + hex(pointer) + " has parent pointer " + hex(node.parent_pointer) + ", expected " + hex(parent));
-    if (parent != kInvalidNode && node.index_in_parent != index_in_parent) problem("box node " + hex(pointer) + " has index_in_parent " + std::to_string(node.index_in_parent) + ", expected " + std::to_string(index_in_parent));
+    if (node.parent_pointer != parent) problem("box node " + hex32(pointer) + " has parent pointer " + hex32(node.parent_pointer) + ", expected " + hex32(parent));
+    if (parent != kInvalidNode && node.index_in_parent != index_in_parent) problem("box node " + hex32(pointer) + " has index_in_parent " + std::to_string(node.index_in_parent) + ", expected " + std::to_string(index_in_parent));
     const bool rotated = node.obb_index != kNoObb;
     if (rotated) ++result_.obb_box_nodes;
-    if (rotated && node.obb_index >= kObbMatrixCount) problem("box node " + hex(pointer) + " has OBB index " + std::to_string(node.obb_index) + " (valid: 0..103 or 127)");
+    if (rotated && node.obb_index >= kObbMatrixCount) problem("box node " + hex32(pointer) + " has OBB index " + std::to_string(node.obb_index) + " (valid: 0..103 or 127)");
 
     uint32_t last_prim_node = 0;
     for (uint32_t k = 0; k < node.child_count; ++k) {
       const uint32_t child = node.child_pointer[k];
       std::vector<uint32_t> child_triangles;
       switch (node_kind(child)) {
-        case NodeKind::Box: visit_box(child, pointer, k, depth + 1, child_triangles); break;
-        case NodeKind::Primitive: visit_range(child, pointer, last_prim_node, child_triangles); break;
-        default: problem("box node " + hex(pointer) + " child " + std::to_string(k) + " has unsupported type " + std::to_string(child & 7));
+        case NodeKind::Box:
+          visit_box(child, pointer, k, depth + 1, child_triangles);
+          break;
+        case NodeKind::Primitive:
+          visit_range(child, pointer, last_prim_node, child_triangles);
+          break;
+        default:
+          problem("box node " + hex32(pointer) + " child " + std::to_string(k) + " has unsupported type " +
+                  std::to_string(child & 7));
       }
-      if (scene_) containment_.push_back({pointer, k, rotated ? node.obb_index : kNoObb, node.child_box[k], child_triangles});
+      add_child("box node " + hex32(pointer), k, node.child_box[k], child_triangles, rotated ? node.obb_index : kNoObb);
       below.insert(below.end(), child_triangles.begin(), child_triangles.end());
     }
   }
 
   // Walks a primitive range pair by pair as the traversal does (§4.7 navigation).
   void visit_range(uint32_t pointer, uint32_t box, uint32_t& last_prim_node, std::vector<uint32_t>& below) {
-    for (uint32_t guard = 0; guard < 16 * 8 && result_.problems.size() < max_problems_; ++guard) {
+    for (uint32_t guard = 0; guard < 16 * 8 && !full(); ++guard) {
       NodeDwords raw;
       if (!fetch(pointer, raw)) return;
       const uint32_t slot = static_cast<uint32_t>(node_byte_offset(pointer) / kNodeBytes);
       if (slot != last_prim_node) {
         // Several leaf ranges of one box node may share a primitive node; any other sharing is a problem.
-        if (visited_[slot]) problem("primitive node " + hex(pointer & ~0xFu) + " is reached from more than one place (box " + hex(box) + ")");
+        if (visited_[slot]) problem("primitive node " + hex32(pointer & ~0xFu) + " is reached from more than one place (box " + hex32(box) + ")");
         visited_[slot] = 1;
         ++result_.primitive_nodes;
         last_prim_node = slot;
@@ -126,84 +123,25 @@ class Walker {
       std::string error;
       const auto pair = decode_primitive_pair(raw, pair_index(pointer), &error);
       if (!pair) {
-        problem("primitive node " + hex(pointer) + ": " + error);
+        problem("primitive node " + hex32(pointer) + ": " + error);
         return;
       }
       for (const DecodedTriangle& t : pair->tri) {
         if (!t.valid) continue;
         ++result_.triangles;
-        const uint32_t tri = check_triangle(pointer, t);
+        const uint32_t tri =
+            scene_triangle("primitive node " + hex32(pointer), t.geometry_id, t.primitive_id, t.vertex);
         if (tri != kNoIndex) below.push_back(tri);
       }
       if (pair->navigation == kNavEndOfRange) return;
       pointer = pair->navigation == kNavEndOfNode ? (pointer & ~0xFu) + 0x10
                                                   : (pointer & ~0xFu) | pair_node_type(pair_index(pointer) + 1);
     }
-    problem("primitive range at " + hex(pointer) + " has no stop bit within 128 pairs");
+    problem("primitive range at " + hex32(pointer) + " has no stop bit within 128 pairs");
   }
 
-  // Returns the scene triangle the decoded one names, or kNoIndex.
-  uint32_t check_triangle(uint32_t pointer, const DecodedTriangle& t) {
-    if (!scene_) return kNoIndex;
-    if (t.geometry_id >= scene_->geometries.size() || t.primitive_id >= scene_->geometries[t.geometry_id].triangle_count) {
-      problem("primitive node " + hex(pointer) + " names geometry " + std::to_string(t.geometry_id) + " primitive " + std::to_string(t.primitive_id) + ", which the scene does not have");
-      return kNoIndex;
-    }
-    const uint32_t tri = scene_->geometries[t.geometry_id].first_triangle + t.primitive_id;
-    ++result_.triangle_references[tri];
-    for (int k = 0; k < 3; ++k) {
-      const Vec3 expected = scene_->vertex(tri, k);
-      for (int a = 0; a < 3; ++a) {
-        if (std::bit_cast<uint32_t>(expected[a]) != std::bit_cast<uint32_t>(t.vertex[k][a])) {
-          problem("primitive node " + hex(pointer) + ": triangle " + std::to_string(tri) + " does not decode bit-identically");
-          return kNoIndex;
-        }
-      }
-    }
-    return tri;
-  }
-
-  // After the walk, when reference counts are known: a child box must contain every triangle below it that is
-  // referenced once. A triangle split by spatial splits is referenced several times, each time with a clipped
-  // box, so only its overlap with the child box is required.
-  void check_containment() {
-    for (const ChildContents& c : containment_) {
-      const Mat3Rows m = c.obb_index != kNoObb ? obb_matrix(c.obb_index) : Mat3Rows{};
-      for (uint32_t tri : c.triangles) {
-        Aabb tri_box;
-        bool inside = true;
-        for (int k = 0; k < 3; ++k) {
-          const Vec3 v = scene_->vertex(tri, k);
-          const Vec3 p = c.obb_index != kNoObb ? rotate_like_hardware(m, v) : v;
-          tri_box.grow(p);
-          inside = inside && c.box.contains(p);
-        }
-        const bool split = result_.triangle_references[tri] > 1;
-        const bool overlaps = !Aabb{glm::max(tri_box.min, c.box.min), glm::min(tri_box.max, c.box.max)}.empty();
-        if (split ? !overlaps : !inside) {
-          problem("box node " + hex(c.node) + " child " + std::to_string(c.slot) + " does not contain triangle " +
-                  std::to_string(tri) + (split ? " (split reference: no overlap)" : ""));
-          return;
-        }
-      }
-    }
-  }
-
-  struct ChildContents {
-    uint32_t node;
-    uint32_t slot;
-    uint32_t obb_index;
-    Aabb box;
-    std::vector<uint32_t> triangles;
-  };
-  std::vector<ChildContents> containment_;
-
-  std::span<const uint32_t> dw_;
-  const Scene* scene_;
-  std::size_t max_problems_;
   uint32_t slots_ = 0;
   std::vector<uint8_t> visited_;
-  TreeCheckResult result_;
 };
 
 }  // namespace

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 
-#include "hwbvh/core/bits.h"
+#include "formats/section_header.h"
 
 namespace hwbvh::xe3 {
+
+using formats::header_error;
 
 std::size_t node_section_dwords(uint32_t node_blocks, uint32_t stoc_data_blocks) {
   return (std::size_t{node_blocks} + stoc_data_blocks) * kBlockDwords;
@@ -20,21 +22,15 @@ std::array<uint32_t, kHeaderDwords> write_node_section_header(const NodeSectionH
   dw[5] = header.stoc3_leaves;
   dw[6] = header.stoc_level;
   dw[7] = static_cast<uint32_t>(header.order);
-  for (int a = 0; a < 3; ++a) {
-    dw[8 + a] = float_bits(header.bounds.min[a]);
-    dw[11 + a] = float_bits(header.bounds.max[a]);
-  }
+  formats::write_bounds(dw, 8, header.bounds);
   dw[14] = header.stoc_data_blocks;
   return dw;
 }
 
 std::optional<NodeSectionHeader> read_node_section_header(std::span<const uint32_t> dwords, std::string* error) {
-  auto fail = [&](const char* why) -> std::optional<NodeSectionHeader> {
-    if (error) *error = why;
-    return std::nullopt;
-  };
-  if (dwords.size() < kHeaderDwords) return fail("node section is shorter than its 128-byte header");
-  if (dwords[0] != kNodeSectionMagic) return fail("node section header has the wrong magic (not an Xe3 section)");
+  if (dwords.size() < kHeaderDwords) return header_error(error, "node section is shorter than its 128-byte header");
+  if (dwords[0] != kNodeSectionMagic)
+    return header_error(error, "node section header has the wrong magic (not an Xe3 section)");
   NodeSectionHeader h;
   h.root_block = dwords[1];
   h.node_blocks = dwords[2];
@@ -42,27 +38,24 @@ std::optional<NodeSectionHeader> read_node_section_header(std::span<const uint32
   h.quad_leaves = dwords[4];
   h.stoc3_leaves = dwords[5];
   h.stoc_level = dwords[6];
-  for (int a = 0; a < 3; ++a) {
-    h.bounds.min[a] = bits_float(dwords[8 + a]);
-    h.bounds.max[a] = bits_float(dwords[11 + a]);
-  }
+  h.bounds = formats::read_bounds(dwords, 8);
   h.stoc_data_blocks = dwords[14];
   if (h.stoc_level != 0 && h.stoc_level != 1 && h.stoc_level != 3) {
-    return fail("node section header names a STOC level other than 0, 1 or 3");
+    return header_error(error, "node section header names a STOC level other than 0, 1 or 3");
   }
-  if (dwords[7] > 1) return fail("node section header names an unknown sub-triangle order");
+  if (dwords[7] > 1) return header_error(error, "node section header names an unknown sub-triangle order");
   h.order = static_cast<SubTriangleOrder>(dwords[7]);
   if (std::any_of(dwords.begin() + 15, dwords.begin() + kHeaderDwords, [](uint32_t d) { return d != 0; })) {
-    return fail("node section header has non-zero padding");
+    return header_error(error, "node section header has non-zero padding");
   }
   if (uint64_t{h.internal_nodes} + h.quad_leaves + 2 * uint64_t{h.stoc3_leaves} + kHeaderBlocks != h.node_blocks) {
-    return fail("node section header node counts do not add up to its block count");
+    return header_error(error, "node section header node counts do not add up to its block count");
   }
   if (node_section_dwords(h.node_blocks, h.stoc_data_blocks) != dwords.size()) {
-    return fail("node section header block counts disagree with the section size");
+    return header_error(error, "node section header block counts disagree with the section size");
   }
   if (h.root_block < kHeaderBlocks || h.root_block >= h.node_blocks) {
-    return fail("node section root block is outside the nodes");
+    return header_error(error, "node section root block is outside the nodes");
   }
   return h;
 }

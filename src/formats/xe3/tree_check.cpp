@@ -5,7 +5,7 @@
 #include <map>
 #include <optional>
 
-#include "hwbvh/core/bits.h"
+#include "formats/tree_walker.h"
 #include "hwbvh/formats/xe3/decode.h"
 #include "hwbvh/formats/xe3/layout.h"
 #include "hwbvh/formats/xe3/node_section.h"
@@ -18,10 +18,6 @@ std::string at(uint32_t block) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "block %u (byte 0x%llX)", block, static_cast<unsigned long long>(block) * kBlockBytes);
   return buf;
-}
-
-bool same_bits(Vec3 a, Vec3 b) {
-  return float_bits(a.x) == float_bits(b.x) && float_bits(a.y) == float_bits(b.y) && float_bits(a.z) == float_bits(b.z);
 }
 
 // The states a pair of planar leaf masks describes, in bird order.
@@ -45,21 +41,17 @@ struct Below {
   }
 };
 
-class Walker {
+class Walker : formats::TreeWalker<TreeCheckResult> {
  public:
   Walker(std::span<const uint32_t> dw, const Scene* scene, const TreeCheckOptions& options)
-      : dw_(dw), scene_(scene), options_(options) {}
+      : TreeWalker(dw, scene, options.max_problems), options_(options) {}
 
   TreeCheckResult run() {
     std::string error;
     const auto header = read_node_section_header(dw_, &error);
-    if (!header) {
-      problem(error);
-      return std::move(result_);
-    }
+    if (!header) return refuse(error);
     h_ = *header;
     reached_.assign(h_.node_blocks, false);
-    if (scene_) result_.triangle_references.assign(scene_->triangles.size(), 0);
     visit_internal(h_.root_block, 0);
     for (uint32_t b = kHeaderBlocks; b < h_.node_blocks && !full(); ++b) {
       if (!reached_[b]) problem(at(b) + " is not reachable from the root");
@@ -73,11 +65,6 @@ class Walker {
   }
 
  private:
-  void problem(const std::string& what) {
-    if (result_.problems.size() < options_.max_problems) result_.problems.push_back(what);
-  }
-  [[nodiscard]] bool full() const { return result_.problems.size() >= options_.max_problems; }
-
   // Marks `count` blocks from `block` as reached; false (with a problem) if outside the nodes or reached before.
   bool claim(uint32_t block, uint32_t count) {
     if (block < kHeaderBlocks || uint64_t{block} + count > h_.node_blocks) {
@@ -147,7 +134,7 @@ class Walker {
           break;
         default: problem(child_name + " has unsupported node type " + std::to_string(node.child_type(i))); continue;
       }
-      if (scene_) containment_.push_back({block, i, node.child_box[i], c.scene_triangles});
+      add_child(name, i, node.child_box[i], c.scene_triangles);
       below.add(c);
     }
     if ((below.geometry_masks & ~node.node_mask) != 0) {
@@ -266,23 +253,8 @@ class Walker {
 
   // Returns the scene triangle the leaf's triangle k names, or kNoIndex.
   uint32_t check_triangle(const std::string& name, const DecodedQuadLeaf& q, int k) {
-    if (!scene_) return kNoIndex;
-    const uint32_t primitive = q.primitive(k);
-    if (q.geometry_index >= scene_->geometries.size() ||
-        primitive >= scene_->geometries[q.geometry_index].triangle_count) {
-      problem(name + " names geometry " + std::to_string(q.geometry_index) + " primitive " + std::to_string(primitive) +
-              ", which the scene does not have");
-      return kNoIndex;
-    }
-    const uint32_t tri = scene_->geometries[q.geometry_index].first_triangle + primitive;
-    ++result_.triangle_references[tri];
-    const std::array<Vec3, 3> v = q.triangle(k);
-    for (int c = 0; c < 3; ++c) {
-      if (!same_bits(v[static_cast<std::size_t>(c)], scene_->vertex(tri, c))) {
-        problem(name + ": triangle " + std::to_string(tri) + " does not decode bit-identically in source order");
-        return kNoIndex;
-      }
-    }
+    const uint32_t tri = scene_triangle(name, q.geometry_index, q.primitive(k), q.triangle(k));
+    if (tri == kNoIndex) return kNoIndex;
     if (q.opaque == scene_->is_alpha_tested(tri)) {
       problem(name + ": triangle " + std::to_string(tri) + " has the wrong OpaqueGeometry bit");
     }
@@ -304,24 +276,6 @@ class Walker {
     if (expected != uint64_t{dw_.size()} * 4) problem("the STOC data area holds data no leaf references");
   }
 
-  // After the walk, when reference counts are known: a child box must contain every triangle below it that is
-  // referenced once; a triangle referenced several times (spatial splits) need only overlap it.
-  void check_containment() {
-    for (const ChildContents& c : containment_) {
-      for (const uint32_t tri : c.triangles) {
-        const Aabb tri_box = triangle_bounds(scene_->vertex(tri, 0), scene_->vertex(tri, 1), scene_->vertex(tri, 2));
-        const bool split = result_.triangle_references[tri] > 1;
-        const bool overlaps = !Aabb{glm::max(tri_box.min, c.box.min), glm::min(tri_box.max, c.box.max)}.empty();
-        if (split ? !overlaps : !c.box.contains(tri_box)) {
-          problem("internal node at " + at(c.node) + " child " + std::to_string(c.slot) +
-                  " does not contain triangle " + std::to_string(tri) +
-                  (split ? " (split reference: no overlap)" : ""));
-          return;
-        }
-      }
-    }
-  }
-
   void check_references() {
     for (uint32_t t = 0; t < scene_->triangles.size() && !full(); ++t) {
       const uint32_t refs = result_.triangle_references[t];
@@ -335,21 +289,10 @@ class Walker {
     }
   }
 
-  struct ChildContents {
-    uint32_t node;
-    uint32_t slot;
-    Aabb box;
-    std::vector<uint32_t> triangles;
-  };
-  std::vector<ChildContents> containment_;
   std::map<uint64_t, uint64_t> stoc_ranges_;  ///< full-STOC data: byte offset -> bytes
-
-  std::span<const uint32_t> dw_;
-  const Scene* scene_;
   TreeCheckOptions options_;
   NodeSectionHeader h_;
   std::vector<bool> reached_;  ///< per 64-byte block
-  TreeCheckResult result_;
 };
 
 }  // namespace

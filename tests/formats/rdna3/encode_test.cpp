@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "fixtures/paths.h"
+#include "formats/encode_fixture.h"
 #include "fixtures/random_scene.h"
 #include "hwbvh/build/builder.h"
 #include "hwbvh/core/bits.h"
@@ -27,9 +28,7 @@ struct Encoded {
 
 Encoded encode_scene(const Scene& scene, build::BuildQuality quality = build::BuildQuality::Medium,
                      int threads = 0) {
-  build::BuildOptions bo;
-  bo.quality = quality;
-  bo.threads = threads;
+  build::BuildOptions bo = test::build_options(quality, threads);
   configure_build(bo);
   EncodeOptions eo;
   eo.threads = threads;
@@ -41,7 +40,7 @@ Encoded encode_scene(const Scene& scene, build::BuildQuality quality = build::Bu
 }
 
 void expect_well_formed(const Scene& scene, const Encoded& e, bool allow_duplicates) {
-  for (const auto& p : e.check.problems) ADD_FAILURE() << p;
+  test::expect_clean_check(scene, e.check, allow_duplicates);
   const EncodeStats& st = e.encoded.stats;
   EXPECT_EQ(e.check.box_nodes, st.box_nodes);
   EXPECT_EQ(e.check.triangle_nodes, st.triangle_nodes);
@@ -50,16 +49,6 @@ void expect_well_formed(const Scene& scene, const Encoded& e, bool allow_duplica
   EXPECT_EQ(st.node_bytes, 4 * e.encoded.dwords.size());
   EXPECT_EQ(st.node_bytes, 128u * (1 + st.box_nodes) + 64u * st.triangle_nodes + st.parent_table_bytes);
   for (const auto& node : e.built.bvh.nodes) EXPECT_LE(node.child_count, 4u);
-  for (uint32_t t = 0; t < scene.triangles.size(); ++t) {
-    const uint32_t refs = e.check.triangle_references[t];
-    if (scene.is_degenerate(t)) {
-      EXPECT_EQ(refs, 0u) << "degenerate triangle " << t;
-    } else if (allow_duplicates) {
-      EXPECT_GE(refs, 1u) << "triangle " << t;
-    } else {
-      EXPECT_EQ(refs, 1u) << "triangle " << t;
-    }
-  }
 }
 
 // Two unit squares far apart, each two consistently wound triangles sharing a diagonal: the root gets two

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "fixtures/paths.h"
+#include "formats/encode_fixture.h"
 #include "fixtures/random_scene.h"
 #include "hwbvh/build/builder.h"
 #include "hwbvh/formats/rdna4/encode.h"
@@ -21,9 +22,7 @@ struct Encoded {
 };
 
 Encoded encode_scene(const Scene& scene, build::BuildQuality quality, bool obb, int threads = 0) {
-  build::BuildOptions bo;
-  bo.quality = quality;
-  bo.threads = threads;
+  build::BuildOptions bo = test::build_options(quality, threads);
   adapt_build_options(bo);
   EncodeOptions eo;
   eo.obb = obb;
@@ -36,20 +35,10 @@ Encoded encode_scene(const Scene& scene, build::BuildQuality quality, bool obb, 
 }
 
 void expect_well_formed(const Scene& scene, const Encoded& e, bool allow_duplicates) {
-  for (const auto& p : e.check.problems) ADD_FAILURE() << p;
+  test::expect_clean_check(scene, e.check, allow_duplicates);
   EXPECT_EQ(e.check.box_nodes, e.encoded.stats.box_nodes);
   EXPECT_EQ(e.check.primitive_nodes, e.encoded.stats.primitive_nodes);
   EXPECT_EQ(e.check.triangles, e.encoded.stats.triangles);
-  for (uint32_t t = 0; t < scene.triangles.size(); ++t) {
-    const uint32_t refs = e.check.triangle_references[t];
-    if (scene.is_degenerate(t)) {
-      EXPECT_EQ(refs, 0u) << "degenerate triangle " << t;
-    } else if (allow_duplicates) {
-      EXPECT_GE(refs, 1u) << "triangle " << t;
-    } else {
-      EXPECT_EQ(refs, 1u) << "triangle " << t;
-    }
-  }
 }
 
 TEST(Rdna4Encode, RandomSoupAllQualitiesWithAndWithoutObb) {

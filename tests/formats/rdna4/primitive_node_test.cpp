@@ -25,22 +25,8 @@ bool same_bits(Vec3 a, Vec3 b) {
   return float_bits(a.x) == float_bits(b.x) && float_bits(a.y) == float_bits(b.y) && float_bits(a.z) == float_bits(b.z);
 }
 
-TEST(PrimitiveNode, WorkedExampleEncodes) {
-  const Vec3 v0{0, 0, 0}, v1{1, 0, 0}, v2{0, 1, 0}, v3{1, 1, 0};
-  const PrimPairInput pair{tri(v0, v1, v2, 10), tri(v1, v3, v2, 11), true};
-  const std::optional<NodeDwords> node = encode_primitive_node({&pair, 1});
-  ASSERT_TRUE(node.has_value());
-  NodeDwords expected{};
-  expected[0] = 0x000B80C6u;
-  expected[1] = 0x000F7824u;
-  expected[2] = 0x003F8000u;
-  expected[3] = 0x07FFEFE0u;
-  expected[30] = 0x80000000u;
-  expected[31] = 0x21088C6Eu;
-  EXPECT_EQ(*node, expected);
-}
-
-TEST(PrimitiveNode, WorkedExampleDecodesFromSpecDwords) {
+// The §4.9 worked example node, dword by dword as the spec gives it.
+NodeDwords worked_example_dwords() {
   NodeDwords node{};
   node[0] = 0x000B80C6u;
   node[1] = 0x000F7824u;
@@ -48,6 +34,19 @@ TEST(PrimitiveNode, WorkedExampleDecodesFromSpecDwords) {
   node[3] = 0x07FFEFE0u;
   node[30] = 0x80000000u;
   node[31] = 0x21088C6Eu;
+  return node;
+}
+
+TEST(PrimitiveNode, WorkedExampleEncodes) {
+  const Vec3 v0{0, 0, 0}, v1{1, 0, 0}, v2{0, 1, 0}, v3{1, 1, 0};
+  const PrimPairInput pair{tri(v0, v1, v2, 10), tri(v1, v3, v2, 11), true};
+  const std::optional<NodeDwords> node = encode_primitive_node({&pair, 1});
+  ASSERT_TRUE(node.has_value());
+  EXPECT_EQ(*node, worked_example_dwords());
+}
+
+TEST(PrimitiveNode, WorkedExampleDecodesFromSpecDwords) {
+  const NodeDwords node = worked_example_dwords();
   std::string error;
   const auto h = decode_primitive_header(node, &error);
   ASSERT_TRUE(h.has_value()) << error;

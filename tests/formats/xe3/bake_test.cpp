@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <random>
 
 #include <glm/geometric.hpp>
@@ -105,20 +106,31 @@ void expect_conservative(const AlphaTest& a, uint32_t tri, uint32_t level, std::
   }
 }
 
+// Bakes every triangle of `rounds` random alpha tests of `triangles` triangles each, at a random level below
+// `levels`, and hands `fn` the alpha test, the triangle, the level and the states. Stops at a fatal failure.
+void for_each_random_bake(
+    std::mt19937& rng, int rounds, uint32_t triangles, uint32_t levels,
+    const std::function<void(const AlphaTest&, uint32_t tri, uint32_t level, const std::vector<S>& states)>& fn) {
+  for (int round = 0; round < rounds; ++round) {
+    const AlphaTest a = random_alpha_test(rng, triangles);
+    for (uint32_t tri = 0; tri < a.triangles.size(); ++tri) {
+      const uint32_t level = rng() % levels;
+      fn(a, tri, level, bake_opacity(a, tri, level));
+      if (testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
 TEST(Xe3Bake, ConservativeOnRandomTexturesAndTriangles) {
   std::mt19937 rng(1234);
   uint64_t decided = 0, total = 0;
-  for (int round = 0; round < 40; ++round) {
-    const AlphaTest a = random_alpha_test(rng, 8);
-    for (uint32_t tri = 0; tri < a.triangles.size(); ++tri) {
-      const uint32_t level = rng() % 5;
-      const std::vector<S> states = bake_opacity(a, tri, level);
-      ASSERT_EQ(states.size(), sub_triangle_count(level));
-      expect_conservative(a, tri, level, states, rng, 24);
-      for (S s : states) decided += s != S::Unknown ? 1 : 0;
-      total += states.size();
-    }
-  }
+  const auto check = [&](const AlphaTest& a, uint32_t tri, uint32_t level, const std::vector<S>& states) {
+    ASSERT_EQ(states.size(), sub_triangle_count(level));
+    expect_conservative(a, tri, level, states, rng, 24);
+    for (S s : states) decided += s != S::Unknown ? 1 : 0;
+    total += states.size();
+  };
+  for_each_random_bake(rng, 40, 8, 5, check);
   EXPECT_GT(decided, total / 10);  // the test is not vacuous
 }
 
@@ -165,22 +177,18 @@ S reference_state(const AlphaTest& a, uint32_t tri, MicroTriangle m, uint32_t le
 TEST(Xe3Bake, AgreesWithAnExactTexelOverlapReference) {
   std::mt19937 rng(99);
   uint64_t reference_decided = 0, bake_decided = 0;
-  for (int round = 0; round < 20; ++round) {
-    const AlphaTest a = random_alpha_test(rng, 6);
-    for (uint32_t tri = 0; tri < a.triangles.size(); ++tri) {
-      const uint32_t level = rng() % 4;
-      const std::vector<S> states = bake_opacity(a, tri, level);
-      for (uint32_t k = 0; k < states.size(); ++k) {
-        const S ref = reference_state(a, tri, bird_micro_triangle(k, level), level);
-        // The bake's texel set contains the reference's: it decides only what the reference decides the same way.
-        if (states[k] != S::Unknown) {
-          ASSERT_EQ(states[k], ref) << tri << " " << level << " " << k;
-        }
-        reference_decided += ref != S::Unknown ? 1 : 0;
-        bake_decided += states[k] != S::Unknown ? 1 : 0;
+  const auto check = [&](const AlphaTest& a, uint32_t tri, uint32_t level, const std::vector<S>& states) {
+    for (uint32_t k = 0; k < states.size(); ++k) {
+      const S ref = reference_state(a, tri, bird_micro_triangle(k, level), level);
+      // The bake's texel set contains the reference's: it decides only what the reference decides the same way.
+      if (states[k] != S::Unknown) {
+        ASSERT_EQ(states[k], ref) << tri << " " << level << " " << k;
       }
+      reference_decided += ref != S::Unknown ? 1 : 0;
+      bake_decided += states[k] != S::Unknown ? 1 : 0;
     }
-  }
+  };
+  for_each_random_bake(rng, 20, 6, 4, check);
   // Only a thin margin separates the two sets: the bake decides nearly everything the reference does.
   EXPECT_GE(static_cast<double>(bake_decided), 0.9 * static_cast<double>(reference_decided));
 }

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "fixtures/paths.h"
+#include "formats/encode_fixture.h"
 #include "fixtures/random_scene.h"
 #include "hwbvh/build/builder.h"
 #include "hwbvh/core/error.h"
@@ -28,9 +29,7 @@ struct Encoded {
 
 Encoded encode_scene(const Scene& scene, Xe3EncodeOptions eo = {},
                      build::BuildQuality quality = build::BuildQuality::Medium, int threads = 0) {
-  build::BuildOptions bo;
-  bo.quality = quality;
-  bo.threads = threads;
+  build::BuildOptions bo = test::build_options(quality, threads);
   configure_build(bo, eo.stoc_level);
   eo.threads = threads;
   Encoded e;
@@ -110,6 +109,14 @@ Opacity synthetic_opacity(const Scene& scene, uint32_t level, uint32_t seed) {
   return o;
 }
 
+// Encode options for STOC level `stoc_level` with the states of `opacity`, which must outlive them.
+Xe3EncodeOptions stoc_options(uint32_t stoc_level, const Opacity& opacity) {
+  Xe3EncodeOptions eo;
+  eo.stoc_level = stoc_level;
+  eo.opacity = opacity.spans;
+  return eo;
+}
+
 TEST(Xe3Encode, RandomSoupIsWellFormedAtEveryStocLevel) {
   const Scene scene = hwbvh::test::random_triangle_soup(2000, 7, 10.0f, 0.6f, 3);
   for (uint32_t level : {0u, 1u, 3u}) {
@@ -176,9 +183,7 @@ TEST(Xe3Encode, SpatialSplitsReferenceTrianglesAtLeastOnce) {
 TEST(Xe3Encode, IdenticalAtAnyThreadCount) {
   const Scene scene = load_obj(test::project_scene("alpha-cards.obj"));
   const Opacity o = synthetic_opacity(scene, 5, 1);
-  Xe3EncodeOptions eo;
-  eo.stoc_level = 3;
-  eo.opacity = o.spans;
+  const Xe3EncodeOptions eo = stoc_options(3, o);
   const Encoded a = encode_scene(scene, eo, build::BuildQuality::Medium, 1);
   const Encoded b = encode_scene(scene, eo, build::BuildQuality::Medium, 3);
   EXPECT_EQ(a.encoded.dwords, b.encoded.dwords);
@@ -192,10 +197,8 @@ TEST(Xe3Encode, StocBitsFollowTheGivenStates) {
         SCOPED_TRACE(testing::Message() << "bake level " << bake_level << ", STOC" << stoc << ", order "
                                         << static_cast<int>(order));
         const Opacity o = synthetic_opacity(scene, bake_level, 5 + bake_level);
-        Xe3EncodeOptions eo;
-        eo.stoc_level = stoc;
+        Xe3EncodeOptions eo = stoc_options(stoc, o);
         eo.order = order;
-        eo.opacity = o.spans;
         const Encoded e = encode_scene(scene, eo);
         expect_well_formed(e);  // includes: STOC1 = reduction of STOC3 = reduction of the full data
         const Xe3EncodeStats& st = e.encoded.stats;
@@ -241,10 +244,7 @@ TEST(Xe3Encode, StocBitsFollowTheGivenStates) {
 TEST(Xe3Encode, StocLevelZeroWritesNoStocBits) {
   const Scene scene = load_obj(test::project_scene("alpha-cards.obj"));
   const Opacity o = synthetic_opacity(scene, 2, 3);
-  Xe3EncodeOptions eo;
-  eo.stoc_level = 0;
-  eo.opacity = o.spans;
-  const Encoded e = encode_scene(scene, eo);
+  const Encoded e = encode_scene(scene, stoc_options(0, o));
   expect_well_formed(e);
   for_each_leaf(e.encoded.dwords, [](const DecodedStoc3Leaf& leaf, bool) {
     EXPECT_EQ(leaf.quad.stoc1_opaque[0] | leaf.quad.stoc1_opaque[1] | leaf.quad.stoc1_transparent[0] |
@@ -366,10 +366,7 @@ TEST(Xe3Encode, RejectsBadOptionsAndTreesTheFormatCannotHold) {
 TEST(Xe3Encode, CheckerCatchesCorruption) {
   const Scene scene = load_obj(test::project_scene("alpha-cards.obj"));
   const Opacity o = synthetic_opacity(scene, 5, 9);
-  Xe3EncodeOptions eo;
-  eo.stoc_level = 3;
-  eo.opacity = o.spans;
-  const Encoded e = encode_scene(scene, eo);
+  const Encoded e = encode_scene(scene, stoc_options(3, o));
   ASSERT_TRUE(e.check.ok());
   const std::vector<uint32_t>& good = e.encoded.dwords;
   const auto broken = [&](const std::function<void(std::vector<uint32_t>&)>& corrupt) {

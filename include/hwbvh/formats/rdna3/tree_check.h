@@ -3,23 +3,17 @@
 // GPU would reach from the root. Used by the property tests and by tools that must refuse hostile blobs.
 #include <cstdint>
 #include <span>
-#include <string>
-#include <vector>
 
+#include "hwbvh/formats/tree_check.h"
 #include "hwbvh/scene/scene.h"
 
 namespace hwbvh::rdna3 {
 
-struct TreeCheckResult {
-  std::vector<std::string> problems;  ///< empty when the tree is well formed
-  uint32_t box_nodes = 0;             ///< box nodes reached from the root
-  uint32_t triangle_nodes = 0;        ///< triangle nodes reached
-  uint32_t pair_nodes = 0;            ///< triangle nodes reached through a type-1 pointer
-  uint64_t triangles = 0;             ///< triangle references reached
-  uint32_t max_depth = 0;             ///< box-node levels below the root
-  /// Per scene triangle: how many times it was reached (only when a scene is given).
-  std::vector<uint32_t> triangle_references;
-  [[nodiscard]] bool ok() const { return problems.empty(); }
+/// The problems, triangle references and depth (TreeCheckSummary), and the nodes reached.
+struct TreeCheckResult : formats::TreeCheckSummary {
+  uint32_t box_nodes = 0;       ///< box nodes reached from the root
+  uint32_t triangle_nodes = 0;  ///< triangle nodes reached
+  uint32_t pair_nodes = 0;      ///< triangle nodes reached through a type-1 pointer
 };
 
 /// Walks the node section from the root. Checks: the header; every child pointer inside the node slots and of

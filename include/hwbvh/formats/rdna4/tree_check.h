@@ -3,23 +3,17 @@
 // from the root. Used by the property tests, by `hwbvh info --check`, and to refuse hostile blobs.
 #include <cstdint>
 #include <span>
-#include <string>
-#include <vector>
 
+#include "hwbvh/formats/tree_check.h"
 #include "hwbvh/scene/scene.h"
 
 namespace hwbvh::rdna4 {
 
-struct TreeCheckResult {
-  std::vector<std::string> problems;   ///< empty when the tree is well formed
-  uint32_t box_nodes = 0;              ///< box nodes reached from the root
-  uint32_t primitive_nodes = 0;        ///< primitive nodes reached
-  uint32_t obb_box_nodes = 0;
-  uint64_t triangles = 0;              ///< triangle references reached
-  uint32_t max_depth = 0;              ///< box-node levels below the root
-  /// Per scene triangle: how many times it was reached (only when a scene is given).
-  std::vector<uint32_t> triangle_references;
-  [[nodiscard]] bool ok() const { return problems.empty(); }
+/// The problems, triangle references and depth (TreeCheckSummary), and the nodes reached.
+struct TreeCheckResult : formats::TreeCheckSummary {
+  uint32_t box_nodes = 0;        ///< box nodes reached from the root
+  uint32_t primitive_nodes = 0;  ///< primitive nodes reached
+  uint32_t obb_box_nodes = 0;    ///< box nodes with an OBB rotation
 };
 
 /// Walks the node section from the root. Checks: the section header; every pointer in range, aligned and of a

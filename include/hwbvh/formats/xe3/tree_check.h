@@ -5,9 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
-#include <string>
-#include <vector>
 
+#include "hwbvh/formats/tree_check.h"
 #include "hwbvh/scene/scene.h"
 
 namespace hwbvh::xe3 {
@@ -18,17 +17,12 @@ struct TreeCheckOptions {
   std::size_t max_problems = 20;  ///< stop recording after this many
 };
 
-struct TreeCheckResult {
-  std::vector<std::string> problems;  ///< empty when the tree is well formed
-  uint32_t internal_nodes = 0;        ///< reached from the root
-  uint32_t quad_leaves = 0;           ///< 64-byte QuadLeafs reached
-  uint32_t stoc3_leaves = 0;          ///< 128-byte STOC3 leaves reached
-  uint32_t quads = 0;                 ///< leaves holding two triangles
-  uint64_t triangles = 0;             ///< triangle references reached
-  uint32_t max_depth = 0;             ///< internal-node levels below the root
-  /// Per scene triangle: how many times it was reached (only when a scene is given).
-  std::vector<uint32_t> triangle_references;
-  [[nodiscard]] bool ok() const { return problems.empty(); }
+/// The problems, triangle references and depth (TreeCheckSummary), and the nodes reached.
+struct TreeCheckResult : formats::TreeCheckSummary {
+  uint32_t internal_nodes = 0;  ///< reached from the root
+  uint32_t quad_leaves = 0;     ///< 64-byte QuadLeafs reached
+  uint32_t stoc3_leaves = 0;    ///< 128-byte STOC3 leaves reached
+  uint32_t quads = 0;           ///< leaves holding two triangles
 };
 
 /// Walks the section from the root. Checks: the header; internal nodes: node type 0/4/5, reserved bits zero, empty
