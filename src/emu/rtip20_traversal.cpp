@@ -88,10 +88,7 @@ void count_intersect(const StepInfo& info, uint32_t box_tests, uint32_t triangle
 
 // After the stack operation: the stack traffic so far; true if the ray is done (no next node, or the step limit).
 bool end_step(const StackTraffic& traffic, bool no_next_node, uint32_t step_limit, RayCounters& c) {
-  c.stack_pushes = traffic.pushes;
-  c.stack_pops = traffic.pops;
-  c.stack_lost = traffic.lost;
-  c.max_stack_depth = traffic.max_depth;
+  set_stack_counters(traffic, c);
   if (no_next_node) return true;
   if (c.steps < step_limit) return false;
   c.step_limit_hits = 1;

@@ -65,13 +65,7 @@ void RayTraversal::finish(NodeFault fault, uint32_t node) {
 }
 
 void RayTraversal::stop() {
-  // The stack counters are the ring's own, copied once when the ray ends.
-  const StackTraffic& traffic = stack_.traffic();
-  RayCounters& c = result_.counters;
-  c.stack_pushes = traffic.pushes;
-  c.stack_pops = traffic.pops;
-  c.stack_lost = traffic.lost;
-  c.max_stack_depth = traffic.max_depth;
+  set_stack_counters(stack_.traffic(), result_.counters);  // the ring's own counts, copied once when the ray ends
   done_ = true;
 }
 

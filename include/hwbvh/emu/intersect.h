@@ -177,7 +177,7 @@ class NodeDecodeCache {
 
   struct Box {
     rdna4::BoxChildren children;
-    rdna4::Mat3Rows obb;  ///< obb_matrix(children.obb_index) when that is < kObbMatrixCount
+    rdna4::Mat3Rows obb;  ///< obb_matrix(children.obb_index) (the identity for an axis-aligned node)
   };
   struct Pair {
     NodeFault fault = NodeFault::None;  ///< MalformedPrimitive when the decoder rejected the node or pair

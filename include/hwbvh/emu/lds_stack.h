@@ -13,6 +13,8 @@
 #include <array>
 #include <cstdint>
 
+#include "hwbvh/emu/counters.h"
+
 namespace hwbvh::emu {
 
 inline constexpr uint32_t kHardwareStackSize = 16;  ///< entries per lane (GPURT, RADV)
@@ -48,6 +50,14 @@ struct StackTraffic {
   uint64_t lost = 0;         ///< entries overwritten while still live, or dropped by the nested-instance rule
   uint32_t max_depth = 0;    ///< largest valid_count seen after a push8
 };
+
+/// Writes `traffic` into a ray's stack counters (stack_pushes, stack_pops, stack_lost, max_stack_depth).
+inline void set_stack_counters(const StackTraffic& traffic, RayCounters& c) {
+  c.stack_pushes = traffic.pushes;
+  c.stack_pops = traffic.pops;
+  c.stack_lost = traffic.lost;
+  c.max_stack_depth = traffic.max_depth;
+}
 
 /// One lane's stack: the address word and its ring.
 class LdsStack {
