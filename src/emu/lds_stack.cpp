@@ -100,6 +100,14 @@ void LdsStack::push8(uint32_t last, const std::array<uint32_t, 8>& r, bool primi
       return;
     }
   }
+  // last = 0xFFFFFFF8 | nav, outside walk-back: continue the primitive range of the node in slot 7. Every other
+  // slot is skipped, and the continuation is pushed unless nav says END_OF_RANGE or slot 7 holds a sentinel.
+  if (primitive_range && is_sentinel(last) && (last & 4u) == 0) {
+    if ((last & 2u) == 0 && !is_sentinel(r[7])) {
+      push_n(1, [&] { return advance_range(r[7], (last & 1u) != 0); });
+    }
+    return;
+  }
   // A real node pointer as `last` means a walk-back re-visit: only the slots sorted after it are pushed. On RT IP
   // 3.1 every primitive slot counts as already visited, because primitives always sort first.
   const bool walkback = !is_sentinel(last);
@@ -112,12 +120,7 @@ void LdsStack::push8(uint32_t last, const std::array<uint32_t, 8>& r, bool primi
     }
   }
   bool valid = !walkback || any_match;
-  // last = 0xFFFFFFF8 | nav: continue the primitive range of the node in slot 7.
-  const bool range_update = primitive_range && !walkback && (last & 4u) == 0;
-  if (primitive_range) {
-    const bool range_end = range_update && (last & 2u) != 0;
-    valid = (valid || is_primitive_type(last)) && !range_end;
-  }
+  if (primitive_range) valid = valid || is_primitive_type(last);
 
   // The slots to push, in push order (slot 7 first), chosen without branches: which slots carry pointers varies
   // from step to step, so branches on it would be mispredicted. The pushes follow, in that order.
@@ -125,20 +128,12 @@ void LdsStack::push8(uint32_t last, const std::array<uint32_t, 8>& r, bool primi
   uint32_t count = 0;
   bool skip_lo = false, skip_hi = false;
   for (int k = 7; k >= 4; --k) {
-    uint32_t x = r[k];
+    const uint32_t x = r[k];
     const bool sentinel = is_sentinel(x);
     const bool skip_code = sentinel && valid && !skip_hi;
     skip_lo = skip_lo || (skip_code && (x & 2u) == 0);
     skip_hi = skip_hi || (skip_code && (x & 4u) == 0);
-    if (k == 6) {  // a range update pushes only the continuation in slot 7
-      skip_lo = skip_lo || range_update;
-      skip_hi = skip_hi || range_update;
-    }
     valid = valid && !(walkback && match[k]);
-    if (k == 7) {  // a range update pushes the next pair of slot 7's range (selected by mask: no branch)
-      const uint32_t update = 0 - uint32_t{range_update};
-      x = (advance_range(x, (last & 1u) != 0) & update) | (x & ~update);
-    }
     pushed[count] = x;
     count += valid && !sentinel && !skip_hi ? 1 : 0;
   }

@@ -111,6 +111,14 @@ TEST(LdsStack, PrimitiveRangeUpdate) {
   EXPECT_EQ(range_step(s, prim(5, 0), rdna4::kNavEndOfRange), kTerminalNode);
 }
 
+TEST(LdsStack, PrimitiveRangeUpdateOfASentinelPushesNothing) {
+  // Slot 7 holds a sentinel (not a node pointer): there is no range to continue, and no other slot is pushed.
+  LdsStack s;
+  s.push8(I, Slots{box(9), I, I, I, I, I, I, I}, true);
+  EXPECT_EQ(range_step(s, rdna4::kEndSearch | 1u, rdna4::kNavEndOfPair), box(9));
+  EXPECT_EQ(s.traffic().pushes, 1u);
+}
+
 TEST(LdsStack, WalkBackRePushRules) {
   const Slots data{prim(7, 1), prim(8), box(2), box(3), box(4), I, I, I};
   {
