@@ -7,7 +7,7 @@
 #include "hwbvh/core/bits.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/formats/rdna4/node_pointer.h"
-#include "simd4.h"
+#include "stack_ops.h"
 
 namespace hwbvh::emu {
 namespace {
@@ -23,13 +23,6 @@ uint32_t advance_range(uint32_t p, bool end_of_node) {
 }
 
 bool is_primitive_type(uint32_t p) { return (p & 7u) <= 3; }
-
-// Set bits of an 8-bit mask (std::popcount is a library call on x86-64 without POPCNT).
-uint32_t popcount8(unsigned v) {
-  v = v - ((v >> 1) & 0x55u);
-  v = (v & 0x33u) + ((v >> 2) & 0x33u);
-  return (v + (v >> 4)) & 0x0Fu;
-}
 
 }  // namespace
 
@@ -59,52 +52,19 @@ StackAddress StackAddress::unpack(uint32_t packed) {
 LdsStack::LdsStack(const StackOptions& options, uint32_t base) : size_(options.size) {
   options.validate();
   address_.base = base;
-}
-
-template <class Values>
-void LdsStack::push_n(uint32_t count, Values next) {
-  // `count` single pushes at once: a push onto a full ring loses the oldest live entry, and the TLAS entries are
-  // gone once a push finds to_tlas == size (push i finds min(to_tlas + i, size)).
-  StackAddress& a = address_;
-  const uint32_t room = size_ - a.valid_count;
-  if (count > room) {
-    a.overflowed = true;
-    traffic_.lost += count - room;
-  }
-  if (count > size_ - a.to_tlas) a.tlas_in_stack = false;
-  a.to_tlas = std::min(a.to_tlas + count, size_);
-  a.valid_count = std::min(a.valid_count + count, size_);
-  uint32_t w = a.write_index;
-  for (uint32_t i = 0; i < count; ++i) {
-    ring_[w] = next();
-    w = w + 1 == size_ ? 0 : w + 1;
-  }
-  a.write_index = w;
-  traffic_.pushes += count;
-  traffic_.max_depth = std::max(traffic_.max_depth, a.valid_count);
+  std::fill_n(ring_.begin(), size_, 0u);
 }
 
 void LdsStack::push8(uint32_t last, const std::array<uint32_t, 8>& r, bool primitive_range) {
-  // The common case, a box node's result outside walk-back: with last = INVALID_NODE there is no walk-back and no
-  // range update, and when no slot holds a sentinel other than INVALID_NODE no skip rule fires either, so the
-  // general rules below push exactly the slots that are not INVALID_NODE, slot 7 first.
-  if (last == kInvalidNode) {
-    // Sentinels other than INVALID_NODE (0xFFFFFFF8..0xFFFFFFFE) make the skip rules apply.
-    if (simd4::in_range_bits8(r.data(), rdna4::kEndSearch, 7) == 0) {
-      unsigned live = ~simd4::equal_bits8(r.data(), kInvalidNode) & 0xFFu;  // bit k: slot k holds a pointer
-      push_n(popcount8(live), [&] {  // the highest slot first
-        const int k = 31 - std::countl_zero(live);
-        live ^= 1u << k;
-        return r[static_cast<unsigned>(k)];
-      });
-      return;
-    }
-  }
+  detail::StackOps::push8(*this, last, r, primitive_range);
+}
+
+void LdsStack::push8_rules(uint32_t last, std::span<const uint32_t, 8> r, bool primitive_range) {
   // last = 0xFFFFFFF8 | nav, outside walk-back: continue the primitive range of the node in slot 7. Every other
   // slot is skipped, and the continuation is pushed unless nav says END_OF_RANGE or slot 7 holds a sentinel.
   if (primitive_range && is_sentinel(last) && (last & 4u) == 0) {
     if ((last & 2u) == 0 && !is_sentinel(r[7])) {
-      push_n(1, [&] { return advance_range(r[7], (last & 1u) != 0); });
+      detail::StackOps::push_n(*this, 1, [&] { return advance_range(r[7], (last & 1u) != 0); });
     }
     return;
   }
@@ -145,34 +105,10 @@ void LdsStack::push8(uint32_t last, const std::array<uint32_t, 8>& r, bool primi
     pushed[count] = x;
     count += valid && !sentinel && !skip_lo ? 1 : 0;
   }
-  push_n(count, [&, i = 0u]() mutable { return pushed[i++]; });
+  detail::StackOps::push_n(*this, count, [&, i = 0u]() mutable { return pushed[i++]; });
 }
 
-uint32_t LdsStack::pop() {
-  StackAddress& a = address_;
-  a.blas_to_tlas_pop = a.to_tlas == 0 && a.tlas_in_stack;
-  if (a.blas_to_tlas_pop) a.tlas_in_stack = false;
-  if (a.valid_count == 0) {
-    a.blas_to_tlas_pop = false;
-    a.tlas_in_stack = false;
-    return a.overflowed ? kInvalidNode : rdna4::kTerminalNode;
-  }
-  a.to_tlas = a.to_tlas > 0 ? a.to_tlas - 1 : 0;
-  --a.valid_count;
-  a.write_index = a.write_index == 0 ? size_ - 1 : a.write_index - 1;
-  const uint32_t x = ring_[a.write_index];
-  ++traffic_.pops;
-  if ((x & 7u) == rdna4::kTypeInstance) {  // entering a BLAS next
-    if (a.tlas_in_stack) {                  // nested: the parent level's entries are dropped
-      traffic_.lost += a.valid_count - std::min(a.valid_count, a.to_tlas);
-      a.valid_count = a.to_tlas;
-      a.overflowed = true;
-    }
-    a.tlas_in_stack = true;
-    a.to_tlas = 0;
-  }
-  return x;
-}
+uint32_t LdsStack::pop() { return detail::StackOps::pop(*this); }
 
 uint32_t LdsStack::try_pop() {
   StackAddress& a = address_;
@@ -188,8 +124,7 @@ uint32_t LdsStack::try_pop() {
 
 uint32_t ds_bvh_stack_push8_pop1(LdsStack& stack, uint32_t last_node, const std::array<uint32_t, 8>& data,
                                  bool primitive_range) {
-  stack.push8(last_node, data, primitive_range);
-  return stack.pop();
+  return detail::StackOps::push8_pop1(stack, last_node, data, primitive_range);
 }
 
 std::array<uint32_t, 2> ds_bvh_stack_push8_pop2(LdsStack& stack, uint32_t last_node,

@@ -7,6 +7,7 @@
 #include "hwbvh/core/bits.h"
 #include "hwbvh/formats/rdna3/box_node.h"
 #include "hwbvh/formats/rdna3/decode.h"
+#include "intersect_node.h"
 
 namespace hwbvh::emu {
 namespace {
@@ -122,25 +123,8 @@ void intersect_triangle(const rdna3::TriangleNodeDwords& raw, uint32_t type, con
   }
 
   // PerformTriangleCulling (version 2 and up).
-  bool culled = false;
-  if (!procedural) {
-    bool front = den >= 0.0f;  // -0.0 counts as front
-    if (pf.flip_facedness) {
-      front = !front;
-      tn = bits_float(float_bits(tn) ^ kSignBit);
-      den = bits_float(float_bits(den) ^ kSignBit);
-    }
-    culled = (front ? pf.cull_front_facing : pf.cull_back_facing) || pf.skip_triangles;
-  } else {
-    culled = pf.skip_procedural;
-  }
   const bool opaque = pf.force_opaque || (!pf.force_non_opaque && tri.id.opaque);
-  culled = culled || (opaque ? pf.cull_opaque : pf.cull_non_opaque);
-  if (culled) {
-    tn = kInf, den = 1.0f, i = 0.0f, j = 0.0f;
-  } else if (procedural) {
-    tn = 0.0f, den = 1.0f, i = 0.0f, j = 0.0f;
-  }
+  detail::cull_triangle(pf, procedural, opaque, tn, den, i, j);
   res.dw = {float_bits(tn), float_bits(den), float_bits(i), float_bits(j)};
   if (rtip30) {
     res.dw[2] &= ~kSignBit;

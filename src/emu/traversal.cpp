@@ -6,6 +6,8 @@
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/any_hit.h"
 #include "hwbvh/formats/rdna4/decode.h"
+#include "intersect_node.h"
+#include "stack_ops.h"
 
 namespace hwbvh::emu {
 namespace {
@@ -111,8 +113,8 @@ void RayTraversal::walk_back(uint32_t prev) {
 StepInfo RayTraversal::step() {
   StepInfo info{node_, rdna4::node_kind(node_), last_ != kInvalidNode, false};
   ray_.operands.extent = info.walk_back ? t_max_ : closest_t_;  // walk-back re-visits with the original t_max
-  const IntersectResult res =
-      cache_ != nullptr ? image_bvh8_intersect_ray(*cache_, options_->flags, ray_, node_, options_->intersect)
+  IntersectResult res =
+      cache_ != nullptr ? detail::intersect_cached(*cache_, options_->flags, ray_, node_, options_->intersect)
                         : image_bvh8_intersect_ray(*memory_, options_->flags, ray_, node_, options_->intersect);
   NodeFault fault = res.fault;
   if (fault == NodeFault::None && (res.kind == NodeKind::Instance || res.kind == NodeKind::Unsupported)) {
@@ -130,14 +132,12 @@ StepInfo RayTraversal::step() {
   c.box_tests += res.box_tests;
   c.triangle_tests += res.triangle_tests;
 
-  std::array<uint32_t, 8> data;
-  std::copy_n(res.dw.begin(), 8, data.begin());
   if (res.kind == NodeKind::Primitive) {
     ++c.primitive_node_steps;
     process_primitive_hits(res.dw);
     if (done_) return info;  // first hit accepted: the loop ends before the stack operation
     // Continue the primitive range: the stack advances this pointer unless nav says END_OF_RANGE.
-    data[7] = node_;
+    res.dw[7] = node_;
     last_ = rdna4::kEndSearch | (res.dw[8] & 3u);
   } else {
     ++c.box_node_steps;
@@ -146,7 +146,7 @@ StepInfo RayTraversal::step() {
   }
 
   const uint32_t prev = node_;
-  node_ = ds_bvh_stack_push8_pop1(stack_, last_, data);
+  node_ = detail::StackOps::push8_pop1(stack_, last_, std::span<const uint32_t, 8>(res.dw.data(), 8), true);
   last_ = kInvalidNode;
   if (node_ == kInvalidNode) walk_back(prev);
 

@@ -1,6 +1,7 @@
 #pragma once
 // The wave layer every target's emulator shares (wavefront.h): 32 lanes step in lockstep, and a wave runs until its
 // last lane finishes. `Lane` is any traversal with done(), step() -> StepInfo and result().
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -19,13 +20,15 @@ void check_wave_boundaries(std::span<const uint32_t> wave_begin, std::size_t ray
 template <class Lane>
 void run_lockstep_wave(std::span<Lane> lanes, WaveStats& stats, std::vector<uint32_t>* sequences) {
   stats.lanes = static_cast<uint32_t>(lanes.size());
-  for (bool running = true; running;) {
-    running = false;
+  // Bit i: lane i has not finished (at most kWaveSize = 32 lanes); lanes step in index order.
+  uint32_t pending = 0;
+  for (std::size_t i = 0; i < lanes.size(); ++i) pending |= lanes[i].done() ? 0u : 1u << i;
+  while (pending != 0) {
     uint32_t active = 0, box = 0, primitive = 0;
-    for (std::size_t i = 0; i < lanes.size(); ++i) {
-      if (lanes[i].done()) continue;
+    for (uint32_t m = pending; m != 0; m &= m - 1) {
+      const auto i = static_cast<std::size_t>(std::countr_zero(m));
       const StepInfo step = lanes[i].step();
-      running = running || !lanes[i].done();
+      if (lanes[i].done()) pending &= ~(1u << i);
       if (step.faulted) continue;
       ++active;
       box += step.kind == rdna4::NodeKind::Box ? 1 : 0;

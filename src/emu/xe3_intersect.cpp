@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "intersect_node.h"
+
 namespace hwbvh::emu {
 namespace {
 
@@ -48,40 +50,17 @@ Xe3BoxResult intersect_internal_node(const xe3::DecodedInternalNode& node, int64
   return res;
 }
 
-// Woop, Benthin, Wald 2013 (JCGT 2(1)): vertices relative to the origin, permuted so that the ray runs along kz and
-// sheared onto the +z axis; 2D edge functions wa, wb, wc (the weights of v0, v1, v2 times their sum), recomputed in
-// double where one is exactly zero; inside when all share a sign. PreparedRay's permutation keeps the winding, so
-// a positive sum means the ray travels against (v1 - v0) x (v2 - v0).
+// The watertight edge functions of the RT IP 3.1 test (intersect_node.h); t = tn / det must not be negative.
 Xe3TriangleHit intersect_triangle_watertight(const std::array<Vec3, 3>& v, const PreparedRay& ray) {
-  const Vec3 o = ray.operands.origin;
-  const Vec3 a = v[0] - o, b = v[1] - o, c = v[2] - o;
-  const int kx = ray.kx, ky = ray.ky, kz = ray.kz;
-  const float ax = a[kx] - ray.shear_x * a[kz], ay = a[ky] - ray.shear_y * a[kz];
-  const float bx = b[kx] - ray.shear_x * b[kz], by = b[ky] - ray.shear_y * b[kz];
-  const float cx = c[kx] - ray.shear_x * c[kz], cy = c[ky] - ray.shear_y * c[kz];
-  float wa = cx * by - cy * bx;
-  float wb = ax * cy - ay * cx;
-  float wc = bx * ay - by * ax;
-  if (wa == 0.0f || wb == 0.0f || wc == 0.0f) {
-    const auto exact = [](float p, float q, float r, float s) {
-      return static_cast<float>(static_cast<double>(p) * q - static_cast<double>(r) * s);
-    };
-    wa = exact(cx, by, cy, bx);
-    wb = exact(ax, cy, ay, cx);
-    wc = exact(bx, ay, by, ax);
-  }
-  const bool inside = (wa >= 0.0f && wb >= 0.0f && wc >= 0.0f) || (wa <= 0.0f && wb <= 0.0f && wc <= 0.0f);
-  const float det = wa + wb + wc;
+  const detail::WatertightEdges e = detail::watertight_edges(v[0], v[1], v[2], ray);
   Xe3TriangleHit hit;
-  if (!inside || det == 0.0f) return hit;
-  const float az = ray.shear_z * a[kz], bz = ray.shear_z * b[kz], cz = ray.shear_z * c[kz];
-  const float t_scaled = wa * az + wb * bz + wc * cz;
-  const float t = t_scaled / det;
+  if (!e.inside) return hit;
+  const float t = e.tn / e.det;
   if (!(t >= 0.0f)) return hit;  // behind the origin, or NaN
   hit.hit = true;
   hit.t = t;
-  hit.barycentrics = {wb / det, wc / det};
-  hit.front_face = det > 0.0f;
+  hit.barycentrics = {e.v / e.det, e.w / e.det};
+  hit.front_face = e.det > 0.0f;
   return hit;
 }
 

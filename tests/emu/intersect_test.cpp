@@ -8,6 +8,7 @@
 #include <glm/geometric.hpp>
 
 #include "emu/emu_nodes.h"
+#include "emu/intersect_node.h"
 #include "hwbvh/core/bits.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/intersect.h"
@@ -153,6 +154,73 @@ TEST(IntersectBox, AdjacentDuplicatePointersAreRemoved) {
   NodeImage gap = root_with({box_child(a, 0, 0), box_child(box({3, 5, 5}, {4, 6, 6}), 0, 0), box_child(b, 0, 1)});
   EXPECT_EQ(pointers(run(gap, 0x15, ray({0, 0, 0}, {1, 0, 0}), unsorted)),
             (std::array<uint32_t, 8>{prim_ptr(20), I, prim_ptr(20), I, I, I, I, I}));
+}
+
+TEST(IntersectBox, TraitsOfDecodedChildren) {
+  rdna4::BoxChildren box{};
+  box.pointer = {box_ptr(2), box_ptr(3), prim_ptr(20), I, I, I, I, I};
+  for (int a = 0; a < 3; ++a) {
+    box.min[a] = {0, 0, 0, kNaN, kNaN, kNaN, kNaN, kNaN};  // NaN past the count, as the decoder leaves it
+    box.max[a] = {1, 1, 1, kNaN, kNaN, kNaN, kNaN, kNaN};
+  }
+  EXPECT_TRUE(BoxTraits::of(box).finite_planes);
+  EXPECT_TRUE(BoxTraits::of(box).distinct_pointers);
+  box.max[1][2] = kInf;  // a used slot with an infinite plane
+  EXPECT_FALSE(BoxTraits::of(box).finite_planes);
+  box.pointer[1] = box.pointer[0];  // child reuse
+  EXPECT_FALSE(BoxTraits::of(box).distinct_pointers);
+}
+
+// The box path skips the NaN bookkeeping of the slab test and the duplicate removal when BoxTraits and the ray say
+// they cannot matter. Random children (some infinite planes, some adjacent duplicate pointers), random rays (some
+// with zero, infinite or NaN components) and all OBB indices: the result dwords equal those of the general path.
+TEST(IntersectBox, ShortcutsGiveTheGeneralPathsResult) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> coord(-4.0f, 4.0f);
+  std::uniform_int_distribution<int> pick(0, 15);
+  const auto odd_value = [&](float usual) {  // mostly `usual`, now and then a special value
+    switch (pick(rng)) {
+      case 0: return 0.0f;
+      case 1: return kInf;
+      case 2: return -kInf;
+      case 3: return kNaN;
+      default: return usual;
+    }
+  };
+  int shortcut_steps = 0;
+  for (int trial = 0; trial < 4000; ++trial) {
+    rdna4::BoxChildren box{};
+    const int count = 1 + pick(rng) % 8;
+    box.obb_index = trial % 128;
+    for (int k = 0; k < 8; ++k) {
+      const bool used = k < count;
+      box.pointer[k] = !used ? I : (k > 0 && pick(rng) < 3) ? box.pointer[k - 1] : box_ptr(2 + k);
+      box.instance_mask[k] = pick(rng) == 0 ? 0u : 0xFFu;
+      box.box_flags[k] = 0;
+      for (int a = 0; a < 3; ++a) {
+        const float x = coord(rng), y = coord(rng);
+        box.min[a][k] = !used ? kNaN : pick(rng) == 0 ? -kInf : std::min(x, y);
+        box.max[a][k] = !used ? kNaN : pick(rng) == 0 ? kInf : std::max(x, y);
+      }
+    }
+    const Vec3 origin{coord(rng), coord(rng), coord(rng)};
+    const Vec3 direction{odd_value(coord(rng)), odd_value(coord(rng)), odd_value(coord(rng))};
+    const PreparedRay prepared(ray(trial % 7 == 0 ? Vec3{odd_value(1.0f), 0, 0} : origin, direction,
+                                   trial % 5 == 0 ? kInf : 3.0f));
+    const rdna4::Mat3Rows obb = rdna4::obb_matrix(box.obb_index);
+    for (SortHeuristic heuristic : {SortHeuristic::Closest, SortHeuristic::ClosestMidpoint}) {
+      IntersectOptions opt;
+      opt.heuristic = heuristic;
+      IntersectResult fast, general;
+      const BoxTraits traits = BoxTraits::of(box);
+      detail::intersect_box(box, obb, traits, {}, prepared, opt, fast);
+      detail::intersect_box(box, obb, BoxTraits{}, {}, prepared, opt, general);
+      ASSERT_EQ(fast.dw, general.dw) << "trial " << trial;
+      ASSERT_EQ(fast.obb_rotated, general.obb_rotated);
+      shortcut_steps += traits.finite_planes && prepared.nan_free_slabs ? 1 : 0;
+    }
+  }
+  EXPECT_GT(shortcut_steps, 400);  // the NaN-free slab test ran, not only the general path
 }
 
 // Slots: A box t=3, B box t=1, leaf type 0 t=5, leaf type 1 t=7, box C missed, leaf type 0 t=2.5.

@@ -1,6 +1,8 @@
 // DS_BVH_STACK_PUSH8_POP1 / PUSH8_POP2 emulation (rtip31-format.md §6).
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/lds_stack.h"
 #include "hwbvh/formats/rdna4/decode.h"
@@ -182,6 +184,39 @@ TEST(LdsStack, BlasToTlasPopFlag) {
   EXPECT_EQ(ds_bvh_stack_push8_pop1(s, I, Slots{I, I, I, I, I, I, I, I}), box(20));
   EXPECT_TRUE(s.address().blas_to_tlas_pop);
   EXPECT_FALSE(s.address().tlas_in_stack);
+}
+
+// ds_bvh_stack_push8_pop1 takes a shortcut for a box result outside walk-back when the ring has room; push8 then
+// pop go the long way. Random results (pointers of every type, sentinels, INVALID), random `last` values and rings
+// of several sizes: both give the same node, address word, ring entries and traffic after every operation.
+TEST(LdsStack, Push8Pop1EqualsPush8ThenPop) {
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<uint32_t> pick(0, 99);
+  const auto slot = [&] {
+    const uint32_t r = pick(rng);
+    if (r < 45) return I;
+    if (r < 50) return rdna4::kEndSearch + pick(rng) % 7;  // sentinels 0xFFFFFFF8..0xFFFFFFFE
+    if (r < 53) return (pick(rng) << 4) | 6;                // instance node
+    if (r < 75) return box(1 + pick(rng));
+    return prim(1 + pick(rng), pick(rng) % 4);
+  };
+  for (uint32_t size : {2u, 4u, 8u, 16u}) {
+    LdsStack fused(StackOptions{size}), stepwise(StackOptions{size});
+    for (int op = 0; op < 3000; ++op) {
+      Slots data;
+      for (uint32_t& x : data) x = slot();
+      const uint32_t r = pick(rng);
+      const uint32_t last = r < 70 ? I : r < 85 ? rdna4::kEndSearch | pick(rng) % 4 : data[pick(rng) % 8];
+      const uint32_t node = ds_bvh_stack_push8_pop1(fused, last, data);
+      stepwise.push8(last, data, true);
+      ASSERT_EQ(node, stepwise.pop()) << "size " << size << ", operation " << op;
+      ASSERT_EQ(fused.address(), stepwise.address());
+      for (uint32_t i = 0; i < size; ++i) ASSERT_EQ(fused.entry(i), stepwise.entry(i));
+      const StackTraffic& a = fused.traffic();
+      const StackTraffic& b = stepwise.traffic();
+      ASSERT_EQ(std::tie(a.pushes, a.pops, a.lost, a.max_depth), std::tie(b.pushes, b.pops, b.lost, b.max_depth));
+    }
+  }
 }
 
 TEST(LdsStack, PackedAddressLayout) {

@@ -153,6 +153,9 @@ struct PreparedRay {
   std::array<uint8_t, 3> near_is_max{};
   int kx = 0, ky = 1, kz = 2;  ///< watertight: kz = the largest |direction| component; (kx, ky) keep the winding
   float shear_x = 0.0f, shear_y = 0.0f, shear_z = 1.0f;  ///< d[kx] / d[kz], d[ky] / d[kz], 1 / d[kz]
+  /// The origin and `inverse` are finite and no inverse component is zero: slab distances to finite planes cannot
+  /// be NaN, so axis-aligned nodes skip the NaN bookkeeping of the slab test (the outcome is the same).
+  bool nan_free_slabs = false;
 
   explicit PreparedRay(const RayOperands& ray);
 };
@@ -160,6 +163,14 @@ struct PreparedRay {
 /// image_bvh8_intersect_ray with the ray prepared in advance.
 IntersectResult image_bvh8_intersect_ray(const NodeMemory& memory, const PointerFlags& flags, const PreparedRay& ray,
                                          uint32_t node_pointer, const IntersectOptions& options);
+
+/// What the box path may skip for a node, read off its decoded children; the outcome is the same either way.
+struct BoxTraits {
+  bool finite_planes = false;      ///< every slot that holds a pointer has six finite planes
+  bool distinct_pointers = false;  ///< no two adjacent slots hold the same pointer: no child reuse to remove
+
+  static BoxTraits of(const rdna4::BoxChildren& box);
+};
 
 /// What the intersector decodes from a node, kept so that a node visited again (by another lane of the wave, or
 /// by a later ray) is not decoded again. Decoding is a pure function of the node's 128 bytes, so an entry is
@@ -178,6 +189,7 @@ class NodeDecodeCache {
   struct Box {
     rdna4::BoxChildren children;
     rdna4::Mat3Rows obb;  ///< obb_matrix(children.obb_index) (the identity for an axis-aligned node)
+    BoxTraits traits;     ///< BoxTraits::of(children)
   };
   struct Pair {
     NodeFault fault = NodeFault::None;  ///< MalformedPrimitive when the decoder rejected the node or pair

@@ -12,10 +12,14 @@
 // rings of at most 16 entries (the count fields are 5 bits wide).
 #include <array>
 #include <cstdint>
+#include <span>
 
 #include "hwbvh/emu/counters.h"
 
 namespace hwbvh::emu {
+namespace detail {
+struct StackOps;  // the inline hot path (src/emu/stack_ops.h)
+}
 
 inline constexpr uint32_t kHardwareStackSize = 16;  ///< entries per lane (GPURT, RADV)
 inline constexpr uint32_t kMaxStackSize = 64;
@@ -81,13 +85,14 @@ class LdsStack {
   [[nodiscard]] const StackTraffic& traffic() const { return traffic_; }
 
  private:
-  /// `count` pushes of the values next() returns, with the bookkeeping of as many single pushes.
-  template <class Values>
-  void push_n(uint32_t count, Values next);
+  friend struct detail::StackOps;
+  /// push8's skip, walk-back and range-update rules (the cases StackOps::push8 does not take inline).
+  void push8_rules(uint32_t last_node, std::span<const uint32_t, 8> data, bool primitive_range);
 
   uint32_t size_;
   StackAddress address_;
-  std::array<uint32_t, kMaxStackSize> ring_{};
+  /// Entries past size() are never read, so the constructor clears only the first size() (a stack is made per ray).
+  std::array<uint32_t, kMaxStackSize> ring_;
   StackTraffic traffic_;
 };
 
