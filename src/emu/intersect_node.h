@@ -47,8 +47,9 @@ inline std::array<uint8_t, 3> near_plane_sides(Vec3 inverse) {
 inline bool nan_free_slabs(Vec3 origin, Vec3 inverse) {
   constexpr float kMax = std::numeric_limits<float>::max();
   bool ok = true;
+  const float o[3] = {origin.x, origin.y, origin.z}, inv[3] = {inverse.x, inverse.y, inverse.z};  // not glm's []
   for (int c = 0; c < 3; ++c) {  // `&`, not `&&`: no branches on data
-    ok &= (std::abs(origin[c]) <= kMax) & (std::abs(inverse[c]) <= kMax) & (inverse[c] != 0.0f);
+    ok &= (std::abs(o[c]) <= kMax) & (std::abs(inv[c]) <= kMax) & (inv[c] != 0.0f);
   }
   return ok;
 }
@@ -99,13 +100,12 @@ inline uint32_t sort_ext(uint32_t p, bool triangles_first) {
 // test. When no two valid entries tie, the network's output is simply the valid entries in ascending order
 // followed by INVALID_NODE (the invalid entries sort last and are all alike), so an insertion sort of the valid
 // entries (bit k of `live` set: ptr[k] is not INVALID_NODE) gives it; only ties, which a network orders by its own
-// wiring, need the network. Returns DW0..7.
-inline std::array<uint32_t, 8> sort_packed(const std::array<uint32_t, 8>& ptr, const std::array<float, 8>& key,
-                                    unsigned live, bool triangles_first, int comparators, bool wide) {
+// wiring, need the network. Writes DW0..7 to `out`.
+inline void sort_packed(const std::array<uint32_t, 8>& ptr, const std::array<float, 8>& key, unsigned live,
+                        bool triangles_first, int comparators, bool wide, uint32_t* out) {
   const auto word = [&](unsigned k) {
     return uint64_t{sort_ext(ptr[k], triangles_first)} << 35 | uint64_t{float_bits(key[k])} << 3 | k;
   };
-  std::array<uint32_t, 8> out;
   if (wide) {
     std::array<uint64_t, 8> v;
     unsigned n = 0;
@@ -121,9 +121,9 @@ inline std::array<uint32_t, 8> sort_packed(const std::array<uint32_t, 8>& ptr, c
       v[j] = x;
     }
     if (!tie) {
-      out.fill(kInvalidNode);
+      std::fill_n(out, 8, kInvalidNode);
       for (unsigned i = 0; i < n; ++i) out[i] = ptr[v[i] & 7u];
-      return out;
+      return;
     }
   }
   std::array<uint64_t, 8> w;
@@ -137,24 +137,26 @@ inline std::array<uint32_t, 8> sort_packed(const std::array<uint32_t, 8>& ptr, c
     w[b] = wb ^ diff;
   }
   for (unsigned k = 0; k < 8; ++k) out[k] = ptr[w[k] & 7u];
-  return out;
 }
 
-// §5.3 steps 7-8 on the hit pointers (bit k of `live` set: ptr[k] is not INVALID): returns DW0..7.
-inline std::array<uint32_t, 8> sort_children(const std::array<uint32_t, 8>& ptr, const std::array<float, 8>& key,
-                                      unsigned live, const IntersectOptions& opt) {
-  if (!opt.box_sort || opt.heuristic == SortHeuristic::Disabled) return ptr;
+// §5.3 steps 7-8 on the hit pointers (bit k of `live` set: ptr[k] is not INVALID): writes DW0..7 to `out`.
+inline void sort_children(const std::array<uint32_t, 8>& ptr, const std::array<float, 8>& key, unsigned live,
+                          const IntersectOptions& opt, uint32_t* out) {
+  if (!opt.box_sort || opt.heuristic == SortHeuristic::Disabled) {
+    std::copy(ptr.begin(), ptr.end(), out);
+    return;
+  }
   // Valid entries always sort before invalid ones (their ext is smaller), so with at most one valid entry the
   // wide sort's output is that entry followed by INVALID: no need to run the network.
   if (opt.wide_sort && (live & (live - 1)) == 0) {
-    std::array<uint32_t, 8> out;
-    out.fill(kInvalidNode);
-    for (uint32_t p : ptr) out[0] &= p;  // the one valid pointer, or INVALID
-    return out;
+    std::fill_n(out, 8, kInvalidNode);
+    if (live != 0) out[0] = ptr[static_cast<unsigned>(std::countr_zero(live))];
+    return;
   }
   const int comparators = opt.wide_sort ? 19 : kHalfSortComparators;
   if (opt.heuristic == SortHeuristic::Closest) {
-    return sort_packed(ptr, key, live, opt.sort_triangles_first, comparators, opt.wide_sort);
+    sort_packed(ptr, key, live, opt.sort_triangles_first, comparators, opt.wide_sort, out);
+    return;
   }
   SortEntries e;
   for (int k = 0; k < 8; ++k) {
@@ -163,9 +165,7 @@ inline std::array<uint32_t, 8> sort_children(const std::array<uint32_t, 8>& ptr,
   }
 #pragma GCC unroll 19
   for (int i = 0; i < comparators; ++i) compare_exchange(e, kNetwork[i][0], kNetwork[i][1]);
-  std::array<uint32_t, 8> out;
   for (int k = 0; k < 8; ++k) out[k] = static_cast<uint32_t>(e.tag[k]);
-  return out;
 }
 
 // Per lane x > acc ? x : acc, and x < acc ? x : acc: acc when either is NaN. That is the definition of x86's
@@ -258,11 +258,12 @@ inline void intersect_box(const rdna4::BoxChildren& box, const rdna4::Mat3Rows& 
   }
   SlabOperands s{{o.x, o.y, o.z}, {inv.x, inv.y, inv.z}, {}, {}, std::isnan(ray.operands.extent) ? kInf : ray.operands.extent,
                  box_grow_factor(opt.box_grow)};
-  // Chosen by index rather than by a branch, which the ray's direction would make unpredictable.
-  const std::array<std::array<float, 8>, 3>* const sides[2] = {&box.min, &box.max};
+  // Selects, not branches, which the ray's direction would make unpredictable.
   for (int c = 0; c < 3; ++c) {
-    s.near_plane[c] = (*sides[near_is_max[c]])[c].data();
-    s.far_plane[c] = (*sides[1 - near_is_max[c]])[c].data();
+    const float* min = box.min[c].data();
+    const float* max = box.max[c].data();
+    s.near_plane[c] = near_is_max[c] != 0 ? max : min;
+    s.far_plane[c] = near_is_max[c] != 0 ? min : max;
   }
   U4 pass[2];
   std::array<float, 8> key;
@@ -295,8 +296,7 @@ inline void intersect_box(const rdna4::BoxChildren& box, const rdna4::Mat3Rows& 
   store4(&ptr[0], ptr_lo);
   store4(&ptr[4], ptr_hi);
 
-  const std::array<uint32_t, 8> sorted = sort_children(ptr, key, live, opt);
-  std::copy(sorted.begin(), sorted.end(), res.dw.begin());
+  sort_children(ptr, key, live, opt, res.dw.data());
   res.box_tests = 8;
 }
 
