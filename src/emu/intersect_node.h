@@ -14,6 +14,10 @@
 #include "hwbvh/formats/rdna4/decode.h"
 #include "simd4.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace hwbvh::emu::detail {
 
 using rdna4::kInvalidNode;
@@ -237,6 +241,65 @@ inline void slab_test(const rdna4::BoxChildren& box, const SlabOperands& s, uint
   }
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define HWBVH_EMU_AVX2 1
+// The CPU runs AVX2 (checked once, when the program starts).
+inline const bool kCpuHasAvx2 = [] {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") != 0;
+}();
+
+// slab_test on all eight slots at once, for CPUs with AVX2: the same IEEE operations lane by lane in the same order
+// (VMAXPS / VMINPS keep their second operand exactly as MAXPS / MINPS do), so the same pass bits and keys.
+template <bool kNanFree>
+[[gnu::target("avx2")]] inline void slab_test_avx2(const rdna4::BoxChildren& box, const SlabOperands& s,
+                                                    uint32_t instance_mask, SortHeuristic heuristic, U4 (&pass)[2],
+                                                    std::array<float, 8>& key) {
+  __m256 tn = _mm256_set1_ps(-kInf), tf = _mm256_set1_ps(kInf);
+  __m256 near_nan = _mm256_castsi256_ps(_mm256_set1_epi32(-1)), far_nan = near_nan;
+  for (int c = 0; c < 3; ++c) {
+    const __m256 origin = _mm256_set1_ps(s.origin[c]), inverse = _mm256_set1_ps(s.inverse[c]);
+    const __m256 n = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(s.near_plane[c]), origin), inverse);
+    const __m256 f = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(s.far_plane[c]), origin), inverse);
+    tn = _mm256_max_ps(n, tn);
+    tf = _mm256_min_ps(f, tf);
+    if constexpr (!kNanFree) {
+      near_nan = _mm256_and_ps(near_nan, _mm256_cmp_ps(n, n, _CMP_UNORD_Q));
+      far_nan = _mm256_and_ps(far_nan, _mm256_cmp_ps(f, f, _CMP_UNORD_Q));
+    }
+  }
+  const __m256 t0 = _mm256_max_ps(tn, _mm256_setzero_ps());
+  const __m256 t1 = _mm256_min_ps(tf, _mm256_set1_ps(s.extent));
+  __m256 hit = _mm256_cmp_ps(t0, _mm256_mul_ps(t1, _mm256_set1_ps(s.grow)), _CMP_LE_OQ);
+  if constexpr (!kNanFree) hit = _mm256_andnot_ps(_mm256_or_ps(near_nan, far_nan), hit);
+  const __m256i masks = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(box.instance_mask.data())),
+                                         _mm256_set1_epi32(static_cast<int>(instance_mask)));
+  const __m256i passed =
+      _mm256_andnot_si256(_mm256_cmpeq_epi32(masks, _mm256_setzero_si256()), _mm256_castps_si256(hit));
+  store4(&pass[0], _mm256_castsi256_si128(passed));
+  store4(&pass[1], _mm256_extracti128_si256(passed, 1));
+  switch (heuristic) {
+    case SortHeuristic::LargestFirst: _mm256_storeu_ps(key.data(), _mm256_sub_ps(t0, t1)); break;
+    case SortHeuristic::ClosestMidpoint: _mm256_storeu_ps(key.data(), _mm256_add_ps(tn, tf)); break;
+    case SortHeuristic::Closest:
+    case SortHeuristic::Disabled: _mm256_storeu_ps(key.data(), t0); break;
+  }
+}
+#endif
+
+// slab_test on the widest vectors the CPU has.
+template <bool kNanFree>
+inline void slab_test_widest(const rdna4::BoxChildren& box, const SlabOperands& s, uint32_t instance_mask,
+                             SortHeuristic heuristic, U4 (&pass)[2], std::array<float, 8>& key) {
+#if HWBVH_EMU_AVX2
+  if (kCpuHasAvx2) {
+    slab_test_avx2<kNanFree>(box, s, instance_mask, heuristic, pass, key);
+    return;
+  }
+#endif
+  slab_test<kNanFree>(box, s, instance_mask, heuristic, pass, key);
+}
+
 // §5.3 on a decoded box node. `box`: the decoded child pointers (INVALID past the count) and dequantized boxes (NaN
 // past the count); `obb`: the node's OBB matrix, read only when box.obb_index < kObbMatrixCount; `traits`:
 // BoxTraits::of(box).
@@ -268,9 +331,9 @@ inline void intersect_box(const rdna4::BoxChildren& box, const rdna4::Mat3Rows& 
   U4 pass[2];
   std::array<float, 8> key;
   if (nan_free && traits.finite_planes) {
-    slab_test<true>(box, s, ray.operands.instance_mask, opt.heuristic, pass, key);
+    slab_test_widest<true>(box, s, ray.operands.instance_mask, opt.heuristic, pass, key);
   } else {
-    slab_test<false>(box, s, ray.operands.instance_mask, opt.heuristic, pass, key);
+    slab_test_widest<false>(box, s, ray.operands.instance_mask, opt.heuristic, pass, key);
   }
 
   // Early culling by box flags (§5.3 step 2), only when a pointer flag can cull.
@@ -461,12 +524,29 @@ inline IntersectResult empty_result(uint32_t node_pointer) {
 inline bool intersected(rdna4::NodeKind kind) { return kind == rdna4::NodeKind::Box || kind == rdna4::NodeKind::Primitive; }
 
 
+#if HWBVH_EMU_AVX2
+// intersect_box compiled for AVX2 as a whole, so that the eight-wide slab test is inlined into it.
+[[gnu::target("avx2"), gnu::flatten]] inline void intersect_box_avx2(const rdna4::BoxChildren& box,
+                                                                     const rdna4::Mat3Rows& obb, BoxTraits traits,
+                                                                     const PointerFlags& pf, const PreparedRay& ray,
+                                                                     const IntersectOptions& opt,
+                                                                     IntersectResult& res) {
+  intersect_box(box, obb, traits, pf, ray, opt, res);
+}
+#endif
+
 // image_bvh8_intersect_ray on the cache's node memory (intersect.h).
 inline IntersectResult intersect_cached(NodeDecodeCache& cache, const PointerFlags& flags, const PreparedRay& ray,
                                         uint32_t node_pointer, const IntersectOptions& options) {
   IntersectResult res = empty_result(node_pointer);
   if (res.kind == rdna4::NodeKind::Box) {
     if (const NodeDecodeCache::Box* box = cache.box(node_pointer, res.fault)) {
+#if HWBVH_EMU_AVX2
+      if (kCpuHasAvx2) {
+        intersect_box_avx2(box->children, box->obb, box->traits, flags, ray, options, res);
+        return res;
+      }
+#endif
       intersect_box(box->children, box->obb, box->traits, flags, ray, options, res);
     }
   } else if (res.kind == rdna4::NodeKind::Primitive) {

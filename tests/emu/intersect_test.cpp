@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 
@@ -222,6 +223,56 @@ TEST(IntersectBox, ShortcutsGiveTheGeneralPathsResult) {
   }
   EXPECT_GT(shortcut_steps, 400);  // the NaN-free slab test ran, not only the general path
 }
+
+#if HWBVH_EMU_AVX2
+// The eight-wide AVX2 slab test against the four-wide one, on random planes and rays with zero, infinite and NaN
+// values, every heuristic and both NaN modes: identical pass bits and key bits.
+TEST(IntersectBox, Avx2SlabTestEqualsTheFourWideOne) {
+  if (!detail::kCpuHasAvx2) GTEST_SKIP() << "this CPU has no AVX2";
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> coord(-4.0f, 4.0f);
+  std::uniform_int_distribution<int> pick(0, 15);
+  const auto value = [&] {
+    switch (pick(rng)) {
+      case 0: return 0.0f;
+      case 1: return kInf;
+      case 2: return -kInf;
+      case 3: return kNaN;
+      default: return coord(rng);
+    }
+  };
+  const auto bits = [](const auto& v) {
+    std::array<uint32_t, 8> b;
+    std::memcpy(b.data(), &v, sizeof b);
+    return b;
+  };
+  for (int trial = 0; trial < 2000; ++trial) {
+    rdna4::BoxChildren box{};
+    for (int k = 0; k < 8; ++k) {
+      box.instance_mask[k] = pick(rng) == 0 ? 0u : 1u << (pick(rng) % 8);
+      for (int a = 0; a < 3; ++a) box.min[a][k] = value(), box.max[a][k] = value();
+    }
+    detail::SlabOperands s{{value(), value(), value()}, {value(), value(), value()}, {}, {}, value(), 1.0000004f};
+    for (int c = 0; c < 3; ++c) {
+      const bool near_is_max = pick(rng) < 8;
+      s.near_plane[c] = (near_is_max ? box.max : box.min)[c].data();
+      s.far_plane[c] = (near_is_max ? box.min : box.max)[c].data();
+    }
+    const uint32_t mask = 1u << (pick(rng) % 8);
+    const auto heuristic = static_cast<SortHeuristic>(trial % 4);
+    simd4::U4 pass_sse[2], pass_avx[2];
+    std::array<float, 8> key_sse, key_avx;
+    detail::slab_test<false>(box, s, mask, heuristic, pass_sse, key_sse);
+    detail::slab_test_avx2<false>(box, s, mask, heuristic, pass_avx, key_avx);
+    ASSERT_EQ(bits(pass_sse), bits(pass_avx)) << "trial " << trial;
+    ASSERT_EQ(bits(key_sse), bits(key_avx)) << "trial " << trial;
+    detail::slab_test<true>(box, s, mask, heuristic, pass_sse, key_sse);
+    detail::slab_test_avx2<true>(box, s, mask, heuristic, pass_avx, key_avx);
+    ASSERT_EQ(bits(pass_sse), bits(pass_avx)) << "trial " << trial;
+    ASSERT_EQ(bits(key_sse), bits(key_avx)) << "trial " << trial;
+  }
+}
+#endif
 
 // Slots: A box t=3, B box t=1, leaf type 0 t=5, leaf type 1 t=7, box C missed, leaf type 0 t=2.5.
 NodeImage mixed_node() {
