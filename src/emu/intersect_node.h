@@ -243,8 +243,9 @@ inline void slab_test(const rdna4::BoxChildren& box, const SlabOperands& s, uint
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define HWBVH_EMU_AVX2 1
-// The CPU runs AVX2 (checked once, when the program starts).
-inline const bool kCpuHasAvx2 = [] {
+// Run the copies of the hot path built for AVX2: set when the program starts if the CPU has AVX2. Both code paths
+// give identical results; tests clear it to run the portable one.
+inline bool use_avx2 = [] {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") != 0;
 }();
@@ -292,7 +293,7 @@ template <bool kNanFree>
 inline void slab_test_widest(const rdna4::BoxChildren& box, const SlabOperands& s, uint32_t instance_mask,
                              SortHeuristic heuristic, U4 (&pass)[2], std::array<float, 8>& key) {
 #if HWBVH_EMU_AVX2
-  if (kCpuHasAvx2) {
+  if (use_avx2) {
     slab_test_avx2<kNanFree>(box, s, instance_mask, heuristic, pass, key);
     return;
   }
@@ -524,29 +525,12 @@ inline IntersectResult empty_result(uint32_t node_pointer) {
 inline bool intersected(rdna4::NodeKind kind) { return kind == rdna4::NodeKind::Box || kind == rdna4::NodeKind::Primitive; }
 
 
-#if HWBVH_EMU_AVX2
-// intersect_box compiled for AVX2 as a whole, so that the eight-wide slab test is inlined into it.
-[[gnu::target("avx2"), gnu::flatten]] inline void intersect_box_avx2(const rdna4::BoxChildren& box,
-                                                                     const rdna4::Mat3Rows& obb, BoxTraits traits,
-                                                                     const PointerFlags& pf, const PreparedRay& ray,
-                                                                     const IntersectOptions& opt,
-                                                                     IntersectResult& res) {
-  intersect_box(box, obb, traits, pf, ray, opt, res);
-}
-#endif
-
 // image_bvh8_intersect_ray on the cache's node memory (intersect.h).
 inline IntersectResult intersect_cached(NodeDecodeCache& cache, const PointerFlags& flags, const PreparedRay& ray,
                                         uint32_t node_pointer, const IntersectOptions& options) {
   IntersectResult res = empty_result(node_pointer);
   if (res.kind == rdna4::NodeKind::Box) {
     if (const NodeDecodeCache::Box* box = cache.box(node_pointer, res.fault)) {
-#if HWBVH_EMU_AVX2
-      if (kCpuHasAvx2) {
-        intersect_box_avx2(box->children, box->obb, box->traits, flags, ray, options, res);
-        return res;
-      }
-#endif
       intersect_box(box->children, box->obb, box->traits, flags, ray, options, res);
     }
   } else if (res.kind == rdna4::NodeKind::Primitive) {

@@ -8,6 +8,7 @@
 #include "hwbvh/formats/rdna4/decode.h"
 #include "intersect_node.h"
 #include "stack_ops.h"
+#include "wave_loop.h"
 
 namespace hwbvh::emu {
 namespace {
@@ -158,6 +159,28 @@ StepInfo RayTraversal::step() {
   }
   return info;
 }
+
+namespace detail {
+namespace {
+#if HWBVH_EMU_AVX2
+// The wave loop with every step inlined into it and compiled for AVX2.
+[[gnu::target("avx2"), gnu::flatten]] void run_rtip31_wave_avx2(std::span<RayTraversal> lanes, WaveStats& stats,
+                                                                std::vector<uint32_t>* sequences) {
+  run_lockstep_wave(lanes, stats, sequences);
+}
+#endif
+}  // namespace
+
+void run_rtip31_wave(std::span<RayTraversal> lanes, WaveStats& stats, std::vector<uint32_t>* sequences) {
+#if HWBVH_EMU_AVX2
+  if (use_avx2) {
+    run_rtip31_wave_avx2(lanes, stats, sequences);
+    return;
+  }
+#endif
+  run_lockstep_wave(lanes, stats, sequences);
+}
+}  // namespace detail
 
 RayResult trace_ray(const NodeMemory& memory, uint32_t root, const Ray& ray, const TraceOptions& options) {
   options.validate();

@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "hwbvh/emu/traversal.h"
 #include "hwbvh/emu/wavefront.h"
 
 namespace hwbvh::emu::detail {
@@ -43,5 +44,9 @@ void run_lockstep_wave(std::span<Lane> lanes, WaveStats& stats, std::vector<uint
     stats.mixed_iterations += (box > 0 && primitive > 0) ? 1 : 0;
   }
 }
+
+/// run_lockstep_wave for RT IP 3.1 lanes (traversal.cpp), where the steps are compiled into the loop: on a CPU with
+/// AVX2 as a copy built for it.
+void run_rtip31_wave(std::span<RayTraversal> lanes, WaveStats& stats, std::vector<uint32_t>* sequences);
 
 }  // namespace hwbvh::emu::detail

@@ -101,7 +101,8 @@ TraceOutput trace_rays(const NodeMemory& memory, uint32_t root, std::span<const 
       const size_t count = (w + 1 < wave_count ? wave_begin[w + 1] : rays.size()) - first;
       lanes.clear();
       for (size_t i = 0; i < count; ++i) lanes.emplace_back(memory, root, rays[first + i], options, cache.get());
-      detail::run_lockstep_wave(std::span<RayTraversal>(lanes), out.waves[w], options.record_node_sequence ? &out.node_sequences[first] : nullptr);
+      detail::run_rtip31_wave(std::span<RayTraversal>(lanes), out.waves[w],
+                              options.record_node_sequence ? &out.node_sequences[first] : nullptr);
       for (size_t i = 0; i < count; ++i) out.rays[first + i] = lanes[i].result();
     }
     caches.give_back(std::move(cache));

@@ -228,7 +228,7 @@ TEST(IntersectBox, ShortcutsGiveTheGeneralPathsResult) {
 // The eight-wide AVX2 slab test against the four-wide one, on random planes and rays with zero, infinite and NaN
 // values, every heuristic and both NaN modes: identical pass bits and key bits.
 TEST(IntersectBox, Avx2SlabTestEqualsTheFourWideOne) {
-  if (!detail::kCpuHasAvx2) GTEST_SKIP() << "this CPU has no AVX2";
+  if (!detail::use_avx2) GTEST_SKIP() << "this CPU has no AVX2";
   std::mt19937 rng(13);
   std::uniform_real_distribution<float> coord(-4.0f, 4.0f);
   std::uniform_int_distribution<int> pick(0, 15);

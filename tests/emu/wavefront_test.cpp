@@ -7,6 +7,7 @@
 #include <glm/geometric.hpp>
 
 #include "emu/emu_trees.h"
+#include "emu/intersect_node.h"
 #include "emu/traversal_fixture.h"
 #include "fixtures/random_scene.h"
 #include "hwbvh/build/builder.h"
@@ -214,6 +215,29 @@ TEST(Wavefront, IdenticalAtAnyThreadCount) {
   const TraceOutput b = trace_rays(mem, e.bvh.root_pointer, rays, o, Executor(3));
   expect_identical_runs(a, b);
 }
+
+#if HWBVH_EMU_AVX2
+// The wave loop compiled for AVX2 (taken when the CPU has it) and the portable one: identical outputs, node
+// sequences included, on OBB and axis-aligned trees, with the hardware ring and an overflowing one.
+TEST(Wavefront, Avx2AndPortablePathsAgree) {
+  if (!detail::use_avx2) GTEST_SKIP() << "this CPU has no AVX2";
+  const std::vector<Ray> rays = random_rays(300, 21);
+  for (bool obb : {false, true}) {
+    const EncodedScene e = encode_soup(obb);
+    const NodeMemory mem{e.bvh.dwords};
+    for (uint32_t ring : {16u, 4u}) {
+      TraceOptions o;
+      o.stack.size = ring;
+      o.record_node_sequence = true;
+      const TraceOutput avx2 = trace_rays(mem, e.bvh.root_pointer, rays, o, Executor(1));
+      detail::use_avx2 = false;
+      const TraceOutput portable = trace_rays(mem, e.bvh.root_pointer, rays, o, Executor(1));
+      detail::use_avx2 = true;
+      expect_identical_runs(avx2, portable);
+    }
+  }
+}
+#endif
 
 }  // namespace
 }  // namespace hwbvh::emu
