@@ -107,11 +107,11 @@ void IntersectOptions::validate() const {
 
 PreparedRay::PreparedRay(const RayOperands& ray)
     : operands(ray), inverse(reciprocal(ray.direction)), near_is_max(near_plane_sides(inverse)) {
-  const Vec3 d = ray.direction;
-  const float x = std::abs(d.x), y = std::abs(d.y), z = std::abs(d.z);
+  const float d[3] = {ray.direction.x, ray.direction.y, ray.direction.z};  // not glm's [], a switch per access
+  const float x = std::abs(d[0]), y = std::abs(d[1]), z = std::abs(d[2]);
   kz = (z > x && z > y) ? 2 : (y > x ? 1 : 0);  // ties go to the lower axis
-  kx = (kz + 1) % 3;
-  ky = (kx + 1) % 3;
+  kx = kz == 2 ? 0 : kz + 1;
+  ky = kx == 2 ? 0 : kx + 1;
   if (d[kz] < 0.0f) std::swap(kx, ky);  // an odd permutation for a reversed ray keeps the winding
   shear_x = d[kx] / d[kz];
   shear_y = d[ky] / d[kz];

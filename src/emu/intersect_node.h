@@ -50,12 +50,11 @@ inline std::array<uint8_t, 3> near_plane_sides(Vec3 inverse) {
 // inverse direction component finite and non-zero (a NaN needs inf * 0, inf - inf or a NaN operand).
 inline bool nan_free_slabs(Vec3 origin, Vec3 inverse) {
   constexpr float kMax = std::numeric_limits<float>::max();
-  bool ok = true;
-  const float o[3] = {origin.x, origin.y, origin.z}, inv[3] = {inverse.x, inverse.y, inverse.z};  // not glm's []
-  for (int c = 0; c < 3; ++c) {  // `&`, not `&&`: no branches on data
-    ok &= (std::abs(o[c]) <= kMax) & (std::abs(inv[c]) <= kMax) & (inv[c] != 0.0f);
-  }
-  return ok;
+  const U4 magnitude = U4{} + 0x7FFFFFFFu;  // |x| by clearing the sign bit
+  const F4 o = {origin.x, origin.y, origin.z, 0.0f}, inv = {inverse.x, inverse.y, inverse.z, 1.0f};
+  const F4 abs_o = bit_cast4<F4>(bit_cast4<U4>(o) & magnitude);
+  const F4 abs_inv = bit_cast4<F4>(bit_cast4<U4>(inv) & magnitude);
+  return lane_bits((abs_o <= kMax) & (abs_inv <= kMax) & (inv != 0.0f)) == 0xFu;  // NaN compares false
 }
 
 // The eight sort entries: (ext << 32 | pointer) and the key.
