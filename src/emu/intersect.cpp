@@ -113,9 +113,10 @@ PreparedRay::PreparedRay(const RayOperands& ray)
   kx = kz == 2 ? 0 : kz + 1;
   ky = kx == 2 ? 0 : kx + 1;
   if (d[kz] < 0.0f) std::swap(kx, ky);  // an odd permutation for a reversed ray keeps the winding
-  shear_x = d[kx] / d[kz];
-  shear_y = d[ky] / d[kz];
-  shear_z = 1.0f / d[kz];
+  const simd4::F4 shear = simd4::F4{d[kx], d[ky], 1.0f, 1.0f} / simd4::F4{d[kz], d[kz], d[kz], 1.0f};
+  shear_x = shear[0];  // d[kx] / d[kz]
+  shear_y = shear[1];  // d[ky] / d[kz]
+  shear_z = shear[2];  // 1 / d[kz]
   nan_free_slabs = detail::nan_free_slabs(operands.origin, inverse);
 }
 

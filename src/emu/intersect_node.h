@@ -39,7 +39,11 @@ inline bool box_flags_cull(uint32_t f, const PointerFlags& pf) {
 // Rotates origin and direction into an OBB frame in exactly the fma order of §3.3 (z innermost) (intersect.cpp).
 void rotate_ray(const rdna4::Mat3Rows& m, Vec3& o, Vec3& d);
 
-inline Vec3 reciprocal(Vec3 d) { return {1.0f / d.x, 1.0f / d.y, 1.0f / d.z}; }
+// 1 / d per component: IEEE divisions, three lanes of one vector division.
+inline Vec3 reciprocal(Vec3 d) {
+  const F4 r = (F4{} + 1.0f) / F4{d.x, d.y, d.z, 1.0f};
+  return {r[0], r[1], r[2]};
+}
 
 // The slab test's near plane per axis: min for a non-negative inverse direction, else max (also for NaN).
 inline std::array<uint8_t, 3> near_plane_sides(Vec3 inverse) {
@@ -242,11 +246,13 @@ inline void slab_test(const rdna4::BoxChildren& box, const SlabOperands& s, uint
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define HWBVH_EMU_AVX2 1
-// Run the copies of the hot path built for AVX2: set when the program starts if the CPU has AVX2. Both code paths
-// give identical results; tests clear it to run the portable one.
+// Run the copies of the hot path built for AVX2 (and the bit-manipulation instructions that come with it): set when
+// the program starts if the CPU has them. Both code paths give identical results; tests clear it to run the
+// portable one.
 inline bool use_avx2 = [] {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") != 0;
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
+         __builtin_cpu_supports("lzcnt") && __builtin_cpu_supports("popcnt");
 }();
 
 // slab_test on all eight slots at once, for CPUs with AVX2: the same IEEE operations lane by lane in the same order

@@ -130,10 +130,10 @@ StepInfo RayTraversal::step() {
   RayCounters& c = result_.counters;
   ++c.steps;
   c.walk_back_steps += info.walk_back ? 1 : 0;
-  c.box_tests += res.box_tests;
-  c.triangle_tests += res.triangle_tests;
-
+  // Each count added on its own path: read together, the two fields (written separately by the intersector just
+  // before) would be one wide load that the CPU cannot forward from the two stores, a stall on every step.
   if (res.kind == NodeKind::Primitive) {
+    c.triangle_tests += res.triangle_tests;
     ++c.primitive_node_steps;
     process_primitive_hits(res.dw);
     if (done_) return info;  // first hit accepted: the loop ends before the stack operation
@@ -141,6 +141,7 @@ StepInfo RayTraversal::step() {
     res.dw[7] = node_;
     last_ = rdna4::kEndSearch | (res.dw[8] & 3u);
   } else {
+    c.box_tests += res.box_tests;
     ++c.box_node_steps;
     c.obb_steps += res.obb_rotated ? 1 : 0;
     parent_ = node_;
@@ -164,7 +165,7 @@ namespace detail {
 namespace {
 #if HWBVH_EMU_AVX2
 // The wave loop with every step inlined into it and compiled for AVX2.
-[[gnu::target("avx2"), gnu::flatten]] void run_rtip31_wave_avx2(std::span<RayTraversal> lanes, WaveStats& stats,
+[[gnu::target("avx2,bmi,bmi2,lzcnt,popcnt"), gnu::flatten]] void run_rtip31_wave_avx2(std::span<RayTraversal> lanes, WaveStats& stats,
                                                                 std::vector<uint32_t>* sequences) {
   run_lockstep_wave(lanes, stats, sequences);
 }
