@@ -170,7 +170,7 @@ void run_rays(const char* name, const emu::LoadedBvh& bvh, const RayBatch& batch
     const Executor executor(thread_counts[k]);
     emu::TraceOutput out;
     const Times emu_s = median_times(opt.runs, [&] {
-      out = emu::trace_rays(bvh.memory(), bvh.root, batch.rays, batch.wave_begin, trace, executor);
+      emu::trace_rays(bvh.memory(), bvh.root, batch.rays, batch.wave_begin, trace, executor, out);
     });
     hash[k] = results_hash(out);
     emu_hits = 0;

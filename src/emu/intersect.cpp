@@ -161,13 +161,25 @@ uint32_t cache_mask(uint32_t wanted, size_t available) {
 }  // namespace
 
 NodeDecodeCache::NodeDecodeCache(const NodeMemory& memory, uint32_t box_nodes, uint32_t pairs)
-    : memory_(memory),
-      box_mask_(cache_mask(box_nodes, memory.dwords.size() / rdna4::kNodeDwords)),
-      pair_mask_(cache_mask(pairs, memory.dwords.size() / rdna4::kNodeDwords * 8)),
-      box_key_(box_mask_ + size_t{1}, kInvalidNode),
-      pair_key_(pair_mask_ + size_t{1}, kInvalidNode),
-      boxes_(std::make_unique_for_overwrite<Slot<Box>[]>(box_mask_ + size_t{1})),
-      pairs_(std::make_unique_for_overwrite<Slot<Pair>[]>(pair_mask_ + size_t{1})) {}
+    : wanted_boxes_(box_nodes), wanted_pairs_(pairs) {
+  rebind(memory);
+}
+
+void NodeDecodeCache::rebind(const NodeMemory& memory) {
+  memory_ = memory;
+  box_mask_ = cache_mask(wanted_boxes_, memory.dwords.size() / rdna4::kNodeDwords);
+  pair_mask_ = cache_mask(wanted_pairs_, memory.dwords.size() / rdna4::kNodeDwords * 8);
+  if (box_mask_ >= box_capacity_) {
+    box_capacity_ = box_mask_ + size_t{1};
+    boxes_ = std::make_unique_for_overwrite<Slot<Box>[]>(box_capacity_);
+  }
+  if (pair_mask_ >= pair_capacity_) {
+    pair_capacity_ = pair_mask_ + size_t{1};
+    pairs_ = std::make_unique_for_overwrite<Slot<Pair>[]>(pair_capacity_);
+  }
+  box_key_.assign(box_mask_ + size_t{1}, kInvalidNode);  // every entry empty
+  pair_key_.assign(pair_mask_ + size_t{1}, kInvalidNode);
+}
 
 const NodeDecodeCache::Box* NodeDecodeCache::fill_box(uint32_t slot, uint32_t pointer, NodeFault& fault) {
   const uint32_t* node = memory_.find(pointer, fault);

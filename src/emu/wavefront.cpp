@@ -42,30 +42,35 @@ namespace {
 // negligible.
 constexpr size_t kWavesPerTask = 16;
 
-// Decode caches lent to tasks: a task takes one (or makes one when none is free) and gives it back, so a call
-// makes at most one per concurrently running task and a cache keeps its entries from task to task. Which cache a
-// task gets changes no result.
+// Decode caches lent to tasks: a task takes one (or makes one when none is free) and gives it back. The pool lives
+// as long as the program, so later calls reuse the caches' storage (rebound, i.e. emptied, for their node memory):
+// a call makes at most one cache per concurrently running task, and its entries fill memory that is already
+// mapped instead of taking a page fault every few entries. Which cache a task gets changes no result.
 class CachePool {
  public:
-  explicit CachePool(const NodeMemory& memory) : memory_(memory) {}
-  std::unique_ptr<NodeDecodeCache> take() {
+  std::unique_ptr<NodeDecodeCache> take(const NodeMemory& memory) {
+    std::unique_ptr<NodeDecodeCache> cache;
     {
       const std::lock_guard lock(mutex_);
       if (!free_.empty()) {
-        std::unique_ptr<NodeDecodeCache> cache = std::move(free_.back());
+        cache = std::move(free_.back());
         free_.pop_back();
-        return cache;
       }
     }
-    return std::make_unique<NodeDecodeCache>(memory_);
+    if (cache == nullptr) return std::make_unique<NodeDecodeCache>(memory);
+    cache->rebind(memory);
+    return cache;
   }
   void give_back(std::unique_ptr<NodeDecodeCache> cache) {
     const std::lock_guard lock(mutex_);
     free_.push_back(std::move(cache));
   }
+  static CachePool& shared() {
+    static CachePool pool;
+    return pool;
+  }
 
  private:
-  const NodeMemory& memory_;
   std::mutex mutex_;
   std::vector<std::unique_ptr<NodeDecodeCache>> free_;
 };
@@ -81,19 +86,27 @@ TraceOutput trace_rays(const NodeMemory& memory, uint32_t root, std::span<const 
 
 TraceOutput trace_rays(const NodeMemory& memory, uint32_t root, std::span<const Ray> rays,
                        std::span<const uint32_t> wave_begin, const TraceOptions& options, const Executor& executor) {
+  TraceOutput out;
+  trace_rays(memory, root, rays, wave_begin, options, executor, out);
+  return out;
+}
+
+void trace_rays(const NodeMemory& memory, uint32_t root, std::span<const Ray> rays,
+                std::span<const uint32_t> wave_begin, const TraceOptions& options, const Executor& executor,
+                TraceOutput& out) {
   options.validate();
   detail::check_wave_boundaries(wave_begin, rays.size());
   const size_t wave_count = wave_begin.size();
-  TraceOutput out;
-  out.rays.resize(rays.size());
-  out.waves.resize(wave_count);
+  out.rays.assign(rays.size(), RayResult{});
+  out.waves.assign(wave_count, WaveStats{});
+  out.node_sequences.clear();
   if (options.record_node_sequence) out.node_sequences.resize(rays.size());
 
   // Each wave writes only its own rays' and its own wave's slots. A task runs a range of waves with one decode
   // cache (results do not depend on how waves are split into tasks, nor on the cache).
-  CachePool caches(memory);
+  CachePool& caches = CachePool::shared();
   executor.for_ranges(0, wave_count, kWavesPerTask, [&](size_t wave_first, size_t wave_end) {
-    std::unique_ptr<NodeDecodeCache> cache = caches.take();
+    std::unique_ptr<NodeDecodeCache> cache = caches.take(memory);
     std::vector<RayTraversal> lanes;
     lanes.reserve(kWaveSize);
     for (size_t w = wave_first; w < wave_end; ++w) {
@@ -107,7 +120,6 @@ TraceOutput trace_rays(const NodeMemory& memory, uint32_t root, std::span<const 
     }
     caches.give_back(std::move(cache));
   });
-  return out;
 }
 
 namespace detail {

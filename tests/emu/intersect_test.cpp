@@ -656,6 +656,23 @@ TEST(IntersectPrimitive, NavigationValuesAndPairIndexFromPointer) {
 
 // --- dispatch and faults ---
 
+// A decode cache rebound to another node memory answers exactly as a new cache for it: nothing of the first
+// memory's nodes survives, even where both memories hold a node at the same pointer.
+TEST(IntersectDispatch, ReboundDecodeCacheEqualsANewOne) {
+  const NodeImage first = root_with({box_child(kUnitBox), box_child(box({2, 0, 0}, {3, 1, 1}))});
+  const NodeImage second = root_with({box_child(box({0, 0, 5}, {1, 1, 6}), 0, 1)});
+  const PreparedRay along_x(ray({-1, 0.5f, 0.5f}, {1, 0, 0})), along_z(ray({0.5f, 0.5f, -1}, {0, 0, 1}));
+  NodeDecodeCache cache(first.memory());
+  const IntersectResult warm = image_bvh8_intersect_ray(cache, {}, along_x, 0x15, {});
+  EXPECT_EQ(warm.dw, image_bvh8_intersect_ray(first.memory(), {}, along_x, 0x15, {}).dw);
+  cache.rebind(second.memory());
+  NodeDecodeCache fresh(second.memory());
+  for (const PreparedRay* r : {&along_x, &along_z}) {
+    EXPECT_EQ(image_bvh8_intersect_ray(cache, {}, *r, 0x15, {}).dw,
+              image_bvh8_intersect_ray(fresh, {}, *r, 0x15, {}).dw);
+  }
+}
+
 TEST(IntersectDispatch, UnsupportedAndInstanceTypesReturnAllOnes) {
   const NodeImage img = one_pair_node();
   const IntersectDwords all_ones{I, I, I, I, I, I, I, I, I, I};

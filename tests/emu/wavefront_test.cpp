@@ -11,6 +11,7 @@
 #include "emu/traversal_fixture.h"
 #include "fixtures/random_scene.h"
 #include "hwbvh/build/builder.h"
+#include "hwbvh/core/error.h"
 #include "hwbvh/emu/wavefront.h"
 #include "hwbvh/formats/rdna4/encode.h"
 #include "hwbvh/formats/rdna4/tree_check.h"
@@ -214,6 +215,33 @@ TEST(Wavefront, IdenticalAtAnyThreadCount) {
   const TraceOutput a = trace_rays(mem, e.bvh.root_pointer, rays, o, Executor(1));
   const TraceOutput b = trace_rays(mem, e.bvh.root_pointer, rays, o, Executor(3));
   expect_identical_runs(a, b);
+}
+
+// trace_rays into a TraceOutput that held an earlier, larger trace (with node sequences) gives exactly a fresh
+// call's output; so does tracing another tree afterwards (the pooled decode caches are emptied for it).
+TEST(Wavefront, ReusedOutputAndCachesGiveFreshResults) {
+  const EncodedScene aa = encode_soup(false), obb = encode_soup(true);
+  const NodeMemory aa_memory{aa.bvh.dwords}, obb_memory{obb.bvh.dwords};
+  const std::vector<Ray> many = random_rays(300, 31), few = random_rays(70, 32);
+  const auto waves = [](size_t rays) {
+    std::vector<uint32_t> begin;
+    for (uint32_t first = 0; first < rays; first += kWaveSize) begin.push_back(first);
+    return begin;
+  };
+  TraceOptions recording;
+  recording.record_node_sequence = true;
+  TraceOutput out;
+  trace_rays(obb_memory, obb.bvh.root_pointer, many, waves(many.size()), recording, Executor(2), out);
+  expect_identical_runs(out, trace_rays(obb_memory, obb.bvh.root_pointer, many, recording, Executor(1)));
+  trace_rays(aa_memory, aa.bvh.root_pointer, few, waves(few.size()), {}, Executor(2), out);
+  const TraceOutput fresh = trace_rays(aa_memory, aa.bvh.root_pointer, few, {}, Executor(1));
+  EXPECT_TRUE(out.rays == fresh.rays);
+  EXPECT_TRUE(out.waves == fresh.waves);
+  EXPECT_TRUE(out.node_sequences.empty());
+  // Invalid boundaries leave the output alone.
+  const std::vector<uint32_t> bad = {1};
+  EXPECT_THROW(trace_rays(aa_memory, aa.bvh.root_pointer, few, bad, {}, Executor(1), out), Error);
+  EXPECT_TRUE(out.rays == fresh.rays);
 }
 
 #if HWBVH_EMU_AVX2

@@ -184,6 +184,10 @@ class NodeDecodeCache {
   /// what the memory can hold (a small node memory gets a small cache).
   explicit NodeDecodeCache(const NodeMemory& memory, uint32_t box_nodes = 16384, uint32_t pairs = 65536);
 
+  /// Empties the cache and makes it serve `memory` (sized for it as the constructor would), keeping its storage:
+  /// exactly a new cache, without the page faults of fresh memory that a new cache's entries take as they fill.
+  void rebind(const NodeMemory& memory);
+
   [[nodiscard]] const NodeMemory& memory() const { return memory_; }
 
   struct Box {
@@ -220,7 +224,9 @@ class NodeDecodeCache {
   const Pair* fill_pair(uint32_t slot, uint32_t pointer, NodeFault& fault);
 
   NodeMemory memory_;
-  uint32_t box_mask_, pair_mask_;
+  uint32_t wanted_boxes_, wanted_pairs_;       ///< the constructor's sizes, before capping by the memory
+  uint32_t box_mask_ = 0, pair_mask_ = 0;
+  size_t box_capacity_ = 0, pair_capacity_ = 0;  ///< entries allocated (at least the masks + 1)
   /// Room for one entry, left uninitialised: an entry is read only after its key says a fill wrote it, and a
   /// cache is made per trace call, where initialising megabytes of entries would cost more than small calls trace.
   template <class T>

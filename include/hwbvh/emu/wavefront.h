@@ -51,4 +51,11 @@ TraceOutput trace_rays(const NodeMemory& memory, uint32_t root, std::span<const 
 TraceOutput trace_rays(const NodeMemory& memory, uint32_t root, std::span<const Ray> rays,
                        std::span<const uint32_t> wave_begin, const TraceOptions& options, const Executor& executor);
 
+/// Same, into `out`, whose vectors are refilled in their existing storage: for callers that trace batch after
+/// batch, which then skip allocating (and page-faulting) fresh output memory each time. `out` is replaced whole
+/// (its previous contents are gone) and left untouched if the options or boundaries are invalid.
+void trace_rays(const NodeMemory& memory, uint32_t root, std::span<const Ray> rays,
+                std::span<const uint32_t> wave_begin, const TraceOptions& options, const Executor& executor,
+                TraceOutput& out);
+
 }  // namespace hwbvh::emu
