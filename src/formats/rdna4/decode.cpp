@@ -2,9 +2,12 @@
 //
 // Written from the spec without looking at the encoder's packing code: every field position below is read off
 // the spec's tables. Any 32 dwords decode without undefined behaviour; all stream reads are range-checked
-// against the 1024-bit node before they happen.
+// against the 1024-bit node before they happen (for primitive nodes, by validating the section layout first).
+#include <algorithm>
 #include <bit>
+#include <cassert>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "formats/rdna4/obb_tables.h"
@@ -43,37 +46,43 @@ ChildInfoFields read_child_info(NodeView node, unsigned slot) {
 
 // --- primitive node (§4) ---
 
-// A stream field of a primitive node, read only if it lies inside the node (callers validated the layout, this
-// is the last line of defence). Inlined: the emulator reads some 30 of these per primitive-node step.
-[[gnu::always_inline]] inline uint32_t read_field(NodeView node, int64_t offset, int64_t width) {
-  if (width <= 0 || offset < 0 || offset + width > kNodeBits) return 0;
-  // get_bits without its branch: the dword pair around the field (the second one past the end reads as 0).
-  const auto word = static_cast<unsigned>(offset / 32), shift = static_cast<unsigned>(offset % 32);
-  const uint64_t pair = node[word] | (word + 1 < kNodeDwords ? uint64_t{node[word + 1]} << 32 : 0);
-  return static_cast<uint32_t>((pair >> shift) & low_mask(static_cast<unsigned>(width)));
-}
+/// A primitive node's 1024-bit stream, copied with a zero dword after it so that the dword pair around any bit
+/// offset below 1024 is in bounds. Reads are not range-checked here: callers read only fields that the layout checks
+/// (read_header, valid_vertex_lengths, the vertex-index checks) proved lie inside the node.
+class NodeStream {
+ public:
+  explicit NodeStream(NodeView node) {
+    std::copy(node.begin(), node.end(), dw_.begin());
+    dw_[kNodeDwords] = 0;
+  }
+  /// The field of width w (0..32) at `offset`, given mask = mask32(w) (callers compute each mask once).
+  [[nodiscard]] uint32_t read(uint32_t offset, uint32_t mask) const {
+    return static_cast<uint32_t>(window(offset)) & mask;
+  }
+  /// Stream bits from `offset` on, at least 33 of them (the rest zero or unrelated).
+  [[nodiscard]] uint64_t window(uint32_t offset) const {
+    assert(offset < kNodeBits);
+    const uint32_t word = offset / 32;
+    uint64_t pair;  // dw_[word] | dw_[word + 1] << 32: one 64-bit load on a little-endian host
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(&pair, &dw_[word], sizeof pair);
+    } else {
+      pair = dw_[word] | uint64_t{dw_[word + 1]} << 32;
+    }
+    return pair >> (offset % 32);
+  }
+
+ private:
+  std::array<uint32_t, kNodeDwords + 1> dw_;
+};
+
+/// low_mask for a width known to be 0..32 (every stream field's): no test for widths of 64 and more.
+uint32_t mask32(uint32_t width) { return static_cast<uint32_t>((uint64_t{1} << width) - 1); }
 
 // §4.5: a payload shorter than the anchor replaces only the anchor's low bits.
 uint32_t decode_id(uint32_t anchor, uint32_t anchor_bits, uint32_t payload, uint32_t payload_bits) {
   if (payload_bits >= anchor_bits) return payload;
   return (anchor & ~static_cast<uint32_t>(low_mask(payload_bits))) | payload;
-}
-
-uint32_t prim_id(NodeView node, const PrimitiveHeader& h, uint32_t t) {
-  const int64_t mid = h.midpoint;
-  const uint32_t anchor = read_field(node, mid, h.prim_anchor_bits);
-  if (t == 0) return anchor;
-  const uint32_t payload = read_field(node, mid + h.prim_anchor_bits + int64_t{t - 1} * h.prim_payload_bits,
-                                      h.prim_payload_bits);
-  return decode_id(anchor, h.prim_anchor_bits, payload, h.prim_payload_bits);
-}
-
-uint32_t geo_id(NodeView node, const PrimitiveHeader& h, uint32_t t) {
-  const int64_t anchor_at = int64_t{h.midpoint} - h.geo_anchor_bits;
-  const uint32_t anchor = read_field(node, anchor_at, h.geo_anchor_bits);
-  if (t == 0) return anchor;
-  const uint32_t payload = read_field(node, anchor_at - int64_t{t} * h.geo_payload_bits, h.geo_payload_bits);
-  return decode_id(anchor, h.geo_anchor_bits, payload, h.geo_payload_bits);
 }
 
 int64_t prefix_total(const PrimitiveHeader& h) {
@@ -86,63 +95,79 @@ int64_t vertex_bits(const PrimitiveHeader& h) {
 int64_t geo_section_begin(const PrimitiveHeader& h) {
   return int64_t{h.midpoint} - h.geo_anchor_bits - int64_t{2 * h.pair_count - 1} * h.geo_payload_bits;
 }
-/// Number of whole vertices that fit between the prefixes and the geometry-ID section.
-int64_t vertex_capacity(const PrimitiveHeader& h) {
-  const int64_t room = geo_section_begin(h) - 52 - prefix_total(h);
-  return room < 0 ? 0 : room / vertex_bits(h);
-}
 
-void set_error(std::string* error, const char* message) {
+// Error reporting is out of line and cold: the emulator decodes pairs without an error string, and inlined string
+// building would crowd the hot path's registers.
+[[gnu::cold, gnu::noinline]] void set_error(std::string* error, const char* message) {
   if (error != nullptr) *error = message;
+}
+[[gnu::cold, gnu::noinline]] void set_pair_index_error(std::string* error, uint32_t pair, uint32_t pair_count) {
+  if (error != nullptr) {
+    *error = "primitive node: pair index " + std::to_string(pair) + " >= pair count " + std::to_string(pair_count);
+  }
+}
+[[gnu::cold, gnu::noinline]] void set_vertex_index_error(std::string* error, uint32_t index) {
+  if (error != nullptr) {
+    *error = "primitive node: vertex index " + std::to_string(index) + " points past the vertex section";
+  }
 }
 
 /// Header lengths that describe 32-bit coordinates (always true for a header from decode_primitive_header).
 bool valid_vertex_lengths(const PrimitiveHeader& h) {
+  if (h.trailing_zeros > 31) return false;  // checked apart, so that the sum below cannot wrap around
   for (int a = 0; a < 3; ++a) {
     const uint32_t length = h.payload_bits[a];
-    if (length < 1 || length > 32 || h.prefix_bits[a] + length + h.trailing_zeros != 32) return false;
+    if (length < 1 || length > 32 || h.prefix_bits[a] > 31 || h.prefix_bits[a] + length + h.trailing_zeros != 32) {
+      return false;
+    }
   }
   return true;
 }
 
-/// §4.3 vertex decoding for one node: the three prefixes are shared by every vertex, so they are read once.
+/// §4.3 vertex decoding for one node: the three prefixes are shared by every vertex, so they are read once, and so
+/// are the per-axis payload positions and masks. Values, not references, so that they stay in registers when inlined.
 class VertexReader {
  public:
-  /// Precondition: valid_vertex_lengths(h).
-  VertexReader(NodeView node, const PrimitiveHeader& h) : node_(node), h_(h), bits_(vertex_bits(h)) {
-    int64_t at = 52;
+  /// Precondition: valid_vertex_lengths(h), so the prefixes (at most 3 x 31 bits from bit 52) lie inside the node.
+  VertexReader(const NodeStream& stream, const PrimitiveHeader& h) : stream_(stream) {
+    uint32_t at = 52;
     for (int a = 0; a < 3; ++a) {
-      // 64-bit shifts: P = 0 leaves no prefix bits (a 32-bit shift).
-      prefix_[a] = (uint64_t{read_field(node, at, h.prefix_bits[a])} << (32 - h.prefix_bits[a])) & 0xFFFFFFFFu;
+      // The P bits at `at` moved to the top of 32: the truncation drops the bits above them. A 64-bit shift, as
+      // P = 0 leaves no prefix bits (a 32-bit shift).
+      prefix_[a] = static_cast<uint32_t>(stream.window(at) << (32 - h.prefix_bits[a]));
       at += h.prefix_bits[a];
     }
     first_ = at;
+    for (int a = 0; a < 3; ++a) {
+      // The payload is read together with the T bits before it, which are masked off: it lands at bit T without a
+      // shift. Those T bits still lie inside the node: T <= 31 and the payloads start at bit 52 or later.
+      at_[a] = first_ + bits_ - h.trailing_zeros;
+      mask_[a] = mask32(h.payload_bits[a]) << h.trailing_zeros;
+      bits_ += h.payload_bits[a];
+    }
   }
   /// Vertex i lies inside the node (other sections are not considered).
   [[nodiscard]] bool fits(uint32_t i) const { return first_ + (int64_t{i} + 1) * bits_ <= kNodeBits; }
-  /// Vertex i; precondition fits(i).
+  /// Vertex i; precondition fits(i), which makes its three payload reads in range.
   [[nodiscard]] Vec3 vertex(uint32_t i) const {
     float v[3];  // not Vec3: glm's operator[] is a switch
-    int64_t at = first_ + int64_t{i} * bits_;
-    for (int a = 0; a < 3; ++a) {
-      const uint64_t payload = read_field(node_, at, h_.payload_bits[a]);
-      v[a] = bits_float(static_cast<uint32_t>(prefix_[a] | ((payload << h_.trailing_zeros) & 0xFFFFFFFFu)));
-      at += h_.payload_bits[a];
-    }
+    for (int a = 0; a < 3; ++a) v[a] = bits_float(prefix_[a] | stream_.read(at_[a] + i * bits_, mask_[a]));
     return {v[0], v[1], v[2]};
   }
 
  private:
-  NodeView node_;
-  const PrimitiveHeader& h_;
-  int64_t bits_;
-  int64_t first_ = 52;
-  std::array<uint64_t, 3> prefix_{};
+  const NodeStream& stream_;
+  std::array<uint32_t, 3> prefix_{};
+  std::array<uint32_t, 3> at_{};    ///< of each axis's payload in vertex 0, minus T
+  std::array<uint32_t, 3> mask_{};  ///< of each axis's payload, shifted left by T
+  uint32_t first_ = 52;
+  uint32_t bits_ = 0;
 };
 
-std::optional<PrimitiveHeader> decode_header(NodeView node, std::string* error) {
+/// Reads and validates the header into `h`; false with `error` set when its sections do not fit the node. Inlined
+/// so that decode_primitive_pair keeps the fields in registers instead of copying an optional header.
+[[gnu::always_inline]] inline bool read_header(NodeView node, PrimitiveHeader& h, std::string* error) {
   const uint32_t dw0 = node[0], dw1 = node[1];
-  PrimitiveHeader h;
   h.payload_bits = {field(dw0, 4, 0) + 1, field(dw0, 9, 5) + 1, field(dw0, 14, 10) + 1};
   h.trailing_zeros = field(dw0, 19, 15);
   h.geo_anchor_bits = field(dw0, 23, 20) * 2;
@@ -155,13 +180,13 @@ std::optional<PrimitiveHeader> decode_header(NodeView node, std::string* error) 
 
   if (h.vertex_type != 0) {
     set_error(error, "primitive node: vertex type 1 (not float32) is not supported");
-    return std::nullopt;
+    return false;
   }
   for (int a = 0; a < 3; ++a) {
     const int prefix = 32 - static_cast<int>(h.trailing_zeros) - static_cast<int>(h.payload_bits[a]);
     if (prefix < 0) {
       set_error(error, "primitive node: trailing zeros + payload length exceed 32 bits");
-      return std::nullopt;
+      return false;
     }
     h.prefix_bits[a] = static_cast<uint32_t>(prefix);
   }
@@ -170,13 +195,13 @@ std::optional<PrimitiveHeader> decode_header(NodeView node, std::string* error) 
   const int64_t prim_end = int64_t{h.midpoint} + h.prim_anchor_bits + triangles * h.prim_payload_bits;
   if (prim_end > descriptors_begin) {
     set_error(error, "primitive node: primitive-ID section overlaps the pair descriptors");
-    return std::nullopt;
+    return false;
   }
   if (geo_section_begin(h) < 52 + prefix_total(h)) {
     set_error(error, "primitive node: geometry-ID section overlaps the vertex prefixes");
-    return std::nullopt;
+    return false;
   }
-  return h;
+  return true;
 }
 
 }  // namespace
@@ -270,13 +295,16 @@ DecodedBoxNode decode_box_node(const NodeDwords& node) {
 }
 
 std::optional<PrimitiveHeader> decode_primitive_header(const NodeDwords& node, std::string* error) {
-  return decode_header(node, error);
+  PrimitiveHeader h;
+  if (!read_header(node, h, error)) return std::nullopt;
+  return h;
 }
 
 Vec3 decode_primitive_vertex(const NodeDwords& node, const PrimitiveHeader& header, uint32_t i) {
   // The header may come from the caller: refuse lengths that do not describe a 32-bit coordinate.
   if (!valid_vertex_lengths(header)) return Vec3{std::numeric_limits<float>::quiet_NaN()};
-  const VertexReader reader(node, header);
+  const NodeStream stream(node);
+  const VertexReader reader(stream, header);
   return reader.fits(i) ? reader.vertex(i) : Vec3{std::numeric_limits<float>::quiet_NaN()};
 }
 
@@ -285,21 +313,46 @@ std::optional<DecodedPair> decode_primitive_pair(const NodeDwords& node, uint32_
 }
 
 std::optional<DecodedPair> decode_primitive_pair(NodeView node, uint32_t pair, std::string* error) {
-  const std::optional<PrimitiveHeader> header = decode_header(node, error);
-  if (!header) return std::nullopt;
-  if (pair >= header->pair_count) {
-    if (error != nullptr) {
-      *error = "primitive node: pair index " + std::to_string(pair) + " >= pair count " +
-               std::to_string(header->pair_count);
-    }
-    return std::nullopt;
+  // Every path returns this object (emptied on errors), so the pair is built in place rather than copied, and it
+  // is zeroed once (an empty std::optional's construction clears the whole payload too).
+  std::optional<DecodedPair> result(std::in_place);
+  PrimitiveHeader h;
+  if (!read_header(node, h, error)) {
+    result.reset();
+    return result;
   }
+  if (pair >= h.pair_count) {
+    set_pair_index_error(error, pair, h.pair_count);
+    result.reset();
+    return result;
+  }
+  // From here on every read is in range: the descriptor of pair < P <= 8 lies in the top 232 bits, read_header
+  // proved 52 + prefixes <= geometry-ID section <= midpoint and midpoint + primitive-ID section <= descriptors, and
+  // vertices are read only once they are known to end before the geometry-ID section.
+  const NodeStream stream(node);
   // §4.4: pair i occupies bits [1024 - 29(i+1), 1024 - 29i).
-  const uint32_t desc = get_bits(node, kNodeBits - 29 * (pair + 1), 29);
-  const int64_t capacity = vertex_capacity(*header);
-  const VertexReader reader(node, *header);
+  const uint32_t desc = stream.read(kNodeBits - 29 * (pair + 1), mask32(29));
 
-  DecodedPair out;
+  // §4.5 IDs of triangles t = 2 pair and 2 pair + 1, read before the vertex reader is set up so that fewer values
+  // are live at once. The anchors sit at the midpoint; primitive IDs grow up from it, geometry IDs down.
+  std::array<uint32_t, 2> prim_ids, geo_ids;
+  {
+    const uint32_t mid = h.midpoint, pa = h.prim_anchor_bits, pp = h.prim_payload_bits, pp_mask = mask32(pp);
+    const uint32_t ga = h.geo_anchor_bits, gp = h.geo_payload_bits, gp_mask = mask32(gp), geo_anchor_at = mid - ga;
+    const uint32_t prim_anchor = stream.read(mid, mask32(pa)), geo_anchor = stream.read(geo_anchor_at, mask32(ga));
+    for (unsigned k = 0; k < 2; ++k) {
+      const uint32_t t = 2 * pair + k;
+      prim_ids[k] = t == 0 ? prim_anchor
+                           : decode_id(prim_anchor, pa, stream.read(mid + pa + (t - 1) * pp, pp_mask), pp);
+      geo_ids[k] = t == 0 ? geo_anchor : decode_id(geo_anchor, ga, stream.read(geo_anchor_at - t * gp, gp_mask), gp);
+    }
+  }
+  // Whole vertices that fit between the prefixes and the geometry-ID section (read_header made this >= 0).
+  const auto capacity = static_cast<uint32_t>((geo_section_begin(h) - 52 - prefix_total(h)) / vertex_bits(h));
+  const VertexReader reader(stream, h);
+
+  DecodedPair& out = *result;
+#pragma GCC unroll 2  // constant field positions per triangle
   for (unsigned k = 0; k < 2; ++k) {
     DecodedTriangle& tri = out.tri[k];
     const unsigned base = k == 0 ? 15 : 1;  // tri0 flags start at bit 15, tri1 flags at bit 1
@@ -308,23 +361,21 @@ std::optional<DecodedPair> decode_primitive_pair(NodeView node, uint32_t pair, s
     tri.index = {field(desc, base + 5, base + 2), field(desc, base + 9, base + 6), field(desc, base + 13, base + 10)};
     tri.valid = k == 0 || tri.index != std::array<uint32_t, 3>{0, 0, 0};
     tri.procedural = tri.index[0] == 15 && tri.index[1] == 15;
-    const uint32_t t = 2 * pair + k;
-    tri.primitive_id = prim_id(node, *header, t);
-    tri.geometry_id = geo_id(node, *header, t);
+    tri.primitive_id = prim_ids[k];
+    tri.geometry_id = geo_ids[k];
     if (!tri.valid || tri.procedural) continue;
     for (int c = 0; c < 3; ++c) {
       if (tri.index[c] >= capacity) {
-        if (error != nullptr) {
-          *error = "primitive node: vertex index " + std::to_string(tri.index[c]) + " points past the vertex section";
-        }
-        return std::nullopt;
+        set_vertex_index_error(error, tri.index[c]);
+        result.reset();
+        return result;
       }
       tri.vertex[c] = reader.vertex(tri.index[c]);
     }
   }
   out.range_stop = field(desc, 0, 0) != 0;
-  out.navigation = out.range_stop ? kNavEndOfRange : pair == header->pair_count - 1 ? kNavEndOfNode : kNavEndOfPair;
-  return out;
+  out.navigation = out.range_stop ? kNavEndOfRange : pair == h.pair_count - 1 ? kNavEndOfNode : kNavEndOfPair;
+  return result;
 }
 
 Mat3Rows obb_matrix(uint32_t index) {
