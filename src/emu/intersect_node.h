@@ -278,8 +278,9 @@ template <bool kNanFree>
   const __m256 t1 = _mm256_min_ps(tf, _mm256_set1_ps(s.extent));
   __m256 hit = _mm256_cmp_ps(t0, _mm256_mul_ps(t1, _mm256_set1_ps(s.grow)), _CMP_LE_OQ);
   if constexpr (!kNanFree) hit = _mm256_andnot_ps(_mm256_or_ps(near_nan, far_nan), hit);
-  const __m256i masks = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(box.instance_mask.data())),
-                                         _mm256_set1_epi32(static_cast<int>(instance_mask)));
+  const auto* child_masks = reinterpret_cast<const __m256i*>(box.instance_mask.data());
+  const __m256i masks =
+      _mm256_and_si256(_mm256_loadu_si256(child_masks), _mm256_set1_epi32(static_cast<int>(instance_mask)));
   const __m256i passed =
       _mm256_andnot_si256(_mm256_cmpeq_epi32(masks, _mm256_setzero_si256()), _mm256_castps_si256(hit));
   store4(&pass[0], _mm256_castsi256_si128(passed));
@@ -325,8 +326,8 @@ inline void intersect_box(const rdna4::BoxChildren& box, const rdna4::Mat3Rows& 
     nan_free = nan_free_slabs(o, inv);
     res.obb_rotated = true;
   }
-  SlabOperands s{{o.x, o.y, o.z}, {inv.x, inv.y, inv.z}, {}, {}, std::isnan(ray.operands.extent) ? kInf : ray.operands.extent,
-                 box_grow_factor(opt.box_grow)};
+  const float extent = std::isnan(ray.operands.extent) ? kInf : ray.operands.extent;
+  SlabOperands s{{o.x, o.y, o.z}, {inv.x, inv.y, inv.z}, {}, {}, extent, box_grow_factor(opt.box_grow)};
   // Selects, not branches, which the ray's direction would make unpredictable.
   for (int c = 0; c < 3; ++c) {
     const float* min = box.min[c].data();
@@ -527,7 +528,9 @@ inline IntersectResult empty_result(uint32_t node_pointer) {
   return res;
 }
 
-inline bool intersected(rdna4::NodeKind kind) { return kind == rdna4::NodeKind::Box || kind == rdna4::NodeKind::Primitive; }
+inline bool intersected(rdna4::NodeKind kind) {
+  return kind == rdna4::NodeKind::Box || kind == rdna4::NodeKind::Primitive;
+}
 
 
 // image_bvh8_intersect_ray on the cache's node memory (intersect.h).

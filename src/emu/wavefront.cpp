@@ -42,35 +42,58 @@ namespace {
 // negligible.
 constexpr size_t kWavesPerTask = 16;
 
-// Decode caches lent to tasks: a task takes one (or makes one when none is free) and gives it back. The pool lives
-// as long as the program, so later calls reuse the caches' storage (rebound, i.e. emptied, for their node memory):
-// a call makes at most one cache per concurrently running task, and its entries fill memory that is already
-// mapped instead of taking a page fault every few entries. Which cache a task gets changes no result.
+// Decode caches lent to the tasks of one call: a task takes one (or gets a new one when none is free) and gives it
+// back, so a call uses at most one cache per concurrently running task and a cache keeps its entries from task to
+// task. When the call ends its caches go to a store that outlives calls: a later call's new caches are those,
+// rebound (emptied) for its node memory, so their entries fill memory that is already mapped instead of taking a
+// page fault every few entries. Which cache a task gets changes no result.
 class CachePool {
  public:
-  std::unique_ptr<NodeDecodeCache> take(const NodeMemory& memory) {
-    std::unique_ptr<NodeDecodeCache> cache;
+  explicit CachePool(const NodeMemory& memory) : memory_(memory) {}
+  CachePool(const CachePool&) = delete;
+  CachePool& operator=(const CachePool&) = delete;
+  ~CachePool() {
+    const std::lock_guard lock(spare_mutex());
+    for (std::unique_ptr<NodeDecodeCache>& cache : free_) spares().push_back(std::move(cache));
+  }
+
+  std::unique_ptr<NodeDecodeCache> take() {
     {
       const std::lock_guard lock(mutex_);
       if (!free_.empty()) {
-        cache = std::move(free_.back());
+        std::unique_ptr<NodeDecodeCache> cache = std::move(free_.back());
         free_.pop_back();
+        return cache;
       }
     }
-    if (cache == nullptr) return std::make_unique<NodeDecodeCache>(memory);
-    cache->rebind(memory);
-    return cache;
+    std::unique_ptr<NodeDecodeCache> spare;
+    {
+      const std::lock_guard lock(spare_mutex());
+      if (!spares().empty()) {
+        spare = std::move(spares().back());
+        spares().pop_back();
+      }
+    }
+    if (spare == nullptr) return std::make_unique<NodeDecodeCache>(memory_);
+    spare->rebind(memory_);
+    return spare;
   }
   void give_back(std::unique_ptr<NodeDecodeCache> cache) {
     const std::lock_guard lock(mutex_);
     free_.push_back(std::move(cache));
   }
-  static CachePool& shared() {
-    static CachePool pool;
-    return pool;
-  }
 
  private:
+  static std::mutex& spare_mutex() {
+    static std::mutex mutex;
+    return mutex;
+  }
+  static std::vector<std::unique_ptr<NodeDecodeCache>>& spares() {
+    static std::vector<std::unique_ptr<NodeDecodeCache>> caches;
+    return caches;
+  }
+
+  const NodeMemory& memory_;
   std::mutex mutex_;
   std::vector<std::unique_ptr<NodeDecodeCache>> free_;
 };
@@ -104,9 +127,9 @@ void trace_rays(const NodeMemory& memory, uint32_t root, std::span<const Ray> ra
 
   // Each wave writes only its own rays' and its own wave's slots. A task runs a range of waves with one decode
   // cache (results do not depend on how waves are split into tasks, nor on the cache).
-  CachePool& caches = CachePool::shared();
+  CachePool caches(memory);
   executor.for_ranges(0, wave_count, kWavesPerTask, [&](size_t wave_first, size_t wave_end) {
-    std::unique_ptr<NodeDecodeCache> cache = caches.take(memory);
+    std::unique_ptr<NodeDecodeCache> cache = caches.take();
     std::vector<RayTraversal> lanes;
     lanes.reserve(kWaveSize);
     for (size_t w = wave_first; w < wave_end; ++w) {

@@ -227,8 +227,8 @@ class NodeDecodeCache {
   uint32_t wanted_boxes_, wanted_pairs_;       ///< the constructor's sizes, before capping by the memory
   uint32_t box_mask_ = 0, pair_mask_ = 0;
   size_t box_capacity_ = 0, pair_capacity_ = 0;  ///< entries allocated (at least the masks + 1)
-  /// Room for one entry, left uninitialised: an entry is read only after its key says a fill wrote it, and a
-  /// cache is made per trace call, where initialising megabytes of entries would cost more than small calls trace.
+  /// Room for one entry, left uninitialised: an entry is read only after its key says a fill wrote it, and
+  /// initialising megabytes of entries would cost a call that traces a few rays more than its tracing.
   template <class T>
   struct Slot {
     alignas(T) std::byte bytes[sizeof(T)];
