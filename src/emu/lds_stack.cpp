@@ -15,13 +15,6 @@ namespace {
 using rdna4::is_sentinel;
 using rdna4::kInvalidNode;
 
-// Next pointer of a primitive range (§6.3 advance): the next pair of the same node (pair 3 -> 4 is type 3 -> 8),
-// or pair 0 of the next 128-byte node.
-uint32_t advance_range(uint32_t p, bool end_of_node) {
-  if (end_of_node) return (p & ~0xFu) + 0x10u;
-  return (p & 0xFu) == 3 ? (p ^ 0xBu) : p + 1;
-}
-
 bool is_primitive_type(uint32_t p) { return (p & 7u) <= 3; }
 
 }  // namespace
@@ -64,7 +57,7 @@ void LdsStack::push8_rules(uint32_t last, std::span<const uint32_t, 8> r, bool p
   // slot is skipped, and the continuation is pushed unless nav says END_OF_RANGE or slot 7 holds a sentinel.
   if (primitive_range && is_sentinel(last) && (last & 4u) == 0) {
     if ((last & 2u) == 0 && !is_sentinel(r[7])) {
-      detail::StackOps::push_n(*this, 1, [&] { return advance_range(r[7], (last & 1u) != 0); });
+      detail::StackOps::push_n(*this, 1, [&] { return detail::StackOps::advance_range(r[7], (last & 1u) != 0); });
     }
     return;
   }

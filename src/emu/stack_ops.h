@@ -5,6 +5,7 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "hwbvh/emu/lds_stack.h"
@@ -14,6 +15,34 @@
 namespace hwbvh::emu::detail {
 
 struct StackOps {
+  /// push8's common case, a box node's result outside walk-back: with last = INVALID_NODE there is no walk-back and
+  /// no range update, and when no slot holds a sentinel other than INVALID_NODE (0xFFFFFFF8..0xFFFFFFFE) no skip
+  /// rule fires either, so the general rules push exactly the slots that are not INVALID_NODE, slot 7 first. Gives
+  /// those slots (bit k: slot k holds a pointer), or nothing when the general rules are needed.
+  static std::optional<unsigned> plain_box_slots(uint32_t last, std::span<const uint32_t, 8> r) {
+    if (last != rdna4::kInvalidNode || simd4::in_range_bits8(r.data(), rdna4::kEndSearch, 7) != 0) return {};
+    return ~simd4::equal_bits8(r.data(), rdna4::kInvalidNode) & 0xFFu;
+  }
+
+  /// The pointers of the `live` slots, one per call, the highest slot first (push8's order); clears their bits.
+  static auto highest_slot_first(unsigned& live, std::span<const uint32_t, 8> r) {
+    return [&live, r] {
+      const int k = 31 - std::countl_zero(live);
+      live ^= 1u << k;
+      return r[static_cast<unsigned>(k)];
+    };
+  }
+
+  /// Stores `count` values of next() in the ring from index w on; gives the index after the last one.
+  template <class Values>
+  static uint32_t write_ring(LdsStack& s, uint32_t w, uint32_t count, Values next) {
+    for (uint32_t i = 0; i < count; ++i) {
+      s.ring_[w] = next();
+      w = w + 1 == s.size_ ? 0 : w + 1;
+    }
+    return w;
+  }
+
   /// `count` single pushes of the values next() returns, with the bookkeeping of as many single pushes.
   template <class Values>
   static void push_n(LdsStack& s, uint32_t count, Values next) {
@@ -29,28 +58,15 @@ struct StackOps {
     if (count > size - a.to_tlas) a.tlas_in_stack = false;
     a.to_tlas = std::min(a.to_tlas + count, size);
     a.valid_count = std::min(a.valid_count + count, size);
-    uint32_t w = a.write_index;
-    for (uint32_t i = 0; i < count; ++i) {
-      s.ring_[w] = next();
-      w = w + 1 == size ? 0 : w + 1;
-    }
-    a.write_index = w;
+    a.write_index = write_ring(s, a.write_index, count, next);
     s.traffic_.pushes += count;
     s.traffic_.max_depth = std::max(s.traffic_.max_depth, a.valid_count);
   }
 
   /// push8 of §6.3 (LdsStack::push8).
   static void push8(LdsStack& s, uint32_t last, std::span<const uint32_t, 8> r, bool primitive_range) {
-    // The common case, a box node's result outside walk-back: with last = INVALID_NODE there is no walk-back and
-    // no range update, and when no slot holds a sentinel other than INVALID_NODE (0xFFFFFFF8..0xFFFFFFFE) no skip
-    // rule fires either, so the general rules push exactly the slots that are not INVALID_NODE, slot 7 first.
-    if (last == rdna4::kInvalidNode && simd4::in_range_bits8(r.data(), rdna4::kEndSearch, 7) == 0) {
-      unsigned live = ~simd4::equal_bits8(r.data(), rdna4::kInvalidNode) & 0xFFu;  // bit k: slot k holds a pointer
-      push_n(s, popcount8(live), [&] {  // the highest slot first
-        const int k = 31 - std::countl_zero(live);
-        live ^= 1u << k;
-        return r[static_cast<unsigned>(k)];
-      });
+    if (std::optional<unsigned> live = plain_box_slots(last, r)) {
+      push_n(s, popcount8(*live), highest_slot_first(*live, r));
       return;
     }
     s.push8_rules(last, r, primitive_range);
@@ -90,21 +106,14 @@ struct StackOps {
     // one pushed, the lowest slot, right back. While the ring has room for all of them, they leave the TLAS
     // entries alone and the popped one is not an instance node, that is the stores of the pushes plus the
     // bookkeeping of n pushes and one pop, with none of the full-ring and TLAS cases of push_n and pop.
-    if (last == rdna4::kInvalidNode && simd4::in_range_bits8(r.data(), rdna4::kEndSearch, 7) == 0) {
-      unsigned live = ~simd4::equal_bits8(r.data(), rdna4::kInvalidNode) & 0xFFu;
-      if (live == 0) return pop(s);  // nothing to push: push8 changes nothing
-      const uint32_t n = popcount8(live);
+    if (std::optional<unsigned> live = plain_box_slots(last, r)) {
+      if (*live == 0) return pop(s);  // nothing to push: push8 changes nothing
+      const uint32_t n = popcount8(*live);
       StackAddress& a = s.address_;
       const uint32_t size = s.size_;
-      const uint32_t top = r[static_cast<unsigned>(std::countr_zero(live))];
+      const uint32_t top = r[static_cast<unsigned>(std::countr_zero(*live))];
       if (n <= size - a.valid_count && n <= size - a.to_tlas && (top & 7u) != rdna4::kTypeInstance) {
-        uint32_t w = a.write_index;
-        for (uint32_t i = 0; i < n; ++i) {  // the highest slot first, as push8 writes them
-          const int k = 31 - std::countl_zero(live);
-          live ^= 1u << k;
-          s.ring_[w] = r[static_cast<unsigned>(k)];
-          w = w + 1 == size ? 0 : w + 1;
-        }
+        const uint32_t w = write_ring(s, a.write_index, n, highest_slot_first(*live, r));
         a.write_index = w == 0 ? size - 1 : w - 1;
         s.traffic_.max_depth = std::max(s.traffic_.max_depth, a.valid_count + n);
         a.valid_count += n - 1;
@@ -115,8 +124,31 @@ struct StackOps {
         return top;
       }
     }
+    // A primitive node's result outside walk-back (last = 0xFFFFFFF8 | nav): push8 pushes at most the range's next
+    // pair, which the pop takes right back. With room in the ring, and the pointer not an instance node (a pair
+    // never is), that is one store and the counts of one push and one pop; without a next pair, the pop alone.
+    if (primitive_range && rdna4::is_sentinel(last) && (last & 4u) == 0) {
+      if ((last & 2u) != 0 || rdna4::is_sentinel(r[7])) return pop(s);  // END_OF_RANGE: push8 pushes nothing
+      StackAddress& a = s.address_;
+      const uint32_t next = advance_range(r[7], (last & 1u) != 0);
+      if (a.valid_count < s.size_ && a.to_tlas < s.size_ && (next & 7u) != rdna4::kTypeInstance) {
+        s.ring_[a.write_index] = next;
+        s.traffic_.max_depth = std::max(s.traffic_.max_depth, a.valid_count + 1);
+        a.blas_to_tlas_pop = false;
+        ++s.traffic_.pushes;
+        ++s.traffic_.pops;
+        return next;
+      }
+    }
     push8(s, last, r, primitive_range);
     return pop(s);
+  }
+
+  /// The next pointer of a primitive range (§6.3 advance): the next pair of the same node (pair 3 -> 4 is type
+  /// 3 -> 8), or pair 0 of the next 128-byte node.
+  static uint32_t advance_range(uint32_t p, bool end_of_node) {
+    if (end_of_node) return (p & ~0xFu) + 0x10u;
+    return (p & 0xFu) == 3 ? (p ^ 0xBu) : p + 1;
   }
 
   /// Set bits of an 8-bit mask (std::popcount is a library call on x86-64 without POPCNT).

@@ -157,6 +157,8 @@ StepInfo RayTraversal::step() {
   } else if (c.steps >= options_->step_limit) {
     c.step_limit_hits = 1;
     stop();
+  } else if (cache_ != nullptr) {
+    cache_->prefetch(node_);  // needed after the wave's other lanes' steps: out of the way of the lookup's misses
   }
   return info;
 }

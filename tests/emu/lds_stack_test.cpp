@@ -203,6 +203,7 @@ TEST(LdsStack, Push8Pop1EqualsPush8ThenPop) {
   for (uint32_t size : {2u, 4u, 8u, 16u}) {
     LdsStack fused(StackOptions{size}), stepwise(StackOptions{size});
     for (int op = 0; op < 3000; ++op) {
+      if (op % 40 == 0) fused = stepwise = LdsStack(StackOptions{size});  // fresh rings, where max_depth still grows
       Slots data;
       for (uint32_t& x : data) x = slot();
       const uint32_t r = pick(rng);

@@ -201,24 +201,54 @@ class NodeDecodeCache {
   };
   /// The decoded box node `pointer` (kind Box), or null with `fault` set (find()'s faults).
   const Box* box(uint32_t pointer, NodeFault& fault) {
-    // Node index (pointer bits 31..4) modulo the size: consecutive nodes take consecutive entries. A pointer is
-    // stored only after find() accepted it, so a hit needs no range check. The hit path is inline.
-    const uint32_t slot = (pointer >> 4) & box_mask_;
+    // A pointer is stored only after find() accepted it, so a hit needs no range check. The hit path is inline.
+    const uint32_t slot = box_slot(pointer);
     fault = NodeFault::None;
     return box_key_[slot] == pointer ? boxes_[slot].get() : fill_box(slot, pointer, fault);
   }
   /// The decoded pair `pointer` (kind Primitive), or null with `fault` set (find()'s faults; a malformed pair is
   /// returned with Pair::fault set).
   const Pair* pair(uint32_t pointer, NodeFault& fault) {
-    // Node index times the most pairs a node can hold, plus the pair: most nodes hold fewer than eight, so the
-    // product is hashed (Fibonacci) to spread them over all entries.
-    const uint32_t key = (pointer >> 4) << 3 | rdna4::pair_index(pointer);
-    const uint32_t slot = (key * 0x9E3779B1u >> 8) & pair_mask_;
+    const uint32_t slot = pair_slot(pointer);
     fault = NodeFault::None;
     return pair_key_[slot] == pointer ? pairs_[slot].get() : fill_pair(slot, pointer, fault);
   }
+  /// Starts loading into the CPU's caches the key and entry that box() or pair() will read for `pointer`: a hint
+  /// that changes no result. A traversal gives it a lane's next node as soon as it is known, so that the memory
+  /// is on its way while the wave's other lanes take their steps.
+  [[gnu::always_inline]] void prefetch(uint32_t pointer) const {
+    if (rdna4::node_kind(pointer) == rdna4::NodeKind::Box) {
+      const uint32_t slot = box_slot(pointer);
+      __builtin_prefetch(&box_key_[slot]);
+      prefetch_lines<sizeof(Box)>(boxes_[slot].bytes);
+    } else if (rdna4::node_kind(pointer) == rdna4::NodeKind::Primitive) {
+      const uint32_t slot = pair_slot(pointer);
+      __builtin_prefetch(&pair_key_[slot]);
+      prefetch_lines<sizeof(Pair)>(pairs_[slot].bytes);
+    }
+  }
 
  private:
+  // Node index (pointer bits 31..4) modulo the size: consecutive nodes take consecutive entries.
+  uint32_t box_slot(uint32_t pointer) const { return (pointer >> 4) & box_mask_; }
+  // Node index times the most pairs a node can hold, plus the pair: most nodes hold fewer than eight, so the
+  // product is hashed (Fibonacci) to spread them over all entries.
+  uint32_t pair_slot(uint32_t pointer) const {
+    const uint32_t key = (pointer >> 4) << 3 | rdna4::pair_index(pointer);
+    return (key * 0x9E3779B1u >> 8) & pair_mask_;
+  }
+  // Every 64-byte cache line of [p, p + Bytes). Inlined by force, as prefetch() is: GCC finds a function that does
+  // nothing but prefetch free of side effects and deletes its calls.
+  template <size_t Bytes>
+  [[gnu::always_inline]] static void prefetch_lines(const std::byte* p) {
+    __builtin_prefetch(p);
+    if constexpr (Bytes > 64) {
+      prefetch_lines<Bytes - 64>(p + 64);
+    } else {
+      __builtin_prefetch(p + Bytes - 1);  // the next line when p is not at a line start
+    }
+  }
+
   // The miss paths: decode `pointer` into entry `slot`.
   const Box* fill_box(uint32_t slot, uint32_t pointer, NodeFault& fault);
   const Pair* fill_pair(uint32_t slot, uint32_t pointer, NodeFault& fault);
