@@ -105,9 +105,15 @@ void IntersectOptions::validate() const {
   }
 }
 
-PreparedRay::PreparedRay(const RayOperands& ray)
-    : operands(ray), inverse(reciprocal(ray.direction)), near_is_max(near_plane_sides(inverse)) {
-  const float d[3] = {ray.direction.x, ray.direction.y, ray.direction.z};  // not glm's [], a switch per access
+PreparedRay::PreparedRay(const RayOperands& ray) : PreparedRay(ray.origin, ray.direction, ray.instance_mask) {
+  operands.extent = ray.extent;
+}
+
+PreparedRay::PreparedRay(Vec3 origin, Vec3 direction, uint32_t instance_mask)
+    : operands{origin, direction, std::numeric_limits<float>::infinity(), instance_mask},
+      inverse(reciprocal(direction)),
+      near_is_max(near_plane_sides(inverse)) {
+  const float d[3] = {direction.x, direction.y, direction.z};  // not glm's [], a switch per access
   const float x = std::abs(d[0]), y = std::abs(d[1]), z = std::abs(d[2]);
   kz = (z > x && z > y) ? 2 : (y > x ? 1 : 0);  // ties go to the lower axis
   kx = kz == 2 ? 0 : kz + 1;

@@ -19,15 +19,13 @@ using rdna4::NodeKind;
 bool has_nan(Vec3 v) { return std::isnan(v.x) || std::isnan(v.y) || std::isnan(v.z); }
 
 // tmin by moving the origin (§7.1): the intersector itself only knows [0, extent].
-RayOperands lane_operands(const Ray& ray, uint32_t instance_mask) {
-  RayOperands op;
+Vec3 origin_at_tmin(const Ray& ray) {
+  Vec3 origin;
   for (int c = 0; c < 3; ++c) {
     const float offset = ray.tmin * ray.direction[c];
-    op.origin[c] = ray.origin[c] + offset;
+    origin[c] = ray.origin[c] + offset;
   }
-  op.direction = ray.direction;
-  op.instance_mask = instance_mask;
-  return op;
+  return origin;
 }
 
 // The STOC state of a non-opaque candidate from the sideband (looked up only when STOC is on).
@@ -49,7 +47,7 @@ RayTraversal::RayTraversal(const NodeMemory& memory, uint32_t root, const Ray& r
     : memory_(&memory),
       cache_(cache),
       options_(&options),
-      ray_(lane_operands(ray, options.instance_mask)),
+      ray_(origin_at_tmin(ray), ray.direction, options.instance_mask),
       stack_(options.stack),
       node_(root) {
   if (has_nan(ray.origin) || has_nan(ray.direction)) {

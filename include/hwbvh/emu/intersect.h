@@ -158,6 +158,9 @@ struct PreparedRay {
   bool nan_free_slabs = false;
 
   explicit PreparedRay(const RayOperands& ray);
+  /// The same with extent = +inf, from the parts, which a call passes in registers: a caller that has just
+  /// computed them does not store them piecewise for the constructor to load them whole (a store-forwarding stall).
+  PreparedRay(Vec3 origin, Vec3 direction, uint32_t instance_mask);
 };
 
 /// image_bvh8_intersect_ray with the ray prepared in advance.
