@@ -15,6 +15,7 @@
 #include "simd4.h"
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -251,8 +252,11 @@ inline void slab_test(const rdna4::BoxChildren& box, const SlabOperands& s, uint
 // portable one.
 inline bool use_avx2 = [] {
   __builtin_cpu_init();
+  // LZCNT from CPUID leaf 0x80000001 (ECX bit 5): Clang's __builtin_cpu_supports does not know the name.
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  const bool lzcnt = __get_cpuid(0x80000001u, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_LZCNT) != 0;
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
-         __builtin_cpu_supports("lzcnt") && __builtin_cpu_supports("popcnt");
+         lzcnt && __builtin_cpu_supports("popcnt");
 }();
 
 // slab_test on all eight slots at once, for CPUs with AVX2: the same IEEE operations lane by lane in the same order
