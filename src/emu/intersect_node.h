@@ -108,8 +108,8 @@ inline uint32_t sort_ext(uint32_t p, bool triangles_first) {
 // test. When no two valid entries tie, the network's output is simply the valid entries in ascending order
 // followed by INVALID_NODE (the invalid entries sort last and are all alike), so an insertion sort of the valid
 // entries (bit k of `live` set: ptr[k] is not INVALID_NODE) gives it; only ties, which a network orders by its own
-// wiring, need the network. Writes DW0..7 to `out`.
-inline void sort_packed(const std::array<uint32_t, 8>& ptr, const std::array<float, 8>& key, unsigned live,
+// wiring, need the network. Writes DW0..7 to `out`; gives their pointer slots (bit k: DW k is not INVALID_NODE).
+inline unsigned sort_packed(const std::array<uint32_t, 8>& ptr, const std::array<float, 8>& key, unsigned live,
                         bool triangles_first, int comparators, bool wide, uint32_t* out) {
   const auto word = [&](unsigned k) {
     return uint64_t{sort_ext(ptr[k], triangles_first)} << 35 | uint64_t{float_bits(key[k])} << 3 | k;
@@ -131,7 +131,7 @@ inline void sort_packed(const std::array<uint32_t, 8>& ptr, const std::array<flo
     if (!tie) {
       std::fill_n(out, 8, kInvalidNode);
       for (unsigned i = 0; i < n; ++i) out[i] = ptr[v[i] & 7u];
-      return;
+      return (1u << n) - 1;
     }
   }
   std::array<uint64_t, 8> w;
@@ -144,27 +144,32 @@ inline void sort_packed(const std::array<uint32_t, 8>& ptr, const std::array<flo
     w[a] = wa ^ diff;
     w[b] = wb ^ diff;
   }
-  for (unsigned k = 0; k < 8; ++k) out[k] = ptr[w[k] & 7u];
+  unsigned pointer_slots = 0;
+  for (unsigned k = 0; k < 8; ++k) {
+    out[k] = ptr[w[k] & 7u];
+    pointer_slots |= static_cast<unsigned>(~w[k] >> 37 & 1u) << k;  // ext bit 2: INVALID_NODE
+  }
+  return pointer_slots;
 }
 
-// §5.3 steps 7-8 on the hit pointers (bit k of `live` set: ptr[k] is not INVALID): writes DW0..7 to `out`.
-inline void sort_children(const std::array<uint32_t, 8>& ptr, const std::array<float, 8>& key, unsigned live,
-                          const IntersectOptions& opt, uint32_t* out) {
+// §5.3 steps 7-8 on the hit pointers (bit k of `live` set: ptr[k] is not INVALID): writes DW0..7 to `out`; gives
+// their pointer slots (bit k: DW k is not INVALID_NODE), known here without reading `out` back.
+inline unsigned sort_children(const std::array<uint32_t, 8>& ptr, const std::array<float, 8>& key, unsigned live,
+                              const IntersectOptions& opt, uint32_t* out) {
   if (!opt.box_sort || opt.heuristic == SortHeuristic::Disabled) {
     std::copy(ptr.begin(), ptr.end(), out);
-    return;
+    return live;
   }
   // Valid entries always sort before invalid ones (their ext is smaller), so with at most one valid entry the
   // wide sort's output is that entry followed by INVALID: no need to run the network.
   if (opt.wide_sort && (live & (live - 1)) == 0) {
     std::fill_n(out, 8, kInvalidNode);
     if (live != 0) out[0] = ptr[static_cast<unsigned>(std::countr_zero(live))];
-    return;
+    return live != 0 ? 1u : 0u;
   }
   const int comparators = opt.wide_sort ? 19 : kHalfSortComparators;
   if (opt.heuristic == SortHeuristic::Closest) {
-    sort_packed(ptr, key, live, opt.sort_triangles_first, comparators, opt.wide_sort, out);
-    return;
+    return sort_packed(ptr, key, live, opt.sort_triangles_first, comparators, opt.wide_sort, out);
   }
   SortEntries e;
   for (int k = 0; k < 8; ++k) {
@@ -173,7 +178,12 @@ inline void sort_children(const std::array<uint32_t, 8>& ptr, const std::array<f
   }
 #pragma GCC unroll 19
   for (int i = 0; i < comparators; ++i) compare_exchange(e, kNetwork[i][0], kNetwork[i][1]);
-  for (int k = 0; k < 8; ++k) out[k] = static_cast<uint32_t>(e.tag[k]);
+  unsigned pointer_slots = 0;
+  for (unsigned k = 0; k < 8; ++k) {
+    out[k] = static_cast<uint32_t>(e.tag[k]);
+    pointer_slots |= static_cast<unsigned>(~e.tag[k] >> 34 & 1u) << k;  // ext bit 2: INVALID_NODE
+  }
+  return pointer_slots;
 }
 
 // Per lane x > acc ? x : acc, and x < acc ? x : acc: acc when either is NaN. That is the definition of x86's
@@ -370,7 +380,11 @@ inline void intersect_box(const rdna4::BoxChildren& box, const rdna4::Mat3Rows& 
   store4(&ptr[0], ptr_lo);
   store4(&ptr[4], ptr_hi);
 
-  sort_children(ptr, key, live, opt, res.dw.data());
+  const unsigned pointer_slots = sort_children(ptr, key, live, opt, res.dw.data());
+  // Another sentinel among the pointers (a malformed node) leaves the stack its general rules.
+  const U4 end_search = U4{} + rdna4::kEndSearch;
+  const bool sentinel_free = (lane_bits(ptr_lo - end_search < 7u) | lane_bits(ptr_hi - end_search < 7u)) == 0;
+  res.pointer_slots = sentinel_free ? pointer_slots : IntersectResult::kSlotsUnknown;
   res.box_tests = 8;
 }
 

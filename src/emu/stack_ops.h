@@ -66,10 +66,15 @@ struct StackOps {
   /// push8 of §6.3 (LdsStack::push8).
   static void push8(LdsStack& s, uint32_t last, std::span<const uint32_t, 8> r, bool primitive_range) {
     if (std::optional<unsigned> live = plain_box_slots(last, r)) {
-      push_n(s, popcount8(*live), highest_slot_first(*live, r));
+      push_plain(s, r, *live);
       return;
     }
     s.push8_rules(last, r, primitive_range);
+  }
+
+  /// push8 in its common case (plain_box_slots): the `live` slots, the highest first.
+  static void push_plain(LdsStack& s, std::span<const uint32_t, 8> r, unsigned live) {
+    push_n(s, popcount8(live), highest_slot_first(live, r));
   }
 
   /// pop of §6.4 (LdsStack::pop).
@@ -102,28 +107,7 @@ struct StackOps {
   /// push8 then pop (ds_bvh_stack_push8_pop1). Always inline: the traversal step is its hot caller.
   [[gnu::always_inline]] static uint32_t push8_pop1(LdsStack& s, uint32_t last, std::span<const uint32_t, 8> r,
                                                     bool primitive_range) {
-    // A box node's result outside walk-back (push8's common case) pushes its pointers and the pop takes the last
-    // one pushed, the lowest slot, right back. While the ring has room for all of them, they leave the TLAS
-    // entries alone and the popped one is not an instance node, that is the stores of the pushes plus the
-    // bookkeeping of n pushes and one pop, with none of the full-ring and TLAS cases of push_n and pop.
-    if (std::optional<unsigned> live = plain_box_slots(last, r)) {
-      if (*live == 0) return pop(s);  // nothing to push: push8 changes nothing
-      const uint32_t n = popcount8(*live);
-      StackAddress& a = s.address_;
-      const uint32_t size = s.size_;
-      const uint32_t top = r[static_cast<unsigned>(std::countr_zero(*live))];
-      if (n <= size - a.valid_count && n <= size - a.to_tlas && (top & 7u) != rdna4::kTypeInstance) {
-        const uint32_t w = write_ring(s, a.write_index, n, highest_slot_first(*live, r));
-        a.write_index = w == 0 ? size - 1 : w - 1;
-        s.traffic_.max_depth = std::max(s.traffic_.max_depth, a.valid_count + n);
-        a.valid_count += n - 1;
-        a.to_tlas += n - 1;
-        a.blas_to_tlas_pop = false;
-        s.traffic_.pushes += n;
-        ++s.traffic_.pops;
-        return top;
-      }
-    }
+    if (std::optional<unsigned> live = plain_box_slots(last, r)) return push8_pop1_plain(s, r, *live);
     // A primitive node's result outside walk-back (last = 0xFFFFFFF8 | nav): push8 pushes at most the range's next
     // pair, which the pop takes right back. With room in the ring, and the pointer not an instance node (a pair
     // never is), that is one store and the counts of one push and one pop; without a next pair, the pop alone.
@@ -141,6 +125,34 @@ struct StackOps {
       }
     }
     push8(s, last, r, primitive_range);
+    return pop(s);
+  }
+
+  /// push8_pop1 in push8's common case, a box node's result outside walk-back, with its pointer slots `live`
+  /// known (plain_box_slots, or the intersector's IntersectResult::pointer_slots).
+  [[gnu::always_inline]] static uint32_t push8_pop1_plain(LdsStack& s, std::span<const uint32_t, 8> r,
+                                                          unsigned live) {
+    // The pushes of the pointers and the pop takes the last one pushed, the lowest slot, right back. While the
+    // ring has room for all of them, they leave the TLAS entries alone and the popped one is not an instance
+    // node, that is the stores of the pushes plus the bookkeeping of n pushes and one pop, with none of the
+    // full-ring and TLAS cases of push_n and pop.
+    if (live == 0) return pop(s);  // nothing to push: push8 changes nothing
+    const uint32_t n = popcount8(live);
+    StackAddress& a = s.address_;
+    const uint32_t size = s.size_;
+    const uint32_t top = r[static_cast<unsigned>(std::countr_zero(live))];
+    if (n <= size - a.valid_count && n <= size - a.to_tlas && (top & 7u) != rdna4::kTypeInstance) {
+      const uint32_t w = write_ring(s, a.write_index, n, highest_slot_first(live, r));
+      a.write_index = w == 0 ? size - 1 : w - 1;
+      s.traffic_.max_depth = std::max(s.traffic_.max_depth, a.valid_count + n);
+      a.valid_count += n - 1;
+      a.to_tlas += n - 1;
+      a.blas_to_tlas_pop = false;
+      s.traffic_.pushes += n;
+      ++s.traffic_.pops;
+      return top;
+    }
+    push_plain(s, r, live);
     return pop(s);
   }
 

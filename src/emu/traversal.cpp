@@ -146,7 +146,11 @@ StepInfo RayTraversal::step() {
   }
 
   const uint32_t prev = node_;
-  node_ = detail::StackOps::push8_pop1(stack_, last_, std::span<const uint32_t, 8>(res.dw.data(), 8), true);
+  const std::span<const uint32_t, 8> slots(res.dw.data(), 8);
+  // A box result outside walk-back whose pointer slots the intersector knows: the stack need not classify them.
+  node_ = last_ == kInvalidNode && res.pointer_slots != IntersectResult::kSlotsUnknown
+              ? detail::StackOps::push8_pop1_plain(stack_, slots, res.pointer_slots)
+              : detail::StackOps::push8_pop1(stack_, last_, slots, true);
   last_ = kInvalidNode;
   if (node_ == kInvalidNode) walk_back(prev);
 

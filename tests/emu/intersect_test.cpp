@@ -224,6 +224,54 @@ TEST(IntersectBox, ShortcutsGiveTheGeneralPathsResult) {
   EXPECT_GT(shortcut_steps, 400);  // the NaN-free slab test ran, not only the general path
 }
 
+// IntersectResult::pointer_slots, which the traversal hands to the stack instead of the stack reading DW0..7 back,
+// is exactly the set of result slots holding a pointer under every sort option, with ties (equal boxes) and
+// primitive pointers among the children; and unknown when a slot holds a sentinel other than INVALID_NODE.
+TEST(IntersectBox, PointerSlotsDescribeTheSortedResult) {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> coord(-4.0f, 4.0f);
+  std::uniform_int_distribution<int> pick(0, 15);
+  int sentinel_results = 0;
+  for (int trial = 0; trial < 1500; ++trial) {
+    rdna4::BoxChildren box{};
+    const int count = 1 + pick(rng) % 8;
+    box.obb_index = trial % 2 == 0 ? 0x7F : trial % 104;
+    for (int k = 0; k < 8; ++k) {
+      const bool used = k < count;
+      const int kind = pick(rng);
+      const uint32_t child = kind < 6 ? 0x100u * (k + 1) + kind % 4 : box_ptr(2 + k);  // a primitive or a box
+      box.pointer[k] = !used ? I : kind < 1 ? rdna4::kEndSearch + pick(rng) % 7 : child;
+      box.instance_mask[k] = 0xFF;
+      const bool same_box = k > 0 && pick(rng) < 4;  // equal keys: ties for the sort
+      for (int a = 0; a < 3; ++a) {
+        const float x = coord(rng), y = coord(rng);
+        box.min[a][k] = !used ? kNaN : same_box ? box.min[a][k - 1] : std::min(x, y);
+        box.max[a][k] = !used ? kNaN : same_box ? box.max[a][k - 1] : std::max(x, y);
+      }
+    }
+    const PreparedRay prepared(ray({coord(rng), coord(rng), -6.0f}, {coord(rng) * 0.1f, coord(rng) * 0.1f, 1.0f}));
+    for (int variant = 0; variant < 32; ++variant) {
+      IntersectOptions opt;
+      opt.box_sort = variant % 2 == 0;
+      opt.wide_sort = variant / 2 % 2 == 0;
+      opt.sort_triangles_first = variant / 4 % 2 == 0;
+      opt.heuristic = static_cast<SortHeuristic>(variant / 8);
+      IntersectResult res;
+      detail::intersect_box(box, rdna4::obb_matrix(box.obb_index), BoxTraits::of(box), {}, prepared, opt, res);
+      unsigned expected = 0;
+      bool sentinel = false;
+      for (unsigned k = 0; k < 8; ++k) {
+        expected |= res.dw[k] != I ? 1u << k : 0u;
+        sentinel = sentinel || (res.dw[k] != I && rdna4::is_sentinel(res.dw[k]));
+      }
+      sentinel_results += sentinel ? 1 : 0;
+      ASSERT_EQ(res.pointer_slots, sentinel ? IntersectResult::kSlotsUnknown : expected)
+          << "trial " << trial << ", variant " << variant;
+    }
+  }
+  EXPECT_GT(sentinel_results, 1000);
+}
+
 #if HWBVH_EMU_AVX2
 // The eight-wide AVX2 slab test against the four-wide one, on random planes and rays with zero, infinite and NaN
 // values, every heuristic and both NaN modes: identical pass bits and key bits.
@@ -388,7 +436,8 @@ TEST(IntersectBox, EarlyCullingByBoxFlagsAndInstanceMask) {
   // FORCE_NON_OPAQUE turns the ONLY_OPAQUE child into a non-opaque one: now the other rule culls both.
   PointerFlags forced = cull_opaque;
   forced.force_non_opaque = true;
-  EXPECT_EQ(pointers(run(img, 0x15, r, {}, forced)), (std::array<uint32_t, 8>{box_ptr(2), box_ptr(3), I, I, I, I, I, I}));
+  EXPECT_EQ(pointers(run(img, 0x15, r, {}, forced)),
+            (std::array<uint32_t, 8>{box_ptr(2), box_ptr(3), I, I, I, I, I, I}));
   forced.cull_non_opaque = true;
   EXPECT_EQ(pointers(run(img, 0x15, r, {}, forced)), (std::array<uint32_t, 8>{I, I, I, I, I, I, I, I}));
   PointerFlags skip_tri;

@@ -136,6 +136,10 @@ struct IntersectResult {
   uint32_t triangle_tests = 0;  ///< ray/triangle tests: 1 per non-procedural valid triangle of the pair
   bool obb_rotated = false;     ///< the ray was rotated into an OBB node's frame
   NodeFault fault = NodeFault::None;  ///< non-None: dw is all 0xFFFFFFFF
+  /// Box path: bit k set when dw[k] holds a node pointer, every other slot of DW0..7 being INVALID_NODE; or
+  /// kSlotsUnknown (also outside the box path). Lets the stack skip reading the slots back to classify them.
+  uint32_t pointer_slots = kSlotsUnknown;
+  static constexpr uint32_t kSlotsUnknown = 0x100;
 };
 
 /// Emulates IMAGE_BVH8_INTERSECT_RAY on node `node_pointer` (§5.2 dispatch, §5.3 box path, §5.4 primitive path).
