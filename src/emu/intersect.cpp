@@ -17,24 +17,6 @@ namespace hwbvh::emu {
 using detail::kInf, detail::intersected, detail::empty_result, detail::near_plane_sides, detail::reciprocal;
 using rdna4::kInvalidNode;
 
-namespace detail {
-// Built twice, for CPUs with and without FMA instructions, and chosen when the program loads: both round each fma
-// once (the instruction, or the C library's exact fmaf), so the results are identical; the instruction is some
-// hundred instructions cheaper per OBB node than the library call.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-[[gnu::target_clones("fma", "default")]]
-#endif
-void rotate_ray(const rdna4::Mat3Rows& m, Vec3& o, Vec3& d) {
-  Vec3 ro, rd;
-  for (int r = 0; r < 3; ++r) {
-    ro[r] = std::fma(o.x, m[r].x, std::fma(o.y, m[r].y, std::fma(o.z, m[r].z, 0.0f)));
-    const float dz = d.z * m[r].z;
-    rd[r] = std::fma(d.x, m[r].x, std::fma(d.y, m[r].y, dz));
-  }
-  o = ro;
-  d = rd;
-}
-}  // namespace detail
 
 const char* fault_name(NodeFault fault) {
   switch (fault) {

@@ -37,8 +37,19 @@ inline bool box_flags_cull(uint32_t f, const PointerFlags& pf) {
          ((f & kOnlyTriangles) != 0 && pf.skip_triangles) || ((f & kOnlyProcedural) != 0 && pf.skip_procedural);
 }
 
-// Rotates origin and direction into an OBB frame in exactly the fma order of §3.3 (z innermost) (intersect.cpp).
-void rotate_ray(const rdna4::Mat3Rows& m, Vec3& o, Vec3& d);
+// Rotates origin and direction into an OBB frame in exactly the fma order of §3.3 (z innermost). Inline, so that
+// std::fma is one FMA instruction in the AVX2 wave loop (built for FMA) and a call of the C library's fmaf
+// elsewhere; both round each fma once, so the results are identical.
+inline void rotate_ray(const rdna4::Mat3Rows& m, Vec3& o, Vec3& d) {
+  Vec3 ro, rd;
+  for (int r = 0; r < 3; ++r) {
+    ro[r] = std::fma(o.x, m[r].x, std::fma(o.y, m[r].y, std::fma(o.z, m[r].z, 0.0f)));
+    const float dz = d.z * m[r].z;
+    rd[r] = std::fma(d.x, m[r].x, std::fma(d.y, m[r].y, dz));
+  }
+  o = ro;
+  d = rd;
+}
 
 // 1 / d per component: IEEE divisions, three lanes of one vector division.
 inline Vec3 reciprocal(Vec3 d) {
@@ -257,16 +268,16 @@ inline void slab_test(const rdna4::BoxChildren& box, const SlabOperands& s, uint
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define HWBVH_EMU_AVX2 1
-// Run the copies of the hot path built for AVX2 (and the bit-manipulation instructions that come with it): set when
-// the program starts if the CPU has them. Both code paths give identical results; tests clear it to run the
+// Run the copies of the hot path built for AVX2 (with FMA and the bit-manipulation instructions that come with it): set
+// when the program starts if the CPU has them. Both code paths give identical results; tests clear it to run the
 // portable one.
 inline bool use_avx2 = [] {
   __builtin_cpu_init();
   // LZCNT from CPUID leaf 0x80000001 (ECX bit 5): Clang's __builtin_cpu_supports does not know the name.
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   const bool lzcnt = __get_cpuid(0x80000001u, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_LZCNT) != 0;
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
-         lzcnt && __builtin_cpu_supports("popcnt");
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi") &&
+         __builtin_cpu_supports("bmi2") && lzcnt && __builtin_cpu_supports("popcnt");
 }();
 
 // slab_test on all eight slots at once, for CPUs with AVX2: the same IEEE operations lane by lane in the same order

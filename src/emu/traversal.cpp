@@ -169,7 +169,7 @@ namespace detail {
 namespace {
 #if HWBVH_EMU_AVX2
 // The wave loop with every step inlined into it and compiled for AVX2.
-[[gnu::target("avx2,bmi,bmi2,lzcnt,popcnt"), gnu::flatten]] void run_rtip31_wave_avx2(
+[[gnu::target("avx2,fma,bmi,bmi2,lzcnt,popcnt"), gnu::flatten]] void run_rtip31_wave_avx2(
     std::span<RayTraversal> lanes, WaveStats& stats, std::vector<uint32_t>* sequences) {
   run_lockstep_wave(lanes, stats, sequences);
 }
