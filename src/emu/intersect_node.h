@@ -393,8 +393,7 @@ inline void intersect_box(const rdna4::BoxChildren& box, const rdna4::Mat3Rows& 
 
   const unsigned pointer_slots = sort_children(ptr, key, live, opt, res.dw.data());
   // Another sentinel among the pointers (a malformed node) leaves the stack its general rules.
-  const U4 end_search = U4{} + rdna4::kEndSearch;
-  const bool sentinel_free = (lane_bits(ptr_lo - end_search < 7u) | lane_bits(ptr_hi - end_search < 7u)) == 0;
+  const bool sentinel_free = simd4::in_range_bits8(ptr.data(), rdna4::kEndSearch, 7) == 0;
   res.pointer_slots = sentinel_free ? pointer_slots : IntersectResult::kSlotsUnknown;
   res.box_tests = 8;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <optional>
 #include <string>
 
 #include "hwbvh/core/bits.h"
@@ -53,11 +54,9 @@ void LdsStack::push8(uint32_t last, const std::array<uint32_t, 8>& r, bool primi
 }
 
 void LdsStack::push8_rules(uint32_t last, std::span<const uint32_t, 8> r, bool primitive_range) {
-  // last = 0xFFFFFFF8 | nav, outside walk-back: continue the primitive range of the node in slot 7. Every other
-  // slot is skipped, and the continuation is pushed unless nav says END_OF_RANGE or slot 7 holds a sentinel.
-  if (primitive_range && is_sentinel(last) && (last & 4u) == 0) {
-    if ((last & 2u) == 0 && !is_sentinel(r[7])) {
-      detail::StackOps::push_n(*this, 1, [&] { return detail::StackOps::advance_range(r[7], (last & 1u) != 0); });
+  if (detail::StackOps::continues_range(last, primitive_range)) {
+    if (const std::optional<uint32_t> next = detail::StackOps::range_next(last, r)) {
+      detail::StackOps::push_n(*this, 1, [&] { return *next; });
     }
     return;
   }

@@ -108,20 +108,20 @@ struct StackOps {
   [[gnu::always_inline]] static uint32_t push8_pop1(LdsStack& s, uint32_t last, std::span<const uint32_t, 8> r,
                                                     bool primitive_range) {
     if (std::optional<unsigned> live = plain_box_slots(last, r)) return push8_pop1_plain(s, r, *live);
-    // A primitive node's result outside walk-back (last = 0xFFFFFFF8 | nav): push8 pushes at most the range's next
-    // pair, which the pop takes right back. With room in the ring, and the pointer not an instance node (a pair
-    // never is), that is one store and the counts of one push and one pop; without a next pair, the pop alone.
-    if (primitive_range && rdna4::is_sentinel(last) && (last & 4u) == 0) {
-      if ((last & 2u) != 0 || rdna4::is_sentinel(r[7])) return pop(s);  // END_OF_RANGE: push8 pushes nothing
+    // A primitive node's result outside walk-back: push8 pushes at most the range's next pair, which the pop takes
+    // right back. With room in the ring, and the pointer not an instance node (a pair never is), that is one store
+    // and the counts of one push and one pop; without a next pair, the pop alone.
+    if (continues_range(last, primitive_range)) {
+      const std::optional<uint32_t> next = range_next(last, r);
+      if (!next) return pop(s);  // push8 pushes nothing
       StackAddress& a = s.address_;
-      const uint32_t next = advance_range(r[7], (last & 1u) != 0);
-      if (a.valid_count < s.size_ && a.to_tlas < s.size_ && (next & 7u) != rdna4::kTypeInstance) {
-        s.ring_[a.write_index] = next;
+      if (a.valid_count < s.size_ && a.to_tlas < s.size_ && (*next & 7u) != rdna4::kTypeInstance) {
+        s.ring_[a.write_index] = *next;
         s.traffic_.max_depth = std::max(s.traffic_.max_depth, a.valid_count + 1);
         a.blas_to_tlas_pop = false;
         ++s.traffic_.pushes;
         ++s.traffic_.pops;
-        return next;
+        return *next;
       }
     }
     push8(s, last, r, primitive_range);
@@ -156,10 +156,18 @@ struct StackOps {
     return pop(s);
   }
 
-  /// The next pointer of a primitive range (§6.3 advance): the next pair of the same node (pair 3 -> 4 is type
-  /// 3 -> 8), or pair 0 of the next 128-byte node.
-  static uint32_t advance_range(uint32_t p, bool end_of_node) {
-    if (end_of_node) return (p & ~0xFu) + 0x10u;
+  /// push8's primitive-range case (§6.3): last = 0xFFFFFFF8 | nav, outside walk-back, continues the primitive
+  /// range of the node in slot 7, and every other slot is skipped.
+  static bool continues_range(uint32_t last, bool primitive_range) {
+    return primitive_range && rdna4::is_sentinel(last) && (last & 4u) == 0;
+  }
+
+  /// What that case pushes (§6.3 advance): the next pair of the same node (pair 3 -> 4 is type 3 -> 8), or pair 0
+  /// of the next 128-byte node; nothing when nav says END_OF_RANGE or slot 7 holds a sentinel.
+  static std::optional<uint32_t> range_next(uint32_t last, std::span<const uint32_t, 8> r) {
+    if ((last & 2u) != 0 || rdna4::is_sentinel(r[7])) return {};
+    const uint32_t p = r[7];
+    if ((last & 1u) != 0) return (p & ~0xFu) + 0x10u;  // END_OF_NODE
     return (p & 0xFu) == 3 ? (p ^ 0xBu) : p + 1;
   }
 
