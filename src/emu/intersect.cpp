@@ -155,8 +155,13 @@ NodeDecodeCache::NodeDecodeCache(const NodeMemory& memory, uint32_t box_nodes, u
 
 void NodeDecodeCache::rebind(const NodeMemory& memory) {
   memory_ = memory;
-  box_mask_ = cache_mask(wanted_boxes_, memory.dwords.size() / rdna4::kNodeDwords);
-  pair_mask_ = cache_mask(wanted_pairs_, memory.dwords.size() / rdna4::kNodeDwords * 8);
+  const size_t nodes = memory.dwords.size() / rdna4::kNodeDwords, pair_keys = nodes * 8;
+  box_mask_ = cache_mask(wanted_boxes_, nodes);
+  pair_mask_ = cache_mask(wanted_pairs_, pair_keys);
+  const bool key_per_entry = pair_keys <= size_t{pair_mask_} + 1;
+  pair_multiplier_ = key_per_entry ? 1u : 0x9E3779B1u;
+  // The product's top log2(entries) bits; & 31 keeps a one-entry cache's shift defined (its slot is always 0).
+  pair_shift_ = key_per_entry ? 0u : static_cast<uint32_t>(32 - std::popcount(pair_mask_)) & 31u;
   if (box_mask_ >= box_capacity_) {
     box_capacity_ = box_mask_ + size_t{1};
     boxes_ = std::make_unique_for_overwrite<Slot<Box>[]>(box_capacity_);

@@ -238,11 +238,12 @@ class NodeDecodeCache {
  private:
   // Node index (pointer bits 31..4) modulo the size: consecutive nodes take consecutive entries.
   uint32_t box_slot(uint32_t pointer) const { return (pointer >> 4) & box_mask_; }
-  // Node index times the most pairs a node can hold, plus the pair: most nodes hold fewer than eight, so the
-  // product is hashed (Fibonacci) to spread them over all entries.
+  // Node index times the most pairs a node holds, plus the pair. When every such key of the memory has its own
+  // entry, the key is the slot (pair_multiplier_ 1, pair_shift_ 0); otherwise the keys, sparse because most nodes
+  // hold fewer than eight pairs, are spread by the top bits of their Fibonacci hash, the well-mixed ones.
   uint32_t pair_slot(uint32_t pointer) const {
     const uint32_t key = (pointer >> 4) << 3 | rdna4::pair_index(pointer);
-    return (key * 0x9E3779B1u >> 8) & pair_mask_;
+    return (key * pair_multiplier_ >> pair_shift_) & pair_mask_;
   }
   // Every 64-byte cache line of [p, p + Bytes). Inlined by force, as prefetch() is: GCC finds a function that does
   // nothing but prefetch free of side effects and deletes its calls.
@@ -263,6 +264,7 @@ class NodeDecodeCache {
   NodeMemory memory_;
   uint32_t wanted_boxes_, wanted_pairs_;       ///< the constructor's sizes, before capping by the memory
   uint32_t box_mask_ = 0, pair_mask_ = 0;
+  uint32_t pair_multiplier_ = 1, pair_shift_ = 0;
   size_t box_capacity_ = 0, pair_capacity_ = 0;  ///< entries allocated (at least the masks + 1)
   /// Room for one entry, left uninitialised: an entry is read only after its key says a fill wrote it, and
   /// initialising megabytes of entries would cost a call that traces a few rays more than its tracing.
