@@ -33,6 +33,19 @@ BoxNodeInput worked_example_input() {
   return in;
 }
 
+// §1.1: types 0..3 address a primitive node's pairs (with bit 3, pairs 4..7), 5 a box node, 6 an instance node; 4
+// and 7 are not node types.
+TEST(NodePointer, KindOfEveryType) {
+  const NodeKind expected[8] = {NodeKind::Primitive, NodeKind::Primitive, NodeKind::Primitive, NodeKind::Primitive,
+                                NodeKind::Unsupported, NodeKind::Box, NodeKind::Instance, NodeKind::Unsupported};
+  for (uint32_t type = 0; type < 16; ++type) {
+    for (const uint64_t offset : {uint64_t{0}, uint64_t{128}, uint64_t{0x7FFFFFF80}}) {
+      EXPECT_EQ(node_kind(make_node_pointer(offset, type)), expected[type & 7u]) << "type " << type;
+    }
+  }
+  static_assert(node_kind(kRootPointer) == NodeKind::Box);
+}
+
 TEST(BoxNode, WorkedExampleEncodes) {
   const NodeDwords node = encode_box_node(worked_example_input());
   EXPECT_EQ(child_dwords(node, 0), (std::array<uint32_t, 3>{0x0540014Cu, 0xFF2B3333u, 0x15CCC7FFu}));
