@@ -109,12 +109,29 @@ void RayTraversal::walk_back(uint32_t prev) {
   node_ = fault == NodeFault::None ? rdna4::decode_box_node(node).parent_pointer : kInvalidNode;
 }
 
-StepInfo RayTraversal::step() {
+bool RayTraversal::default_intersect(const TraceOptions& options) {
+  return options.flags == PointerFlags{} && options.intersect == IntersectOptions{};
+}
+
+template <bool kDefaultIntersect>
+IntersectResult RayTraversal::intersect() const {
+  if (cache_ == nullptr) return image_bvh8_intersect_ray(*memory_, options_->flags, ray_, node_, options_->intersect);
+  if constexpr (kDefaultIntersect) {
+    // Constants: the compiler drops the culling, the other sort modes and triangle test, and the box growth
+    // arithmetic from this copy of the intersector.
+    static constexpr PointerFlags kFlags{};
+    static constexpr IntersectOptions kIntersect{};
+    return detail::intersect_cached(*cache_, kFlags, ray_, node_, kIntersect);
+  } else {
+    return detail::intersect_cached(*cache_, options_->flags, ray_, node_, options_->intersect);
+  }
+}
+
+template <bool kDefaultIntersect>
+StepInfo RayTraversal::step_as() {
   StepInfo info{node_, rdna4::node_kind(node_), last_ != kInvalidNode, false};
   ray_.operands.extent = info.walk_back ? t_max_ : closest_t_;  // walk-back re-visits with the original t_max
-  IntersectResult res =
-      cache_ != nullptr ? detail::intersect_cached(*cache_, options_->flags, ray_, node_, options_->intersect)
-                        : image_bvh8_intersect_ray(*memory_, options_->flags, ray_, node_, options_->intersect);
+  IntersectResult res = intersect<kDefaultIntersect>();
   NodeFault fault = res.fault;
   if (fault == NodeFault::None && (res.kind == NodeKind::Instance || res.kind == NodeKind::Unsupported)) {
     fault = NodeFault::UnsupportedNode;
@@ -165,25 +182,48 @@ StepInfo RayTraversal::step() {
   return info;
 }
 
+StepInfo RayTraversal::step() { return step_as<false>(); }
+StepInfo RayTraversal::step_with_default_intersect() { return step_as<true>(); }
+
 namespace detail {
 namespace {
+// A lane's step for run_lockstep_wave: the copy compiled for the default intersect options when the lanes use them.
+template <bool kDefaultIntersect>
+struct LaneStep {
+  StepInfo operator()(RayTraversal& lane) const {
+    return kDefaultIntersect ? lane.step_with_default_intersect() : lane.step();
+  }
+};
+
 #if HWBVH_EMU_AVX2
-// The wave loop with every step inlined into it and compiled for AVX2.
+// The wave loop with every step inlined into it and compiled for AVX2. One function per options copy: in one
+// function, the two copies of the step made the compiler's code for each worse.
+template <bool kDefaultIntersect>
 [[gnu::target("avx2,fma,bmi,bmi2,lzcnt,popcnt"), gnu::flatten]] void run_rtip31_wave_avx2(
     std::span<RayTraversal> lanes, WaveStats& stats, std::vector<uint32_t>* sequences) {
-  run_lockstep_wave(lanes, stats, sequences);
+  run_lockstep_wave(lanes, stats, sequences, LaneStep<kDefaultIntersect>{});
 }
 #endif
-}  // namespace
 
-void run_rtip31_wave(std::span<RayTraversal> lanes, WaveStats& stats, std::vector<uint32_t>* sequences) {
+template <bool kDefaultIntersect>
+void run_rtip31_wave_as(std::span<RayTraversal> lanes, WaveStats& stats, std::vector<uint32_t>* sequences) {
 #if HWBVH_EMU_AVX2
   if (use_avx2) {
-    run_rtip31_wave_avx2(lanes, stats, sequences);
+    run_rtip31_wave_avx2<kDefaultIntersect>(lanes, stats, sequences);
     return;
   }
 #endif
-  run_lockstep_wave(lanes, stats, sequences);
+  run_lockstep_wave(lanes, stats, sequences, LaneStep<kDefaultIntersect>{});
+}
+}  // namespace
+
+void run_rtip31_wave(std::span<RayTraversal> lanes, WaveStats& stats, std::vector<uint32_t>* sequences,
+                     bool default_intersect) {
+  if (default_intersect) {
+    run_rtip31_wave_as<true>(lanes, stats, sequences);
+  } else {
+    run_rtip31_wave_as<false>(lanes, stats, sequences);
+  }
 }
 }  // namespace detail
 

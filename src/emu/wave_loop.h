@@ -17,9 +17,10 @@ namespace hwbvh::emu::detail {
 void check_wave_boundaries(std::span<const uint32_t> wave_begin, std::size_t ray_count);
 
 /// Runs one wave to completion: in each iteration every lane that has not finished performs one step.
-/// `sequences`: one node sequence per lane to append to, or null.
-template <class Lane>
-void run_lockstep_wave(std::span<Lane> lanes, WaveStats& stats, std::vector<uint32_t>* sequences) {
+/// `sequences`: one node sequence per lane to append to, or null. `step_lane(lane)` performs a lane's step.
+template <class Lane, class StepLane = decltype([](Lane& lane) { return lane.step(); })>
+void run_lockstep_wave(std::span<Lane> lanes, WaveStats& stats, std::vector<uint32_t>* sequences,
+                       StepLane step_lane = {}) {
   stats.lanes = static_cast<uint32_t>(lanes.size());
   // Bit i: lane i has not finished (at most kWaveSize = 32 lanes); lanes step in index order.
   uint32_t pending = 0;
@@ -28,7 +29,7 @@ void run_lockstep_wave(std::span<Lane> lanes, WaveStats& stats, std::vector<uint
     uint32_t active = 0, box = 0, primitive = 0;
     for (uint32_t m = pending; m != 0; m &= m - 1) {
       const auto i = static_cast<std::size_t>(std::countr_zero(m));
-      const StepInfo step = lanes[i].step();
+      const StepInfo step = step_lane(lanes[i]);
       if (lanes[i].done()) pending &= ~(1u << i);
       if (step.faulted) continue;
       ++active;
@@ -46,7 +47,8 @@ void run_lockstep_wave(std::span<Lane> lanes, WaveStats& stats, std::vector<uint
 }
 
 /// run_lockstep_wave for RT IP 3.1 lanes (traversal.cpp), where the steps are compiled into the loop: on a CPU with
-/// AVX2 as a copy built for it.
-void run_rtip31_wave(std::span<RayTraversal> lanes, WaveStats& stats, std::vector<uint32_t>* sequences);
+/// AVX2 as a copy built for it. `default_intersect`: RayTraversal::default_intersect of the lanes' options.
+void run_rtip31_wave(std::span<RayTraversal> lanes, WaveStats& stats, std::vector<uint32_t>* sequences,
+                     bool default_intersect);
 
 }  // namespace hwbvh::emu::detail

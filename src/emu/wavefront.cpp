@@ -130,6 +130,7 @@ void trace_rays(const NodeMemory& memory, uint32_t root, std::span<const Ray> ra
   // Each wave writes only its own rays' and its own wave's slots. A task runs a range of waves with one decode
   // cache (results do not depend on how waves are split into tasks, nor on the cache).
   CachePool caches(memory);
+  const bool default_intersect = RayTraversal::default_intersect(options);
   executor.for_ranges(0, wave_count, kWavesPerTask, [&](size_t wave_first, size_t wave_end) {
     std::unique_ptr<NodeDecodeCache> cache = caches.take();
     std::vector<RayTraversal> lanes;
@@ -140,7 +141,7 @@ void trace_rays(const NodeMemory& memory, uint32_t root, std::span<const Ray> ra
       lanes.clear();
       for (size_t i = 0; i < count; ++i) lanes.emplace_back(memory, root, rays[first + i], options, cache.get());
       detail::run_rtip31_wave(std::span<RayTraversal>(lanes), out.waves[w],
-                              options.record_node_sequence ? &out.node_sequences[first] : nullptr);
+                              options.record_node_sequence ? &out.node_sequences[first] : nullptr, default_intersect);
       for (size_t i = 0; i < count; ++i) out.rays[first + i] = lanes[i].result();
     }
     caches.give_back(std::move(cache));

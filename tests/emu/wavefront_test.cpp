@@ -244,6 +244,34 @@ TEST(Wavefront, ReusedOutputAndCachesGiveFreshResults) {
   EXPECT_TRUE(out.rays == fresh.rays);
 }
 
+// The step compiled for the default intersect options (taken by trace_rays when they are in use) and the general
+// step: identical outputs. disable_triangle_cull is carried but never consulted (§5.4), so setting it changes no
+// result and makes trace_rays take the general step; trace_ray takes it too, without the decode cache.
+TEST(Wavefront, DefaultOptionsStepAgreesWithTheGeneralStep) {
+  const std::vector<Ray> rays = random_rays(300, 23);
+  for (bool obb : {false, true}) {
+    const EncodedScene e = encode_soup(obb);
+    const NodeMemory mem{e.bvh.dwords};
+    for (uint32_t ring : {16u, 4u}) {
+      for (bool any_hit : {false, true}) {
+        TraceOptions defaults;
+        defaults.stack.size = ring;
+        defaults.any_hit = any_hit;
+        defaults.record_node_sequence = true;
+        TraceOptions general = defaults;
+        general.flags.disable_triangle_cull = true;
+        ASSERT_TRUE(RayTraversal::default_intersect(defaults));
+        ASSERT_FALSE(RayTraversal::default_intersect(general));
+        const TraceOutput fast = trace_rays(mem, e.bvh.root_pointer, rays, defaults, Executor(1));
+        expect_identical_runs(fast, trace_rays(mem, e.bvh.root_pointer, rays, general, Executor(1)));
+        for (size_t i = 0; i < rays.size(); ++i) {
+          EXPECT_TRUE(fast.rays[i] == trace_ray(mem, e.bvh.root_pointer, rays[i], general)) << "ray " << i;
+        }
+      }
+    }
+  }
+}
+
 #if HWBVH_EMU_AVX2
 // The wave loop compiled for AVX2 (taken when the CPU has it) and the portable one: identical outputs, node
 // sequences included, on OBB and axis-aligned trees, with the hardware ring and an overflowing one.

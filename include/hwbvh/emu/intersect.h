@@ -115,6 +115,7 @@ struct IntersectOptions {
 
   /// Throws hwbvh::Error(BadInput) if box_grow > 255, the heuristic is not 0..3 or the triangle test unknown.
   void validate() const;
+  friend bool operator==(const IntersectOptions&, const IntersectOptions&) = default;
 };
 
 /// The ray operands of the instruction (VADDR groups 1..3).

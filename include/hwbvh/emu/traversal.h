@@ -83,9 +83,19 @@ class RayTraversal {
   /// Performs one loop iteration. Precondition: !done(). A node fault finishes the ray without counting the step;
   /// reaching options.step_limit finishes it after the step, with counters.step_limit_hits = 1.
   StepInfo step();
+  /// step() when options.flags and options.intersect are the defaults (default_intersect(options)), with those as
+  /// compile-time constants: the same step, compiled without the work only other options need.
+  StepInfo step_with_default_intersect();
   [[nodiscard]] const RayResult& result() const { return result_; }
 
+  /// The options' pointer flags and intersect options are the defaults.
+  static bool default_intersect(const TraceOptions& options);
+
  private:
+  template <bool kDefaultIntersect>
+  StepInfo step_as();
+  template <bool kDefaultIntersect>
+  IntersectResult intersect() const;  ///< image_bvh8_intersect_ray on node_
   void process_primitive_hits(const IntersectDwords& dw);
   void walk_back(uint32_t prev);
   void finish(NodeFault fault, uint32_t node);
