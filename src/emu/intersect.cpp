@@ -109,9 +109,10 @@ PreparedRay::PreparedRay(Vec3 origin, Vec3 direction, uint32_t instance_mask)
 }
 
 BoxTraits BoxTraits::of(const rdna4::BoxChildren& box) {
-  BoxTraits traits{true, true};
+  BoxTraits traits{true, true, true};
   for (unsigned k = 0; k < 8; ++k) {
     if (box.pointer[k] == kInvalidNode) continue;
+    traits.sentinel_free = traits.sentinel_free && !rdna4::is_sentinel(box.pointer[k]);
     for (int a = 0; a < 3; ++a) {
       traits.finite_planes = traits.finite_planes && std::isfinite(box.min[a][k]) && std::isfinite(box.max[a][k]);
     }

@@ -392,9 +392,8 @@ inline void intersect_box(const rdna4::BoxChildren& box, const rdna4::Mat3Rows& 
   store4(&ptr[4], ptr_hi);
 
   const unsigned pointer_slots = sort_children(ptr, key, live, opt, res.dw.data());
-  // Another sentinel among the pointers (a malformed node) leaves the stack its general rules.
-  const bool sentinel_free = simd4::in_range_bits8(ptr.data(), rdna4::kEndSearch, 7) == 0;
-  res.pointer_slots = sentinel_free ? pointer_slots : IntersectResult::kSlotsUnknown;
+  // Another sentinel among the children (a malformed node) leaves the stack its general rules.
+  res.pointer_slots = traits.sentinel_free ? pointer_slots : IntersectResult::kSlotsUnknown;
   res.box_tests = 8;
 }
 

@@ -166,10 +166,13 @@ TEST(IntersectBox, TraitsOfDecodedChildren) {
   }
   EXPECT_TRUE(BoxTraits::of(box).finite_planes);
   EXPECT_TRUE(BoxTraits::of(box).distinct_pointers);
+  EXPECT_TRUE(BoxTraits::of(box).sentinel_free);
   box.max[1][2] = kInf;  // a used slot with an infinite plane
   EXPECT_FALSE(BoxTraits::of(box).finite_planes);
   box.pointer[1] = box.pointer[0];  // child reuse
   EXPECT_FALSE(BoxTraits::of(box).distinct_pointers);
+  box.pointer[2] = rdna4::kTerminalNode;  // a malformed child
+  EXPECT_FALSE(BoxTraits::of(box).sentinel_free);
 }
 
 // The box path skips the NaN bookkeeping of the slab test and the duplicate removal when BoxTraits and the ray say
@@ -226,7 +229,8 @@ TEST(IntersectBox, ShortcutsGiveTheGeneralPathsResult) {
 
 // IntersectResult::pointer_slots, which the traversal hands to the stack instead of the stack reading DW0..7 back,
 // is exactly the set of result slots holding a pointer under every sort option, with ties (equal boxes) and
-// primitive pointers among the children; and unknown when a slot holds a sentinel other than INVALID_NODE.
+// primitive pointers among the children; and unknown when a child is a sentinel other than INVALID_NODE (always so
+// when a result slot holds one).
 TEST(IntersectBox, PointerSlotsDescribeTheSortedResult) {
   std::mt19937 rng(17);
   std::uniform_real_distribution<float> coord(-4.0f, 4.0f);
@@ -259,13 +263,15 @@ TEST(IntersectBox, PointerSlotsDescribeTheSortedResult) {
       IntersectResult res;
       detail::intersect_box(box, rdna4::obb_matrix(box.obb_index), BoxTraits::of(box), {}, prepared, opt, res);
       unsigned expected = 0;
-      bool sentinel = false;
+      bool sentinel_result = false, sentinel_child = false;
       for (unsigned k = 0; k < 8; ++k) {
         expected |= res.dw[k] != I ? 1u << k : 0u;
-        sentinel = sentinel || (res.dw[k] != I && rdna4::is_sentinel(res.dw[k]));
+        sentinel_result = sentinel_result || (res.dw[k] != I && rdna4::is_sentinel(res.dw[k]));
+        sentinel_child = sentinel_child || (box.pointer[k] != I && rdna4::is_sentinel(box.pointer[k]));
       }
-      sentinel_results += sentinel ? 1 : 0;
-      ASSERT_EQ(res.pointer_slots, sentinel ? IntersectResult::kSlotsUnknown : expected)
+      ASSERT_TRUE(sentinel_child || !sentinel_result);
+      sentinel_results += sentinel_result ? 1 : 0;
+      ASSERT_EQ(res.pointer_slots, sentinel_child ? IntersectResult::kSlotsUnknown : expected)
           << "trial " << trial << ", variant " << variant;
     }
   }

@@ -176,6 +176,7 @@ IntersectResult image_bvh8_intersect_ray(const NodeMemory& memory, const Pointer
 struct BoxTraits {
   bool finite_planes = false;      ///< every slot that holds a pointer has six finite planes
   bool distinct_pointers = false;  ///< no two adjacent slots hold the same pointer: no child reuse to remove
+  bool sentinel_free = false;      ///< no slot holds a sentinel other than INVALID_NODE (a malformed node's)
 
   static BoxTraits of(const rdna4::BoxChildren& box);
 };
