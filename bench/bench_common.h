@@ -1,13 +1,9 @@
 #pragma once
-// Shared helpers for the plain-timer benchmarks: medians of repeated runs, peak memory, scene sources.
+// Shared helpers for the plain-timer benchmarks: peak memory, a generated scene, the header line.
 #include <sys/resource.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -15,19 +11,6 @@
 #include "hwbvh/scene/scene.h"
 
 namespace hwbvh::bench {
-
-/// Runs `fn` once to warm up, then `runs` times; returns the median wall time in seconds.
-inline double median_seconds(int runs, const std::function<void()>& fn) {
-  fn();
-  std::vector<double> times;
-  for (int i = 0; i < runs; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    fn();
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
 
 /// Peak resident set size of this process so far, in bytes.
 inline double peak_rss_bytes() {

@@ -6,12 +6,14 @@
 //                 [SCENE.obj ...]
 // Without scene arguments it uses ../shared/scenes/ogre.obj (when present) and scenes/rotated-objects.obj.
 // Each scene is traced with primary rays (PIXELS x PIXELS, default 512) and N random rays (default 512^2),
-// single-threaded and with `--threads` threads (default: all hardware threads).
+// single-threaded and with `--threads` threads (default: all hardware threads). The three engines' runs are
+// interleaved round by round, and each ratio is the median of the rounds' ratios: the machine's speed drifts.
 // The "results" line is a hash of every ray's hit and counters: it must not change when the emulator is optimised.
 #include <embree3/rtcore.h>
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -121,9 +123,9 @@ uint64_t results_hash(const emu::TraceOutput& out) {
   return h;
 }
 
-/// Median wall time and median CPU time of the calling thread over `runs` runs after a warm-up, in seconds. On a
-/// machine shared with other jobs the thread's CPU time is far steadier than wall time for single-threaded runs
-/// (it still includes slowdowns from sharing caches and cores).
+/// Wall time and CPU time of the calling thread for one run, in seconds. On a machine shared with other jobs the
+/// thread's CPU time is far steadier than wall time for single-threaded runs (it still includes slowdowns from
+/// sharing caches and cores).
 struct Times {
   double wall = 0.0;
   double cpu = 0.0;
@@ -133,16 +135,39 @@ double thread_cpu_seconds() {
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
-Times median_times(int runs, const std::function<void()>& fn) {
-  std::vector<double> cpu;
-  const double wall = bench::median_seconds(runs, [&] {
-    const double start = thread_cpu_seconds();
-    fn();
-    cpu.push_back(thread_cpu_seconds() - start);
-  });
-  cpu.erase(cpu.begin());  // the warm-up run
-  std::sort(cpu.begin(), cpu.end());
-  return {wall, cpu[cpu.size() / 2]};
+Times timed(const std::function<void()>& fn) {
+  const double cpu = thread_cpu_seconds();
+  const auto wall = std::chrono::steady_clock::now();
+  fn();
+  return {std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count(),
+          thread_cpu_seconds() - cpu};
+}
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+/// The engines' runs interleaved: after one warm-up run each, `runs` rounds of one run per engine. The machine's
+/// speed drifts over seconds, so times within a round compare like with like: the ratios are taken per round.
+std::vector<std::vector<Times>> interleaved_runs(int runs, const std::vector<std::function<void()>>& engines) {
+  for (const auto& run : engines) run();
+  std::vector<std::vector<Times>> times(engines.size());
+  for (int round = 0; round < runs; ++round) {
+    for (size_t e = 0; e < engines.size(); ++e) times[e].push_back(timed(engines[e]));
+  }
+  return times;
+}
+
+/// Median over the rounds of a's time over b's time (b's rate over a's: a's speed relative to b).
+double median_speed_ratio(const std::vector<Times>& a, const std::vector<Times>& b, double Times::*field) {
+  std::vector<double> ratios;
+  for (size_t i = 0; i < a.size(); ++i) ratios.push_back(b[i].*field / a[i].*field);
+  return median(ratios);
+}
+double median_of(const std::vector<Times>& t, double Times::*field) {
+  std::vector<double> v;
+  for (const Times& x : t) v.push_back(x.*field);
+  return median(v);
 }
 
 struct Options {
@@ -161,39 +186,35 @@ void run_rays(const char* name, const emu::LoadedBvh& bvh, const RayBatch& batch
   const auto mrays = [rays](double seconds) { return rays / seconds * 1e-6; };
 
   std::printf("  %s rays: %zu in %zu waves\n", name, batch.rays.size(), batch.wave_count());
-  double emu_rate[2] = {}, embree_rate[2] = {}, robust_rate[2] = {}, emu_cpu_rate = 0, embree_cpu_rate = 0,
-         robust_cpu_rate = 0;
+  double emu_rate[2] = {}, embree_rate[2] = {}, robust_rate[2] = {};
   const int thread_counts[2] = {1, opt.threads};
   uint64_t hash[2] = {};
   std::size_t emu_hits = 0, embree_hits = 0;
   for (int k = 0; k < 2; ++k) {
     const Executor executor(thread_counts[k]);
     emu::TraceOutput out;
-    const Times emu_s = median_times(opt.runs, [&] {
-      emu::trace_rays(bvh.memory(), bvh.root, batch.rays, batch.wave_begin, trace, executor, out);
-    });
+    const std::vector<std::vector<Times>> t = interleaved_runs(
+        opt.runs, {[&] { emu::trace_rays(bvh.memory(), bvh.root, batch.rays, batch.wave_begin, trace, executor, out); },
+                   [&] { embree_hits = embree.trace(batch.rays, executor); },
+                   [&] { (void)embree_robust.trace(batch.rays, executor); }});
     hash[k] = results_hash(out);
     emu_hits = 0;
     for (const emu::RayResult& r : out.rays) emu_hits += r.hit ? 1 : 0;
-    const Times embree_s = median_times(opt.runs, [&] { embree_hits = embree.trace(batch.rays, executor); });
-    const Times robust_s = median_times(opt.runs, [&] { (void)embree_robust.trace(batch.rays, executor); });
-    emu_rate[k] = mrays(emu_s.wall);
-    embree_rate[k] = mrays(embree_s.wall);
-    robust_rate[k] = mrays(robust_s.wall);
-    if (k == 0) {
-      emu_cpu_rate = mrays(emu_s.cpu);
-      embree_cpu_rate = mrays(embree_s.cpu);
-      robust_cpu_rate = mrays(robust_s.cpu);
-    }
+    emu_rate[k] = mrays(median_of(t[0], &Times::wall));
+    embree_rate[k] = mrays(median_of(t[1], &Times::wall));
+    robust_rate[k] = mrays(median_of(t[2], &Times::wall));
     std::printf("    %d thread%s  emulator %8.3f Mrays/s   embree %8.3f Mrays/s   embree robust %8.3f Mrays/s"
                 "   emu/embree %.3fx   emu/robust %.3fx\n",
                 thread_counts[k], thread_counts[k] == 1 ? " " : "s", emu_rate[k], embree_rate[k], robust_rate[k],
-                emu_rate[k] / embree_rate[k], emu_rate[k] / robust_rate[k]);
+                median_speed_ratio(t[0], t[1], &Times::wall), median_speed_ratio(t[0], t[2], &Times::wall));
+    if (k == 0) {
+      std::printf("    1 thread, thread CPU time: emulator %8.3f Mrays/s   embree %8.3f   embree robust %8.3f"
+                  "   emu/embree %.3fx   emu/robust %.3fx\n",
+                  mrays(median_of(t[0], &Times::cpu)), mrays(median_of(t[1], &Times::cpu)),
+                  mrays(median_of(t[2], &Times::cpu)), median_speed_ratio(t[0], t[1], &Times::cpu),
+                  median_speed_ratio(t[0], t[2], &Times::cpu));
+    }
   }
-  std::printf("    1 thread, thread CPU time: emulator %8.3f Mrays/s   embree %8.3f   embree robust %8.3f"
-              "   emu/embree %.3fx   emu/robust %.3fx\n",
-              emu_cpu_rate, embree_cpu_rate, robust_cpu_rate, emu_cpu_rate / embree_cpu_rate,
-              emu_cpu_rate / robust_cpu_rate);
   std::printf("    scaling %d/1 threads: emulator %.2fx   embree %.2fx   embree robust %.2fx\n", opt.threads,
               emu_rate[1] / emu_rate[0], embree_rate[1] / embree_rate[0], robust_rate[1] / robust_rate[0]);
   std::printf("    results %016llx%s   hits: emulator %zu, embree %zu\n", static_cast<unsigned long long>(hash[0]),
