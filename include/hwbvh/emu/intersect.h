@@ -138,7 +138,8 @@ struct IntersectResult {
   bool obb_rotated = false;     ///< the ray was rotated into an OBB node's frame
   NodeFault fault = NodeFault::None;  ///< non-None: dw is all 0xFFFFFFFF
   /// Box path: bit k set when dw[k] holds a node pointer, every other slot of DW0..7 being INVALID_NODE; or
-  /// kSlotsUnknown (also outside the box path). Lets the stack skip reading the slots back to classify them.
+  /// kSlotsUnknown when a child pointer is a sentinel other than INVALID_NODE (a malformed node), and outside the box
+  /// path. Lets the stack skip reading the slots back to classify them.
   uint32_t pointer_slots = kSlotsUnknown;
   static constexpr uint32_t kSlotsUnknown = 0x100;
 };
