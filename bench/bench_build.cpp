@@ -6,12 +6,9 @@
 #include <embree3/rtcore.h>
 
 #include <algorithm>
-#include <array>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <functional>
 #include <string>
 #include <vector>
@@ -53,46 +50,16 @@ struct EmbreeScene {
   }
 };
 
-// Wall and process CPU time of one call. CPU time sums all threads (including TBB workers waiting for work),
-// so on a machine shared with other jobs it is the steadier figure of the two.
-struct Timing {
-  double wall = 0.0;
-  double cpu = 0.0;
-};
+using bench::Times;
 
-double process_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-Timing time_once(const std::function<void()>& fn) {
-  const double cpu = process_cpu_seconds();
-  const auto start = std::chrono::steady_clock::now();
-  fn();
-  return {std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), process_cpu_seconds() - cpu};
-}
-
-// Runs every case once per round, `runs` rounds after a warm-up round, and returns each case's medians. The
-// cases alternate within a round so that changes in the machine's load hit all of them alike.
-template <std::size_t N>
-std::array<Timing, N> median_timings(int runs, const std::array<std::function<void()>, N>& cases) {
-  for (const auto& fn : cases) fn();
-  std::array<std::vector<double>, N> wall, cpu;
-  for (int r = 0; r < runs; ++r) {
-    for (std::size_t c = 0; c < N; ++c) {
-      const Timing t = time_once(cases[c]);
-      wall[c].push_back(t.wall);
-      cpu[c].push_back(t.cpu);
-    }
+// Each case's median wall time and median process CPU time. CPU time sums all threads (including TBB workers
+// waiting for work), so on a machine shared with other jobs it is the steadier figure of the two.
+std::vector<Times> median_times(int runs, const std::vector<std::function<void()>>& cases) {
+  std::vector<Times> medians;
+  for (const std::vector<Times>& runs_of_case : bench::interleaved_runs(runs, cases, CLOCK_PROCESS_CPUTIME_ID)) {
+    medians.push_back({bench::median_of(runs_of_case, &Times::wall), bench::median_of(runs_of_case, &Times::cpu)});
   }
-  const auto median = [](std::vector<double>& v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
-  std::array<Timing, N> out{};
-  for (std::size_t c = 0; c < N; ++c) out[c] = {median(wall[c]), median(cpu[c])};
-  return out;
+  return medians;
 }
 
 void run_scene(const Scene& scene, int runs, int threads) {
@@ -107,7 +74,7 @@ void run_scene(const Scene& scene, int runs, int threads) {
   build::BuildOptions bo_high = bo;
   bo_high.quality = build::BuildQuality::High;
   const EmbreeScene embree(threads);
-  const auto [medium, high, embree_default, embree_high] = median_timings<4>(runs, {
+  const std::vector<Times> medians = median_times(runs, {
       [&] {
         auto built = build::build_wide_bvh(scene, bo);
         bstats = built.stats;
@@ -119,17 +86,18 @@ void run_scene(const Scene& scene, int runs, int threads) {
       },
       [&] { embree.commit(scene, RTC_BUILD_QUALITY_MEDIUM); },
       [&] { embree.commit(scene, RTC_BUILD_QUALITY_HIGH); }});
+  const Times &medium = medians[0], &high = medians[1], &embree_default = medians[2], &embree_high = medians[3];
   const double tris = static_cast<double>(scene.triangles.size());
   std::printf("scene\t%s\ttriangles\t%zu\n", scene.source.c_str(), scene.triangles.size());
   std::printf("                               wall (median)  CPU (median, all threads)\n");
-  const auto row = [&](const char* name, const Timing& t) {
+  const auto row = [&](const char* name, const Times& t) {
     std::printf("  %-28s %9.3f s  %9.3f s   %7.2f Mtri/s\n", name, t.wall, t.cpu, tris / t.wall * 1e-6);
   };
   row("hwbvh pipeline (medium)", medium);
   row("hwbvh pipeline (high/splits)", high);
   row("embree commit (default)", embree_default);
   row("embree commit (high)", embree_high);
-  const auto ratio = [](const char* name, const Timing& a, const Timing& b) {
+  const auto ratio = [](const char* name, const Times& a, const Times& b) {
     std::printf("  ratio %-32s %6.2fx wall  %6.2fx CPU\n", name, a.wall / b.wall, a.cpu / b.cpu);
   };
   ratio("hwbvh(medium) / embree(high)", medium, embree_high);

@@ -1,9 +1,14 @@
 #pragma once
-// Shared helpers for the plain-timer benchmarks: peak memory, a generated scene, the header line.
+// Shared helpers for the plain-timer benchmarks: interleaved timed runs and their medians, peak memory, a generated
+// scene, the header line.
 #include <sys/resource.h>
+#include <time.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -11,6 +16,48 @@
 #include "hwbvh/scene/scene.h"
 
 namespace hwbvh::bench {
+
+/// Wall time and CPU time of one run, in seconds. On a machine shared with other jobs the CPU time is far steadier
+/// than wall time (it still includes slowdowns from sharing caches and cores).
+struct Times {
+  double wall = 0.0;
+  double cpu = 0.0;
+};
+
+/// The cases' runs interleaved: after one warm-up run each, `runs` rounds of one run per case, so that changes in
+/// the machine's speed, which drifts over seconds, hit all of them alike. Returns times[case][round]. `cpu_clock`:
+/// CLOCK_THREAD_CPUTIME_ID for the calling thread's time, CLOCK_PROCESS_CPUTIME_ID for all threads'.
+inline std::vector<std::vector<Times>> interleaved_runs(int runs, const std::vector<std::function<void()>>& cases,
+                                                        clockid_t cpu_clock) {
+  const auto cpu_seconds = [cpu_clock] {
+    timespec t{};
+    clock_gettime(cpu_clock, &t);
+    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+  };
+  for (const auto& run : cases) run();
+  std::vector<std::vector<Times>> times(cases.size());
+  for (int round = 0; round < runs; ++round) {
+    for (std::size_t c = 0; c < cases.size(); ++c) {
+      const double cpu = cpu_seconds();
+      const auto wall = std::chrono::steady_clock::now();
+      cases[c]();
+      times[c].push_back({std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count(),
+                          cpu_seconds() - cpu});
+    }
+  }
+  return times;
+}
+
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+/// Median over the runs of one field (wall or cpu).
+inline double median_of(const std::vector<Times>& runs, double Times::*field) {
+  std::vector<double> v;
+  for (const Times& t : runs) v.push_back(t.*field);
+  return median(v);
+}
 
 /// Peak resident set size of this process so far, in bytes.
 inline double peak_rss_bytes() {

@@ -10,14 +10,10 @@
 // interleaved round by round, and each ratio is the median of the rounds' ratios: the machine's speed drifts.
 // The "results" line is a hash of every ray's hit and counters: it must not change when the emulator is optimised.
 #include <embree3/rtcore.h>
-#include <time.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -123,51 +119,14 @@ uint64_t results_hash(const emu::TraceOutput& out) {
   return h;
 }
 
-/// Wall time and CPU time of the calling thread for one run, in seconds. On a machine shared with other jobs the
-/// thread's CPU time is far steadier than wall time for single-threaded runs (it still includes slowdowns from
-/// sharing caches and cores).
-struct Times {
-  double wall = 0.0;
-  double cpu = 0.0;
-};
-double thread_cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
-Times timed(const std::function<void()>& fn) {
-  const double cpu = thread_cpu_seconds();
-  const auto wall = std::chrono::steady_clock::now();
-  fn();
-  return {std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count(),
-          thread_cpu_seconds() - cpu};
-}
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-/// The engines' runs interleaved: after one warm-up run each, `runs` rounds of one run per engine. The machine's
-/// speed drifts over seconds, so times within a round compare like with like: the ratios are taken per round.
-std::vector<std::vector<Times>> interleaved_runs(int runs, const std::vector<std::function<void()>>& engines) {
-  for (const auto& run : engines) run();
-  std::vector<std::vector<Times>> times(engines.size());
-  for (int round = 0; round < runs; ++round) {
-    for (size_t e = 0; e < engines.size(); ++e) times[e].push_back(timed(engines[e]));
-  }
-  return times;
-}
+using bench::median_of;
+using bench::Times;
 
 /// Median over the rounds of a's time over b's time (b's rate over a's: a's speed relative to b).
 double median_speed_ratio(const std::vector<Times>& a, const std::vector<Times>& b, double Times::*field) {
   std::vector<double> ratios;
   for (size_t i = 0; i < a.size(); ++i) ratios.push_back(b[i].*field / a[i].*field);
-  return median(ratios);
-}
-double median_of(const std::vector<Times>& t, double Times::*field) {
-  std::vector<double> v;
-  for (const Times& x : t) v.push_back(x.*field);
-  return median(v);
+  return bench::median(ratios);
 }
 
 struct Options {
@@ -193,10 +152,11 @@ void run_rays(const char* name, const emu::LoadedBvh& bvh, const RayBatch& batch
   for (int k = 0; k < 2; ++k) {
     const Executor executor(thread_counts[k]);
     emu::TraceOutput out;
-    const std::vector<std::vector<Times>> t = interleaved_runs(
+    const std::vector<std::vector<Times>> t = bench::interleaved_runs(
         opt.runs, {[&] { emu::trace_rays(bvh.memory(), bvh.root, batch.rays, batch.wave_begin, trace, executor, out); },
                    [&] { embree_hits = embree.trace(batch.rays, executor); },
-                   [&] { (void)embree_robust.trace(batch.rays, executor); }});
+                   [&] { (void)embree_robust.trace(batch.rays, executor); }},
+        CLOCK_THREAD_CPUTIME_ID);  // the single-threaded ratios are the calling thread's CPU time
     hash[k] = results_hash(out);
     emu_hits = 0;
     for (const emu::RayResult& r : out.rays) emu_hits += r.hit ? 1 : 0;
