@@ -7,7 +7,7 @@
 #include "commands.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/loaded_bvh.h"
-#include "hwbvh/emu/machine_config.h"
+#include "hwbvh/emu/machine/config.h"
 #include "hwbvh/stats/stats_output.h"
 #include "hwbvh/stats/traversal_stats.h"
 #include "progress.h"

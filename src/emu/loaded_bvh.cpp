@@ -4,8 +4,8 @@
 
 #include "hwbvh/blob/bytes.h"
 #include "hwbvh/core/error.h"
-#include "hwbvh/emu/rtip20_traversal.h"
-#include "hwbvh/emu/xe3_traversal.h"
+#include "hwbvh/emu/rtip20/traversal.h"
+#include "hwbvh/emu/xe3/traversal.h"
 #include "hwbvh/formats/rdna4/node_section.h"
 
 namespace hwbvh::emu {

@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "hwbvh/emu/traversal.h"
+#include "hwbvh/emu/rtip31/traversal.h"
 #include "hwbvh/emu/wavefront.h"
 
 namespace hwbvh::emu::detail {
@@ -46,7 +46,7 @@ void run_lockstep_wave(std::span<Lane> lanes, WaveStats& stats, std::vector<uint
   }
 }
 
-/// run_lockstep_wave for RT IP 3.1 lanes (traversal.cpp), where the steps are compiled into the loop: on a CPU with
+/// run_lockstep_wave for RT IP 3.1 lanes (rtip31/traversal.cpp), where the steps are compiled into the loop: on a CPU with
 /// AVX2 as a copy built for it. `default_intersect`: RayTraversal::default_intersect of the lanes' options.
 void run_rtip31_wave(std::span<RayTraversal> lanes, WaveStats& stats, std::vector<uint32_t>* sequences,
                      bool default_intersect);

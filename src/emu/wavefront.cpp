@@ -5,7 +5,7 @@
 #include <mutex>
 
 #include "hwbvh/core/error.h"
-#include "wave_loop.h"
+#include "emu/wave_loop.h"
 
 namespace hwbvh::emu {
 

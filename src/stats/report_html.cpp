@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <span>
 
-#include "hwbvh/emu/machine.h"
+#include "hwbvh/emu/machine/machine.h"
 #include "hwbvh/render/png.h"
 #include "hwbvh/stats/report.h"
 

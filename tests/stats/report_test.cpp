@@ -17,7 +17,7 @@
 #include "fixtures/paths.h"
 #include "hwbvh/blob/blob.h"
 #include "hwbvh/core/error.h"
-#include "hwbvh/emu/machine_config.h"
+#include "hwbvh/emu/machine/config.h"
 #include "hwbvh/render/png.h"
 
 namespace hwbvh {

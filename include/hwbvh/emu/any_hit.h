@@ -18,7 +18,7 @@
 #include "hwbvh/core/geometry.h"
 #include "hwbvh/emu/counters.h"
 #include "hwbvh/emu/loaded_bvh.h"
-#include "hwbvh/emu/traversal.h"
+#include "hwbvh/emu/rtip31/traversal.h"
 #include "hwbvh/formats/xe3/stoc.h"
 
 namespace hwbvh::emu {

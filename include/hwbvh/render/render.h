@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "hwbvh/emu/loaded_bvh.h"
-#include "hwbvh/emu/traversal.h"
+#include "hwbvh/emu/rtip31/traversal.h"
 #include "hwbvh/render/image.h"
 #include "hwbvh/scene/camera.h"
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "hwbvh/build/builder.h"
-#include "hwbvh/emu/machine.h"
+#include "hwbvh/emu/machine/machine.h"
 #include "hwbvh/scene/scene.h"
 #include "hwbvh/stats/traversal_stats.h"
 

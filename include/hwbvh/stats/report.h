@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "hwbvh/emu/machine_config.h"
+#include "hwbvh/emu/machine/config.h"
 #include "hwbvh/pipeline/pipeline.h"
 #include "hwbvh/render/image.h"
 #include "hwbvh/stats/compare.h"

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "hwbvh/emu/loaded_bvh.h"
-#include "hwbvh/emu/machine.h"
+#include "hwbvh/emu/machine/machine.h"
 #include "hwbvh/emu/oracle.h"
-#include "hwbvh/emu/traversal.h"
+#include "hwbvh/emu/rtip31/traversal.h"
 #include "hwbvh/emu/wavefront.h"
 #include "hwbvh/scene/camera.h"
 
