@@ -196,7 +196,7 @@ CompareReport compare_targets(const Scene& scene, const CompareOptions& o) {
 
   // Rays: generated once, from the scene bounds and the BVH8 + OBB variant's primary hits, then shared.
   const Aabb bounds = scene.bounds();
-  const Camera camera = o.camera ? *o.camera : auto_frame(bounds, static_cast<float>(o.width) / static_cast<float>(o.height));
+  const Camera camera = o.camera ? *o.camera : auto_frame(scene.positions, static_cast<float>(o.width) / static_cast<float>(o.height));
   const RayBatch primary = primary_rays(camera, o.width, o.height, executor);
   std::vector<std::pair<RayKind, RayBatch>> batches;
   std::vector<SurfaceHit> hits;
