@@ -51,7 +51,7 @@ bool prepare_ray(const Ray& ray, Bvh4RayOperands& op, float& tmin, float& closes
 // no STOC data on this target). The ids and the opaque bit come from the triangle node, as GPURT fetches them.
 // Returns true if the hit was accepted.
 bool take_hit(const Bvh4Section& section, uint32_t pointer, const Bvh4TriangleHit& h, const TraceOptions& options,
-              float tmin, float& closest_t, RayResult& result) {
+              float tmin, float& closest_t, RayResult& result, AnyHitRecord& any_hit_record) {
   if (h.procedural || !(h.t < closest_t)) return false;
   rdna3::TriangleNodeDwords node;
   const uint64_t first = rdna3::node_byte_offset(pointer) / 4;
@@ -59,7 +59,7 @@ bool take_hit(const Bvh4Section& section, uint32_t pointer, const Bvh4TriangleHi
   const rdna3::DecodedTriangle tri = rdna3::decode_triangle(node, pointer);
   const bool opaque = options.flags.force_opaque || (!options.flags.force_non_opaque && tri.id.opaque);
   if (!opaque && !resolve_non_opaque(options, tri.geometry_id, tri.primitive_id, h.barycentrics, std::nullopt,
-                                     result.counters)) {
+                                     result.counters, any_hit_record)) {
     return false;
   }
   closest_t = h.t;
@@ -166,7 +166,7 @@ StepInfo Rtip20Traversal::step() {
   if (info.kind == NodeKind::Primitive) {
     ++c.primitive_node_steps;
     const Bvh4TriangleHit hit = read_triangle_result(res.dw, Bvh4Version::Rtip20);
-    if (take_hit(*section_, node_, hit, *options_, tmin_, closest_t_, result_) && options_->any_hit) {
+    if (take_hit(*section_, node_, hit, *options_, tmin_, closest_t_, result_, any_hit_record_) && options_->any_hit) {
       done_ = true;  // the loop ends before the stack operation
       return info;
     }
@@ -238,7 +238,7 @@ StepInfo Bvh4x2Traversal::step() {
     std::array<uint32_t, 4> dw;
     std::copy_n(res.dw.begin() + static_cast<std::ptrdiff_t>(first_dword), 4, dw.begin());
     const Bvh4TriangleHit hit = read_triangle_result(dw, Bvh4Version::Rtip30);
-    return take_hit(*section_, node, hit, *options_, tmin_, closest_t_, result_) && options_->any_hit;
+    return take_hit(*section_, node, hit, *options_, tmin_, closest_t_, result_, any_hit_record_) && options_->any_hit;
   };
   // Node 0's children go to slots 0..3 (on top of the stack), node 1's to slots 4..7; a triangle's slots are
   // replaced by push controls.

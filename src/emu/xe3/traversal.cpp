@@ -172,7 +172,10 @@ void Xe3Traversal::step_leaf(StepInfo& info) {
       if (!is_opaque(options_->flags, leaf.opaque)) {
         std::optional<xe3::SubTriangleState> state;
         if (options_->stoc) state = leaf_state(dw, stoc3, leaf, k, h.barycentrics, section_->header.order);
-        if (!resolve_non_opaque(*options_, leaf.geometry_index, leaf.primitive(k), h.barycentrics, state, c)) continue;
+        if (!resolve_non_opaque(*options_, leaf.geometry_index, leaf.primitive(k), h.barycentrics, state, c,
+                                any_hit_record_)) {
+          continue;
+        }
       }
       result_.hit = true;
       result_.t = h.t;

@@ -49,6 +49,7 @@
 #include <span>
 #include <string>
 
+#include "hwbvh/emu/any_hit_record.h"
 #include "hwbvh/emu/rtip20/intersect.h"
 #include "hwbvh/emu/rtip20/stack.h"
 #include "hwbvh/emu/rtip31/traversal.h"
@@ -92,6 +93,7 @@ class Rtip20Traversal {
   bool after_triangle1_ = false;  ///< the previous step tested triangle 1 of a pair (GPURT's trianglePairIntersected)
   bool done_ = false;
   RayResult result_;
+  AnyHitRecord any_hit_record_;
 };
 
 /// One lane of the BVH4x2 loop; same contract as Rtip20Traversal (stack.size is the push8/pop2 ring).
@@ -114,6 +116,7 @@ class Bvh4x2Traversal {
   uint32_t last_ = rdna3::kInvalidNode;
   bool done_ = false;
   RayResult result_;
+  AnyHitRecord any_hit_record_;
 };
 
 /// Traces one ray to completion with the RT IP 2.0 loop.

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "hwbvh/core/parallel.h"
+#include "hwbvh/emu/any_hit_record.h"
 #include "hwbvh/emu/rtip31/traversal.h"
 #include "hwbvh/emu/wavefront.h"
 #include "hwbvh/formats/xe3/node_section.h"
@@ -107,6 +108,7 @@ class Xe3Traversal {
   std::vector<Entry> stack_;  ///< bottom first
   bool done_ = false;
   RayResult result_;
+  AnyHitRecord any_hit_record_;
 };
 
 /// Traces one ray to completion (closest hit, or first hit when options.any_hit).
