@@ -1,5 +1,5 @@
 #pragma once
-// Intel Xe3 BVH building blocks (shared/spec/xe3-stoc.md §1 and §6.1): sizes, node types and the PrimLeafDesc bits.
+// Intel Xe3 BVH building blocks (docs/xe3-format.md §1 and §6.1): sizes, node types and the PrimLeafDesc bits.
 //
 // Everything is addressed in 64-byte blocks. An InternalNode6 is one block; its children lie contiguously after it:
 // child i starts at block (node + childOffset + sum of blockIncr of children 0..i-1). A leaf child is a list of
