@@ -35,7 +35,7 @@ inline constexpr uint32_t kNodeTypeQuad128 = 5;  ///< 128-byte quad leaf; hwbvh 
 inline constexpr uint32_t kNodeTypeMeshlet = 6;
 inline constexpr uint32_t kNodeTypeInvalid = 7;
 
-/// Leaf sub-types (PrimLeafDesc dword 1 [27:24]). The STOC3 value is not public (§1.2, §9 question 5); hwbvh
+/// Leaf sub-types (PrimLeafDesc dword 1 [27:24]). The STOC3 value is not public (§1.2, §9); hwbvh
 /// writes 0, the value of the ordinary quad (docs/xe3-format.md).
 inline constexpr uint32_t kSubTypeQuad = 0;
 inline constexpr uint32_t kSubTypeStoc3 = 0;
