@@ -8,7 +8,7 @@
 //     (counter stoc_skipped_transparent), Opaque -> accepted without the shader (stoc_accepted_opaque);
 //   - otherwise (Unknown, STOC off, no STOC data) the any-hit shader runs (any_hit_invocations): the alpha test
 //     AlphaTest::passes at the hit's barycentrics; the candidate is accepted iff it passes. An Xe3 triangle's swstoc
-//     bit does not change this: the software STOC test runs inside the any-hit shader (xe3-stoc.md §4), so an
+//     bit does not change this: the software STOC test runs inside the any-hit shader (docs/xe3-format.md §4), so an
 //     unknown sub-triangle still costs one invocation.
 // The shader reads the blob's AlphaTest section (LoadedBvh::alpha_test), never the node bytes: it is the
 // application's shader. The bake is conservative, so hits are identical with STOC on and off.

@@ -1,5 +1,5 @@
 #pragma once
-// Debug images from emulated rays (design.md, "render"): what is drawn is what the emulator counted, never an
+// Debug images from emulated rays (docs/render.md): what is drawn is what the emulator counted, never an
 // Embree result. A Frame holds one emulated primary ray per pixel, generated exactly as `hwbvh stats` does
 // (scene/ray_gen.h primary_rays; camera auto_frame(the Geometry section's vertices, width / height) unless
 // one is given; 256 x 256 by default), so a pixel's counters are the counters stats sums for that ray.

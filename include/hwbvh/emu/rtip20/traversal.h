@@ -5,7 +5,7 @@
 // target alike.
 //
 // Rtip20Traversal: GPURT's TraceRay2_0 (RDNA 2/3). One step = one IMAGE_BVH_INTERSECT_RAY + one DS_BVH_STACK_RTN
-// (rtip31-format.md §5.7, §6.6; rdna4-isa-occupancy.md §5.5, §6):
+// (docs/rtip31-format.md §5.7, §6.6, §7.2):
 //
 //   node = root, last = INVALID_NODE
 //   while node < TERMINAL_NODE:
@@ -20,7 +20,7 @@
 //       node = parent(prev) from the section's parent table
 //
 // Bvh4x2Traversal: RDNA 4's BVH4x2 mode on the same 4-wide nodes, after GPURT's TraceRay3_0. One step = one
-// IMAGE_BVH_DUAL_INTERSECT_RAY on two nodes + one DS_BVH_STACK_PUSH8_POP2 (rtip31/lds_stack.h, rtip31-format.md §6.5):
+// IMAGE_BVH_DUAL_INTERSECT_RAY on two nodes + one DS_BVH_STACK_PUSH8_POP2 (rtip31/lds_stack.h, docs/rtip31-format.md §6.5):
 //
 //   node0 = root, node1 = INVALID_NODE, last = INVALID_NODE
 //   while node0 < 0xFFFFFFF8:

@@ -1,5 +1,5 @@
 #pragma once
-// The per-lane traversal loop of GPURT's TraceRay3_1 for one BLAS (shared/spec/rtip31-format.md §7.1, §7.2, §7.4).
+// The per-lane traversal loop of GPURT's TraceRay3_1 for one BLAS (docs/rtip31-format.md §7.1, §7.2, §7.4).
 // One step = one loop iteration = one IMAGE_BVH8_INTERSECT_RAY + one DS_BVH_STACK_PUSH8_POP1:
 //
 //   node = root, last = INVALID_NODE

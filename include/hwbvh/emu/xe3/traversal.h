@@ -3,7 +3,7 @@
 // the same TraceOptions, RayResult, RayCounters, StepInfo and wave statistics as the RT IP 3.1 emulator (rtip31/traversal.h,
 // wavefront.h), so that oracle and statistics code treat every target alike.
 //
-// Stack model. What is public (shared/spec/xe3-stoc.md §6.2): the unit keeps a short stack (the spilled state holds
+// Stack model. What is public (docs/xe3-format.md §6.2): the unit keeps a short stack (the spilled state holds
 // 4 entries with per-entry "last child" bits) and a restart trail of a 3-bit counter for each of 29 levels, after
 // Vaidyanathan, Woop and Benthin, "Wide BVH Traversal with a Short Stack" (HPG 2019), which generalises Laine's
 // restart trail. The exact protocol is not public; ours (docs/xe3-format.md):
