@@ -271,11 +271,19 @@ TEST_F(Report, TablesShowFiguresWorkedOutFromTheInputsAndTotals) {
   EXPECT_EQ(row("rays")[4], "512");
   for (std::size_t k = 0; k < 4; ++k) {
     const stats::KindStats& ks = cornell.stats.kinds[k];
-    const double rays = static_cast<double>(ks.rays);
-    EXPECT_EQ(row("stack pushes")[k + 1], two_decimals(static_cast<double>(ks.totals.stack_pushes) / rays));
-    EXPECT_EQ(row("box-node steps")[k + 1], two_decimals(static_cast<double>(ks.totals.box_node_steps) / rays));
-    const std::string steps = row("steps: mean / median / p95 / max")[k + 1];  // "mean / median / p95 / max"
-    EXPECT_EQ(steps.substr(0, steps.find(' ')), two_decimals(static_cast<double>(ks.totals.steps) / rays));
+    const double rays = static_cast<double>(ks.rays), hits = static_cast<double>(ks.hits);
+    // Cells read "mean / hit mean[ / median / p95 / max]": the mean over all rays, then over the rays that hit.
+    const auto means = [&](const std::string& label, uint64_t total, uint64_t hit_total) {
+      SCOPED_TRACE(label);
+      const std::string cell = row(label)[k + 1];
+      const std::string hit_mean = hits > 0 ? two_decimals(static_cast<double>(hit_total) / hits) : "0.00";
+      EXPECT_EQ(cell.substr(0, cell.find(" / ")), two_decimals(static_cast<double>(total) / rays));
+      const std::size_t second = cell.find(" / ") + 3;
+      EXPECT_EQ(cell.substr(second, cell.find(" / ", second) - second), hit_mean);
+    };
+    means("stack pushes: mean / hit mean", ks.totals.stack_pushes, ks.hit_totals.stack_pushes);
+    means("box-node steps: mean / hit mean", ks.totals.box_node_steps, ks.hit_totals.box_node_steps);
+    means("steps: mean / hit mean / median / p95 / max", ks.totals.steps, ks.hit_totals.steps);
     EXPECT_EQ(summary[1][6 + k], two_decimals(static_cast<double>(ks.totals.steps) / rays));
   }
 }

@@ -61,7 +61,7 @@ TEST(ObbMatrix, SpotChecksAgainstAppendixA) {
 }
 
 TEST(ObbMatrix, MatchesTheDecodedTableInTheSpec) {
-  const std::filesystem::path spec = test::shared_dir() / "spec" / "docs/rtip31-format.md";
+  const std::filesystem::path spec = test::shared_dir() / "spec" / "rtip31-format.md";
   std::ifstream in(spec);
   if (!in) GTEST_SKIP() << "shared spec not present";
   std::string line;
