@@ -377,7 +377,7 @@ std::string compare_section(const CompareReport& c) {
             fixed(v.box_tests, 2), fixed(v.triangle_tests, 2), fixed(v.stack_ops, 2)};
     if (c.any_hit_shader) row.push_back(fixed(v.any_hit_invocations, 2));
     row.push_back(percent(rate(v.agreement)));
-    if (c.machine) row.push_back(fmt::format("{}", v.machine_cycles));
+    if (c.machine) row.push_back(v.machine_cell());
     rows.push_back(std::move(row));
   }
   return fmt::format(

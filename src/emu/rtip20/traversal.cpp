@@ -95,28 +95,13 @@ bool end_step(const StackTraffic& traffic, bool no_next_node, uint32_t step_limi
   return true;
 }
 
-// The wave layer of wavefront.h for any lane type: waves of 32 rays in lockstep, each wave writing only its own
-// output slots, so results are identical at any thread count.
+// The wave layer (wave_loop.h) with RT IP 2.0 or BVH4x2 lanes.
 template <class Lane>
-TraceOutput run_waves(const Bvh4Section& section, std::span<const Ray> rays, const TraceOptions& options,
-                      const Executor& executor) {
+TraceOutput run_waves(const Bvh4Section& section, std::span<const Ray> rays, std::span<const uint32_t> wave_begin,
+                      const TraceOptions& options, const Executor& executor) {
   options.validate();
-  TraceOutput out;
-  const size_t wave_count = (rays.size() + kWaveSize - 1) / kWaveSize;
-  out.rays.resize(rays.size());
-  out.waves.resize(wave_count);
-  if (options.record_node_sequence) out.node_sequences.resize(rays.size());
-  executor.for_each(0, wave_count, [&](size_t w) {
-    const size_t first = w * kWaveSize;
-    const size_t count = std::min<size_t>(kWaveSize, rays.size() - first);
-    std::vector<Lane> lanes;
-    lanes.reserve(count);
-    for (size_t i = 0; i < count; ++i) lanes.emplace_back(section, rays[first + i], options);
-    detail::run_lockstep_wave(std::span<Lane>(lanes), out.waves[w],
-                              options.record_node_sequence ? &out.node_sequences[first] : nullptr);
-    for (size_t i = 0; i < count; ++i) out.rays[first + i] = lanes[i].result();
-  });
-  return out;
+  return detail::trace_waves<Lane>(rays, wave_begin, options.record_node_sequence, executor,
+                                   [&](const Ray& ray) { return Lane(section, ray, options); });
 }
 
 template <class Lane>
@@ -292,12 +277,22 @@ RayResult trace_ray_bvh4x2(const Bvh4Section& section, const Ray& ray, const Tra
 
 TraceOutput trace_rays_rtip20(const Bvh4Section& section, std::span<const Ray> rays, const TraceOptions& options,
                               const Executor& executor) {
-  return run_waves<Rtip20Traversal>(section, rays, options, executor);
+  return run_waves<Rtip20Traversal>(section, rays, detail::consecutive_waves(rays.size()), options, executor);
+}
+
+TraceOutput trace_rays_rtip20(const Bvh4Section& section, std::span<const Ray> rays, std::span<const uint32_t> wave_begin,
+                              const TraceOptions& options, const Executor& executor) {
+  return run_waves<Rtip20Traversal>(section, rays, wave_begin, options, executor);
 }
 
 TraceOutput trace_rays_bvh4x2(const Bvh4Section& section, std::span<const Ray> rays, const TraceOptions& options,
                               const Executor& executor) {
-  return run_waves<Bvh4x2Traversal>(section, rays, options, executor);
+  return run_waves<Bvh4x2Traversal>(section, rays, detail::consecutive_waves(rays.size()), options, executor);
+}
+
+TraceOutput trace_rays_bvh4x2(const Bvh4Section& section, std::span<const Ray> rays, std::span<const uint32_t> wave_begin,
+                              const TraceOptions& options, const Executor& executor) {
+  return run_waves<Bvh4x2Traversal>(section, rays, wave_begin, options, executor);
 }
 
 }  // namespace hwbvh::emu

@@ -128,8 +128,13 @@ RayResult trace_ray_bvh4x2(const Bvh4Section& section, const Ray& ray, const Tra
 /// identical results at any thread count. Throws hwbvh::Error(BadInput) for invalid options.
 TraceOutput trace_rays_rtip20(const Bvh4Section& section, std::span<const Ray> rays, const TraceOptions& options,
                               const Executor& executor);
-/// The same with the BVH4x2 loop.
+/// Same, with explicit waves as in trace_rays (wavefront.h), e.g. the camera's 8x4 pixel tiles.
+TraceOutput trace_rays_rtip20(const Bvh4Section& section, std::span<const Ray> rays, std::span<const uint32_t> wave_begin,
+                              const TraceOptions& options, const Executor& executor);
+/// The same two with the BVH4x2 loop.
 TraceOutput trace_rays_bvh4x2(const Bvh4Section& section, std::span<const Ray> rays, const TraceOptions& options,
                               const Executor& executor);
+TraceOutput trace_rays_bvh4x2(const Bvh4Section& section, std::span<const Ray> rays, std::span<const uint32_t> wave_begin,
+                              const TraceOptions& options, const Executor& executor);
 
 }  // namespace hwbvh::emu
