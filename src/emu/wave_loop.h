@@ -18,9 +18,10 @@ namespace hwbvh::emu::detail {
 void check_wave_boundaries(std::span<const uint32_t> wave_begin, std::size_t ray_count);
 
 /// Runs one wave to completion: in each iteration every lane that has not finished performs one step.
-/// `sequences`: one node sequence per lane to append to, or null. `step_lane(lane)` performs a lane's step.
+/// `sequences`: one node sequence per lane to append to, or null (each lane type records its step's fetches,
+/// Lane::record_fetches). `step_lane(lane)` performs a lane's step.
 template <class Lane, class StepLane = decltype([](Lane& lane) { return lane.step(); })>
-void run_lockstep_wave(std::span<Lane> lanes, WaveStats& stats, std::vector<uint32_t>* sequences,
+void run_lockstep_wave(std::span<Lane> lanes, WaveStats& stats, std::vector<NodeFetch>* sequences,
                        StepLane step_lane = {}) {
   stats.lanes = static_cast<uint32_t>(lanes.size());
   // Bit i: lane i has not finished (at most kWaveSize = 32 lanes); lanes step in index order.
@@ -36,7 +37,7 @@ void run_lockstep_wave(std::span<Lane> lanes, WaveStats& stats, std::vector<uint
       ++active;
       box += step.kind == rdna4::NodeKind::Box ? 1 : 0;
       primitive += step.kind == rdna4::NodeKind::Primitive ? 1 : 0;
-      if (sequences != nullptr) sequences[i].push_back(step.node);
+      if (sequences != nullptr) Lane::record_fetches(step, sequences[i]);
     }
     if (active == 0) continue;
     ++stats.iterations;
@@ -77,7 +78,7 @@ TraceOutput trace_waves(std::span<const Ray> rays, std::span<const uint32_t> wav
 
 /// run_lockstep_wave for RT IP 3.1 lanes (rtip31/traversal.cpp), where the steps are compiled into the loop: on a CPU with
 /// AVX2 as a copy built for it. `default_intersect`: RayTraversal::default_intersect of the lanes' options.
-void run_rtip31_wave(std::span<RayTraversal> lanes, WaveStats& stats, std::vector<uint32_t>* sequences,
+void run_rtip31_wave(std::span<RayTraversal> lanes, WaveStats& stats, std::vector<NodeFetch>* sequences,
                      bool default_intersect);
 
 }  // namespace hwbvh::emu::detail

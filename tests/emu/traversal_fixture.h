@@ -4,6 +4,7 @@
 // identical results across thread counts. Format-neutral: the hand-built nodes stay in rtip31/nodes.h, rtip20/nodes.h.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <iostream>
 #include <random>
 #include <span>
@@ -76,13 +77,24 @@ inline void expect_oracle_agreement(const Scene& scene, std::span<const Ray> ray
       << occlusion_stats.disagreeing() << " of " << rays.size();
 }
 
+/// The nodes a recorded sequence fetched, in order (both nodes of a BVH4x2 dual step).
+inline std::vector<uint32_t> fetched_nodes(const std::vector<NodeFetch>& sequence) {
+  std::vector<uint32_t> nodes;
+  for (const NodeFetch& f : sequence) nodes.push_back(f.node);
+  return nodes;
+}
+
 /// Two traces of the same rays (at different thread counts, node sequences recorded) agree ray by ray, wave by wave
-/// and node by node; each ray's sequence has one node per step, and the waves account for every ray and step.
+/// and node by node; each ray's sequence has one step per counted step, and the waves account for every ray and step.
 inline void expect_identical_runs(const TraceOutput& a, const TraceOutput& b) {
   EXPECT_TRUE(a.rays == b.rays);
   EXPECT_TRUE(a.waves == b.waves);
   EXPECT_TRUE(a.node_sequences == b.node_sequences);
-  for (std::size_t i = 0; i < a.rays.size(); ++i) EXPECT_EQ(a.node_sequences[i].size(), a.rays[i].counters.steps);
+  for (std::size_t i = 0; i < a.rays.size(); ++i) {
+    const auto& seq = a.node_sequences[i];
+    EXPECT_EQ(std::count_if(seq.begin(), seq.end(), [](const NodeFetch& f) { return !f.same_step; }),
+              static_cast<std::ptrdiff_t>(a.rays[i].counters.steps));
+  }
   const WaveStats w = a.total_waves();
   EXPECT_EQ(w.lanes, a.rays.size());
   EXPECT_EQ(w.active_lane_steps, a.total_counters().steps);

@@ -69,8 +69,8 @@ TEST(Wavefront, MixedNodeTypeIterations) {
   TraceOptions o;
   o.record_node_sequence = true;
   const TraceOutput out = trace_rays(img.memory(), 0x15, rays, o, Executor(1));
-  EXPECT_EQ(out.node_sequences[0], (std::vector<uint32_t>{0x15, 0x25, 0x50, 0x35, 0x60, 0x45, 0x70}));
-  EXPECT_EQ(out.node_sequences[1], (std::vector<uint32_t>{0x15, 0x25, 0x35, 0x45, 0x70}));
+  EXPECT_EQ(fetched_nodes(out.node_sequences[0]), (std::vector<uint32_t>{0x15, 0x25, 0x50, 0x35, 0x60, 0x45, 0x70}));
+  EXPECT_EQ(fetched_nodes(out.node_sequences[1]), (std::vector<uint32_t>{0x15, 0x25, 0x35, 0x45, 0x70}));
   EXPECT_EQ(out.rays[1].primitive_id, 2u);
   EXPECT_EQ(out.rays[1].t, 0.25f);
   const WaveStats& w = out.waves.at(0);

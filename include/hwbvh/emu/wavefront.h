@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "hwbvh/core/parallel.h"
+#include "hwbvh/emu/node_fetch.h"
 #include "hwbvh/emu/rtip31/traversal.h"
 
 namespace hwbvh::emu {
@@ -32,7 +33,9 @@ struct WaveStats {
 struct TraceOutput {
   std::vector<RayResult> rays;                       ///< one per input ray, same order
   std::vector<WaveStats> waves;                      ///< one per wave
-  std::vector<std::vector<uint32_t>> node_sequences;  ///< per ray, if options.record_node_sequence; else empty
+  /// Per ray, if options.record_node_sequence (else empty): the node every step fetched, in step order; a BVH4x2
+  /// dual step records both of its nodes.
+  std::vector<std::vector<NodeFetch>> node_sequences;
 
   /// Sum of all rays' counters.
   [[nodiscard]] RayCounters total_counters() const;

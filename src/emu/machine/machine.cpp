@@ -15,15 +15,9 @@
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/machine/vgpr.h"
 #include "hwbvh/emu/wavefront.h"
-#include "hwbvh/formats/rdna4/node_pointer.h"
 
 namespace hwbvh::emu {
 namespace {
-
-constexpr uint32_t kBoxTestsPerNode = 8;  // a box node's 8 children (machine-model.md §4.6)
-// [assumption] A primitive step tests its pair's two triangles: the node sequence does not say whether the pair
-// holds one or two, so this is an upper bound (the functional counters have the exact number).
-constexpr uint32_t kTriangleTestsPerPair = 2;
 
 enum class EventKind : uint8_t {
   Resume,      // the wave's current operation is over: continue its program
@@ -38,8 +32,9 @@ struct Event {
   bool spin = false;   // part of a blocked wave's busy-wait: not progress
   uint32_t wave = 0;
   uint64_t instr = 0;  // RaArrival: the wave's instruction number
-  uint32_t boxes = 0;  // RaArrival: box-node lanes in the batch
-  uint32_t pairs = 0;  // RaArrival: primitive-node lanes in the batch
+  uint32_t ra_cycles = 0;       // RaArrival: the batch's cycles in the ray accelerator
+  uint32_t box_tests = 0;       // RaArrival: boxes the batch tests
+  uint32_t triangle_tests = 0;  // RaArrival: triangles it tests
 };
 
 struct Later {
@@ -122,15 +117,13 @@ struct Workgroup {
 
 class Model {
  public:
-  Model(const MachineConfig& config, std::span<const std::vector<uint32_t>> sequences,
+  Model(const MachineConfig& config, std::span<const std::vector<NodeFetch>> sequences,
         std::span<const uint32_t> wave_begin)
       : cfg_(config),
         seqs_(sequences),
         dynamic_(config.vgpr.mode == VgprAllocation::Dynamic),
         cache_(config.memory.cache_bytes / config.memory.line_bytes, config.memory.hit_latency,
                config.memory.miss_latency),
-        box_node_cycles_(ceil_div(kBoxTestsPerNode, config.ray_accelerator.box_tests_per_clock)),
-        pair_cycles_(ceil_div(kTriangleTestsPerPair, config.ray_accelerator.triangle_tests_per_clock)),
         group_begin_(wave_begin.begin(), wave_begin.end()) {
     wave_limit_ = dynamic_ ? config.vgpr.dynamic_wave_limit
                            : static_waves_per_simd(config.kernel.peak_vgprs(), config.vgpr.static_granule,
@@ -141,11 +134,19 @@ class Model {
                                 config.vgpr.dynamic_wave_limit, config.vgpr.deadlock_avoidance};
       for (Simd& s : simds_) s.file.emplace(p);
     }
+    // Steps per ray: one fetch each, except BVH4x2 dual steps, whose rays get an index of where each step begins.
+    step_begin_.resize(seqs_.size());
+    for (size_t r = 0; r < seqs_.size(); ++r) {
+      const std::vector<NodeFetch>& seq = seqs_[r];
+      if (std::none_of(seq.begin(), seq.end(), [](const NodeFetch& f) { return f.same_step; })) continue;
+      for (uint32_t i = 0; i < seq.size(); ++i)
+        if (!seq[i].same_step) step_begin_[r].push_back(i);
+    }
     const auto groups = static_cast<uint32_t>(group_begin_.size());
     group_iterations_.resize(groups);
     for (uint32_t g = 0; g < groups; ++g) {
       for (size_t r = group_begin_[g]; r < group_end(g); ++r) {
-        group_iterations_[g] = std::max(group_iterations_[g], static_cast<uint32_t>(seqs_[r].size()));
+        group_iterations_[g] = std::max(group_iterations_[g], steps_of(r));
       }
     }
     const uint32_t per_wave = config.kernel.rays_per_lane;
@@ -192,6 +193,42 @@ class Model {
 
  private:
   static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+
+  uint32_t steps_of(size_t ray) const {
+    return static_cast<uint32_t>(step_begin_[ray].empty() ? seqs_[ray].size() : step_begin_[ray].size());
+  }
+
+  // The fetches of a ray's step: one node, or a dual step's two.
+  std::span<const NodeFetch> step_fetches(size_t ray, uint32_t step) const {
+    const std::vector<NodeFetch>& seq = seqs_[ray];
+    const std::vector<uint32_t>& begin = step_begin_[ray];
+    if (begin.empty()) return {&seq[step], 1};
+    const size_t end = step + 1 < begin.size() ? begin[step + 1] : seq.size();
+    return {&seq[begin[step]], end - begin[step]};
+  }
+
+  // Cycles the ray accelerator spends on one node: its boxes and triangles at the preset's rates per clock.
+  uint32_t ra_cycles(const NodeFetch& f) const {
+    return ceil_div(f.box_tests, cfg_.ray_accelerator.box_tests_per_clock) +
+           ceil_div(f.triangle_tests, cfg_.ray_accelerator.triangle_tests_per_clock);
+  }
+
+  // When one node's bytes are back: every cache line it spans, and with in-order returns not before earlier data.
+  uint64_t fetch(const NodeFetch& f) {
+    const uint64_t line_bytes = cfg_.memory.line_bytes;
+    uint64_t ready = now_;
+    const uint64_t misses = cache_.misses();
+    for (uint64_t line = f.byte_offset() / line_bytes; line <= (f.byte_offset() + f.bytes() - 1) / line_bytes; ++line)
+      ready = std::max(ready, cache_.access(line, now_));
+    fetch_hits_ += cache_.misses() == misses ? 1 : 0;
+    if (cfg_.memory.in_order_returns) {
+      ready = std::max(ready, cu_last_return_);
+      cu_last_return_ = ready;
+    }
+    fetch_latency_ += ready - now_;
+    ++node_fetches_;
+    return ready;
+  }
   [[nodiscard]] size_t group_end(uint32_t g) const {
     return g + 1 < group_begin_.size() ? group_begin_[g + 1] : seqs_.size();
   }
@@ -443,23 +480,25 @@ class Model {
     Wave& w = waves_[wi];
     struct Batch {
       uint64_t time;
-      uint32_t boxes, pairs;
+      uint32_t ra_cycles, box_tests, triangle_tests;
     };
     std::vector<Batch> batches;
     for (size_t r = group_begin_[group]; r < group_end(group); ++r) {
-      if (w.iteration >= seqs_[r].size()) continue;
-      const uint32_t node = seqs_[r][w.iteration];
-      uint64_t ready = cache_.access(rdna4::node_byte_offset(node) / cfg_.memory.line_bytes, now_);
-      if (cfg_.memory.in_order_returns) {
-        ready = std::max(ready, cu_last_return_);
-        cu_last_return_ = ready;
+      if (w.iteration >= steps_of(r)) continue;
+      // A lane's data reaches the accelerator when all its step's nodes are back (a dual step reads two).
+      uint64_t ready = now_;
+      uint32_t cycles = 0, boxes = 0, triangles = 0;
+      for (const NodeFetch& f : step_fetches(r, w.iteration)) {
+        ready = std::max(ready, fetch(f));
+        cycles += ra_cycles(f);
+        boxes += f.box_tests;
+        triangles += f.triangle_tests;
       }
-      fetch_latency_ += ready - now_;
-      ++node_fetches_;
-      const bool primitive = rdna4::node_kind(node) == rdna4::NodeKind::Primitive;
       auto b = std::find_if(batches.begin(), batches.end(), [&](const Batch& x) { return x.time == ready; });
-      if (b == batches.end()) b = batches.insert(batches.end(), Batch{ready, 0, 0});
-      (primitive ? b->pairs : b->boxes) += 1;
+      if (b == batches.end()) b = batches.insert(batches.end(), Batch{ready, 0, 0, 0});
+      b->ra_cycles += cycles;
+      b->box_tests += boxes;
+      b->triangle_tests += triangles;
     }
     std::sort(batches.begin(), batches.end(), [](const Batch& a, const Batch& b) { return a.time < b.time; });
     Instruction ins;
@@ -472,18 +511,18 @@ class Model {
       e.kind = EventKind::RaArrival;
       e.wave = wi;
       e.instr = number;
-      e.boxes = b.boxes;
-      e.pairs = b.pairs;
+      e.ra_cycles = b.ra_cycles;
+      e.box_tests = b.box_tests;
+      e.triangle_tests = b.triangle_tests;
       schedule(e);
     }
   }
 
   void ray_accelerator(const Event& e) {
-    const uint64_t cost = uint64_t{e.boxes} * box_node_cycles_ + uint64_t{e.pairs} * pair_cycles_;
-    ra_free_ = std::max(now_, ra_free_) + cost;
-    ra_busy_ += cost;
-    box_tests_ += uint64_t{e.boxes} * kBoxTestsPerNode;
-    triangle_tests_ += uint64_t{e.pairs} * kTriangleTestsPerPair;
+    ra_free_ = std::max(now_, ra_free_) + e.ra_cycles;
+    ra_busy_ += e.ra_cycles;
+    box_tests_ += e.box_tests;
+    triangle_tests_ += e.triangle_tests;
     Wave& w = waves_[e.wave];
     Instruction& ins = w.outstanding[e.instr - w.returned];
     ins.finish = std::max(ins.finish, ra_free_);
@@ -570,8 +609,8 @@ class Model {
     r.failed_vgpr_allocations = failed_allocations_;
 
     r.node_fetches = node_fetches_;
-    r.cache_hits = cache_.hits();
-    r.cache_hit_rate = node_fetches_ > 0 ? static_cast<double>(cache_.hits()) / static_cast<double>(node_fetches_) : 0;
+    r.cache_hits = fetch_hits_;
+    r.cache_hit_rate = node_fetches_ > 0 ? static_cast<double>(fetch_hits_) / static_cast<double>(node_fetches_) : 0;
     r.mean_node_fetch_latency =
         node_fetches_ > 0 ? static_cast<double>(fetch_latency_) / static_cast<double>(node_fetches_) : 0.0;
 
@@ -594,14 +633,13 @@ class Model {
   }
 
   const MachineConfig& cfg_;
-  std::span<const std::vector<uint32_t>> seqs_;
+  std::span<const std::vector<NodeFetch>> seqs_;
+  std::vector<std::vector<uint32_t>> step_begin_;  // per ray with dual steps: the fetch each step begins at
   bool dynamic_;
   machine::NodeCache cache_;
-  uint32_t box_node_cycles_;
-  uint32_t pair_cycles_;
   uint32_t wave_limit_ = 0;
   std::vector<uint32_t> group_begin_;       // first ray of each recorded wave (group)
-  std::vector<uint32_t> group_iterations_;  // per group: its longest node sequence
+  std::vector<uint32_t> group_iterations_;  // per group: the most steps of its rays
   std::vector<Wave> waves_;
   std::vector<Workgroup> workgroups_;
   std::vector<Simd> simds_;
@@ -625,6 +663,7 @@ class Model {
   uint64_t triangle_tests_ = 0;
   uint64_t ra_busy_ = 0;
   uint64_t node_fetches_ = 0;
+  uint64_t fetch_hits_ = 0;  // fetches whose every line was cached or in flight
   uint64_t fetch_latency_ = 0;
   uint64_t waves_waited_ = 0;
   uint64_t vgpr_wait_cycles_ = 0;
@@ -642,7 +681,7 @@ const char* to_string(MachineStatus status) {
   return "unknown";
 }
 
-MachineResult run_machine_model(const MachineConfig& config, std::span<const std::vector<uint32_t>> node_sequences,
+MachineResult run_machine_model(const MachineConfig& config, std::span<const std::vector<NodeFetch>> node_sequences,
                                 std::span<const uint32_t> wave_begin) {
   config.validate();
   for (size_t i = 0; i < wave_begin.size(); ++i) {
@@ -658,7 +697,7 @@ MachineResult run_machine_model(const MachineConfig& config, std::span<const std
   return Model(config, node_sequences, wave_begin).run();
 }
 
-MachineResult run_machine_model(const MachineConfig& config, std::span<const std::vector<uint32_t>> node_sequences) {
+MachineResult run_machine_model(const MachineConfig& config, std::span<const std::vector<NodeFetch>> node_sequences) {
   std::vector<uint32_t> wave_begin;
   for (size_t first = 0; first < node_sequences.size(); first += kWaveSize) {
     wave_begin.push_back(static_cast<uint32_t>(first));

@@ -95,6 +95,18 @@ bool end_step(const StackTraffic& traffic, bool no_next_node, uint32_t step_limi
   return true;
 }
 
+// What the RT IP 2.0 instruction reads for one BVH4 node (node_fetch.h).
+NodeFetch bvh4_fetch(uint32_t pointer) {
+  constexpr uint8_t kBoxNodeWidth = 4;
+  const uint32_t type = rdna3::node_type(pointer);
+  const bool box = type == rdna3::kTypeBoxFp16 || type == rdna3::kTypeBoxFp32;
+  return {.node = pointer,
+          .offset_64 = static_cast<uint32_t>(rdna3::node_byte_offset(pointer) / 64),
+          .blocks_64 = static_cast<uint8_t>(type == rdna3::kTypeBoxFp32 ? 2 : 1),
+          .box_tests = box ? kBoxNodeWidth : uint8_t{0},
+          .triangle_tests = static_cast<uint8_t>(box ? 0 : 1)};
+}
+
 // The wave layer (wave_loop.h) with RT IP 2.0 or BVH4x2 lanes.
 template <class Lane>
 TraceOutput run_waves(const Bvh4Section& section, std::span<const Ray> rays, std::span<const uint32_t> wave_begin,
@@ -126,6 +138,18 @@ uint32_t Bvh4Section::parent(uint32_t pointer) const { return rdna3::parent_poin
 // ---------------------------------------------------------------------------------------------------------------
 // RT IP 2.0 (TraceRay2_0)
 // ---------------------------------------------------------------------------------------------------------------
+
+void Rtip20Traversal::record_fetches(const StepInfo& step, std::vector<NodeFetch>& sequence) {
+  sequence.push_back(bvh4_fetch(step.node));
+}
+
+void Bvh4x2Traversal::record_fetches(const StepInfo& step, std::vector<NodeFetch>& sequence) {
+  sequence.push_back(bvh4_fetch(step.node));
+  if (step.second_node == kInvalidNode) return;
+  NodeFetch second = bvh4_fetch(step.second_node);
+  second.same_step = true;
+  sequence.push_back(second);
+}
 
 Rtip20Traversal::Rtip20Traversal(const Bvh4Section& section, const Ray& ray, const TraceOptions& options)
     : section_(&section), options_(&options), stack_(options.stack), node_(section.header.root_pointer) {
@@ -196,8 +220,10 @@ StepInfo Bvh4x2Traversal::step() {
   const NodeKind kind0 = kind_of(n0), kind1 = has_1 ? kind_of(n1) : NodeKind::Unsupported;
   // Triangles 1 and 0 of one node, as push8_pop2 returns a triangle-1 pointer.
   const bool pair = rdna3::node_type(n0) == rdna3::kTypeTriangle1 && n1 == (n0 & ~7u);
-  StepInfo info{node0_, kind0 == NodeKind::Box || kind1 == NodeKind::Box ? NodeKind::Box : kind0,
-                last_ != kInvalidNode, false};
+  StepInfo info{.node = n0,
+                .kind = kind0 == NodeKind::Box || kind1 == NodeKind::Box ? NodeKind::Box : kind0,
+                .walk_back = last_ != kInvalidNode,
+                .second_node = n1};
   Bvh4RayOperands op = ray_;
   op.extent = closest_t_;  // like RT IP 2.0, walk-back re-visits use the current closest hit
   const DualIntersectResult res =

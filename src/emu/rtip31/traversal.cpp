@@ -183,6 +183,16 @@ StepInfo RayTraversal::step_as() {
 }
 
 StepInfo RayTraversal::step() { return step_as<false>(); }
+
+void RayTraversal::record_fetches(const StepInfo& step, std::vector<NodeFetch>& sequence) {
+  constexpr uint8_t kBoxNodeWidth = 8, kPrimitiveNodeTriangles = 2;
+  const bool box = step.kind == rdna4::NodeKind::Box;
+  sequence.push_back({.node = step.node,
+                      .offset_64 = static_cast<uint32_t>(rdna4::node_byte_offset(step.node) / 64),
+                      .blocks_64 = 2,
+                      .box_tests = box ? kBoxNodeWidth : uint8_t{0},
+                      .triangle_tests = box ? uint8_t{0} : kPrimitiveNodeTriangles});
+}
 StepInfo RayTraversal::step_with_default_intersect() { return step_as<true>(); }
 
 namespace detail {
@@ -200,13 +210,13 @@ struct LaneStep {
 // function, the two copies of the step made the compiler's code for each worse.
 template <bool kDefaultIntersect>
 [[gnu::target("avx2,fma,bmi,bmi2,lzcnt,popcnt"), gnu::flatten]] void run_rtip31_wave_avx2(
-    std::span<RayTraversal> lanes, WaveStats& stats, std::vector<uint32_t>* sequences) {
+    std::span<RayTraversal> lanes, WaveStats& stats, std::vector<NodeFetch>* sequences) {
   run_lockstep_wave(lanes, stats, sequences, LaneStep<kDefaultIntersect>{});
 }
 #endif
 
 template <bool kDefaultIntersect>
-void run_rtip31_wave_as(std::span<RayTraversal> lanes, WaveStats& stats, std::vector<uint32_t>* sequences) {
+void run_rtip31_wave_as(std::span<RayTraversal> lanes, WaveStats& stats, std::vector<NodeFetch>* sequences) {
 #if HWBVH_EMU_AVX2
   if (use_avx2) {
     run_rtip31_wave_avx2<kDefaultIntersect>(lanes, stats, sequences);
@@ -217,7 +227,7 @@ void run_rtip31_wave_as(std::span<RayTraversal> lanes, WaveStats& stats, std::ve
 }
 }  // namespace
 
-void run_rtip31_wave(std::span<RayTraversal> lanes, WaveStats& stats, std::vector<uint32_t>* sequences,
+void run_rtip31_wave(std::span<RayTraversal> lanes, WaveStats& stats, std::vector<NodeFetch>* sequences,
                      bool default_intersect) {
   if (default_intersect) {
     run_rtip31_wave_as<true>(lanes, stats, sequences);

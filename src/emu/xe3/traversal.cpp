@@ -98,10 +98,22 @@ void Xe3Traversal::fault(NodeFault f, StepInfo& info) {
   info.faulted = done_ = true;
 }
 
+void Xe3Traversal::record_fetches(const StepInfo& step, std::vector<NodeFetch>& sequence) {
+  constexpr uint8_t kInternalNodeWidth = 6, kQuadTriangles = 2;
+  const bool internal = step.kind == NodeKind::Box;
+  sequence.push_back({.node = step.node,
+                      .offset_64 = step.node,
+                      .blocks_64 = static_cast<uint8_t>(step.node_bytes / 64),
+                      .box_tests = internal ? kInternalNodeWidth : uint8_t{0},
+                      .triangle_tests = internal ? uint8_t{0} : kQuadTriangles});
+}
+
 StepInfo Xe3Traversal::step() {
   const bool internal = type_ == xe3::kNodeTypeMixed;
-  StepInfo info{static_cast<uint32_t>(block_), internal ? NodeKind::Box : NodeKind::Primitive,
-                internal && restart_level_ != kNoRestart && level_ <= restart_level_, false};
+  StepInfo info{.node = static_cast<uint32_t>(block_),
+                .kind = internal ? NodeKind::Box : NodeKind::Primitive,
+                .walk_back = internal && restart_level_ != kNoRestart && level_ <= restart_level_,
+                .node_bytes = static_cast<uint16_t>(type_ == xe3::kNodeTypeQuad128 ? 128 : 64)};
   if (internal) {
     step_internal(info);
   } else if (type_ == xe3::kNodeTypeQuad || type_ == xe3::kNodeTypeQuad128) {

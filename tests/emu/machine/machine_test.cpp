@@ -10,10 +10,13 @@
 #include "emu/machine/node_cache.h"
 #include "fixtures/paths.h"
 #include "fixtures/random_scene.h"
-#include "hwbvh/core/error.h"
 #include "hwbvh/build/builder.h"
+#include "hwbvh/core/error.h"
 #include "hwbvh/emu/machine/machine.h"
+#include "hwbvh/emu/rtip20/traversal.h"
 #include "hwbvh/emu/wavefront.h"
+#include "hwbvh/emu/xe3/traversal.h"
+#include "hwbvh/formats/rdna3/node_pointer.h"
 #include "hwbvh/formats/rdna4/encode.h"
 #include "hwbvh/scene/camera.h"
 #include "hwbvh/scene/ray_gen.h"
@@ -21,10 +24,20 @@
 namespace hwbvh::emu {
 namespace {
 
-using Sequences = std::vector<std::vector<uint32_t>>;
+using Sequences = std::vector<std::vector<NodeFetch>>;
 
-constexpr uint32_t box(uint32_t index) { return rdna4::make_node_pointer(uint64_t{index} * 128, rdna4::kTypeBox); }
-constexpr uint32_t pair0(uint32_t index) { return rdna4::make_node_pointer(uint64_t{index} * 128, 0); }
+// What the RT IP 3.1 emulator records for a step on the node `pointer` of `kind`.
+NodeFetch rtip31_fetch(uint32_t pointer, rdna4::NodeKind kind) {
+  std::vector<NodeFetch> recorded;
+  RayTraversal::record_fetches(StepInfo{pointer, kind}, recorded);
+  return recorded.at(0);
+}
+NodeFetch box(uint32_t index) {
+  return rtip31_fetch(rdna4::make_node_pointer(uint64_t{index} * 128, rdna4::kTypeBox), rdna4::NodeKind::Box);
+}
+NodeFetch pair0(uint32_t index) {
+  return rtip31_fetch(rdna4::make_node_pointer(uint64_t{index} * 128, 0), rdna4::NodeKind::Primitive);
+}
 
 // A preset built on `base` with the JSON members in `overrides` (without braces).
 MachineConfig preset(const std::string& base, const std::string& overrides) {
@@ -107,6 +120,62 @@ TEST(MachineModel, ExactTimelineOfOneWave) {
   EXPECT_EQ(r.cycles, 641u + 3 * 9);
   EXPECT_EQ(r.failed_vgpr_allocations, 0u);
   EXPECT_EQ(r.wave_limit_per_simd, 16u);
+}
+
+// Each target's emulator records what its hardware reads, and the model charges it by that: a BVH4 node is 4 box
+// tests (one clock at RDNA 3's 4 per clock, where an RT IP 3.1 box node takes two) and a triangle node one triangle
+// test; two 64-byte Xe3 nodes share a 128-byte line; a BVH4x2 dual step reads both its nodes in one iteration.
+TEST(MachineModel, EveryTargetIsChargedForWhatItFetches) {
+  const std::string kernel = R"("compute_unit": {"simds": 1}, "kernel": {"phases": [
+      {"name": "gen", "vgprs": 32, "alu_cycles": 10},
+      {"name": "trav", "vgprs": 64, "traversal": true},
+      {"name": "shade", "vgprs": 128, "alu_cycles": 200}]})";
+  const MachineConfig rdna3 = preset("rdna3", kernel), rdna4 = preset("rdna4", kernel);
+  const auto recorded = [](auto record, StepInfo step) {
+    std::vector<NodeFetch> out;
+    record(step, out);
+    return out;
+  };
+  const auto bvh4 = [&](uint32_t pointer, rdna4::NodeKind kind) {
+    return recorded(Rtip20Traversal::record_fetches, StepInfo{pointer, kind}).at(0);
+  };
+  const NodeFetch bvh4_box = bvh4(rdna3::make_node_pointer(128, rdna3::kTypeBoxFp32), rdna4::NodeKind::Box);
+  const NodeFetch bvh4_tri = bvh4(rdna3::make_node_pointer(256, rdna3::kTypeTriangle0), rdna4::NodeKind::Primitive);
+  EXPECT_EQ(bvh4_box, (NodeFetch{.node = 0x15, .offset_64 = 2, .blocks_64 = 2, .box_tests = 4}));
+  EXPECT_EQ(bvh4_tri, (NodeFetch{.node = 0x20, .offset_64 = 4, .blocks_64 = 1, .triangle_tests = 1}));
+
+  // The two-step timeline of ExactTimelineOfOneWave on rdna3 (1074 cycles for RT IP 3.1 nodes) is two clocks
+  // shorter with BVH4 nodes: the box node takes one clock instead of two, the triangle node one instead of two.
+  MachineResult r = run_machine_model(rdna3, Sequences{{bvh4_box, bvh4_tri}});
+  EXPECT_EQ(r.cycles, 1072u);
+  EXPECT_EQ(r.box_tests, 4u);
+  EXPECT_EQ(r.triangle_tests, 1u);
+  EXPECT_EQ(r.ra_busy_cycles, 2u);
+
+  // Xe3 blocks 2 and 3 are bytes 128..255: one 128-byte line, so the second lane's fetch merges with the first's.
+  const auto xe3 = [&](uint32_t block) {
+    return recorded(Xe3Traversal::record_fetches, StepInfo{.node = block, .kind = rdna4::NodeKind::Box, .node_bytes = 64})
+        .at(0);
+  };
+  EXPECT_EQ(xe3(3), (NodeFetch{.node = 3, .offset_64 = 3, .blocks_64 = 1, .box_tests = 6}));
+  r = run_machine_model(rdna4, Sequences{{xe3(2)}, {xe3(3)}});
+  EXPECT_EQ(r.cache_hits, 1u);
+  EXPECT_EQ(r.box_tests, 12u);
+  r = run_machine_model(rdna4, Sequences{{box(2)}, {box(3)}});  // RT IP 3.1 nodes 2 and 3: two lines
+  EXPECT_EQ(r.cache_hits, 0u);
+
+  // A dual step: two fetches, one loop iteration, one more accelerator clock than its first node alone.
+  const std::vector<NodeFetch> dual =
+      recorded(Bvh4x2Traversal::record_fetches,
+               StepInfo{.node = bvh4_tri.node, .kind = rdna4::NodeKind::Primitive, .second_node = bvh4_tri.node + 8});
+  ASSERT_EQ(dual.size(), 2u);
+  EXPECT_TRUE(dual[1].same_step);
+  const MachineResult one = run_machine_model(rdna4, Sequences{{bvh4_tri}});
+  r = run_machine_model(rdna4, Sequences{dual});
+  EXPECT_EQ(r.node_fetches, 2u);
+  EXPECT_EQ(r.triangle_tests, 2u);
+  EXPECT_EQ(r.ra_busy_cycles, one.ra_busy_cycles + 1);
+  EXPECT_EQ(r.cycles, one.cycles + 1);
 }
 
 TEST(MachineModel, EmptyInputAndDeterminism) {

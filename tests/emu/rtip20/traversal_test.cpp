@@ -38,7 +38,7 @@ RayResult trace_one(Loop loop, const std::vector<uint32_t>& section, const Ray& 
 std::vector<uint32_t> node_sequence(Loop loop, const std::vector<uint32_t>& section, const Ray& ray,
                                     TraceOptions o = {}) {
   o.record_node_sequence = true;
-  return trace(loop, Bvh4Section::from(section), std::span<const Ray>(&ray, 1), o).node_sequences.at(0);
+  return fetched_nodes(trace(loop, Bvh4Section::from(section), std::span<const Ray>(&ray, 1), o).node_sequences.at(0));
 }
 
 // Root with two lone triangles: walls at x = 2 (primitive 0, slot 4) and x = 4 (primitive 1, slot 5).
@@ -66,8 +66,20 @@ TEST(Bvh4x2Traversal, TwoWallsExactCounts) {
   // Steps: (root, -), then both walls in one dual intersect.
   EXPECT_EQ(r.counters, (RayCounters{.steps = 2, .box_node_steps = 1, .primitive_node_steps = 2, .box_tests = 4,
                                      .triangle_tests = 2, .stack_pushes = 2, .stack_pops = 2, .max_stack_depth = 2}));
-  // Each step records its first node, the earlier of the two.
-  EXPECT_EQ(node_sequence(Loop::Bvh4x2, two_walls(), ray_x({0, 0, 0})), (std::vector<uint32_t>{kRoot, tri_ptr(4)}));
+  // A dual step records both nodes it reads, the second flagged as part of the same step, each a 64-byte triangle
+  // node with one triangle test; the root is a 128-byte fp32 box node with 4 box tests.
+  EXPECT_EQ(node_sequence(Loop::Bvh4x2, two_walls(), ray_x({0, 0, 0})),
+            (std::vector<uint32_t>{kRoot, tri_ptr(4), tri_ptr(5)}));
+  TraceOptions o;
+  o.record_node_sequence = true;
+  const Ray ray = ray_x({0, 0, 0});
+  const auto fetches = trace(Loop::Bvh4x2, Bvh4Section::from(two_walls()), std::span<const Ray>(&ray, 1), o)
+                           .node_sequences.at(0);
+  ASSERT_EQ(fetches.size(), 3u);
+  EXPECT_EQ(fetches[0], (NodeFetch{.node = kRoot, .offset_64 = 2, .blocks_64 = 2, .box_tests = 4}));
+  EXPECT_EQ(fetches[1], (NodeFetch{.node = tri_ptr(4), .offset_64 = 4, .blocks_64 = 1, .triangle_tests = 1}));
+  EXPECT_EQ(fetches[2], (NodeFetch{.node = tri_ptr(5), .offset_64 = 5, .blocks_64 = 1, .triangle_tests = 1,
+                                   .same_step = true}));
 }
 
 // Root with a pair node (wall(2) and its partner, referenced through triangle 1) and a lone wall at x = 6.
@@ -109,7 +121,7 @@ TEST(Bvh4x2Traversal, PairTakesOneStep) {
   EXPECT_EQ(r.counters.primitive_node_steps, 3u);
   EXPECT_EQ(r.counters.triangle_tests, 3u);
   EXPECT_EQ(node_sequence(Loop::Bvh4x2, pair_and_wall(), ray),
-            (std::vector<uint32_t>{kRoot, tri_ptr(4, 1), tri_ptr(5)}));
+            (std::vector<uint32_t>{kRoot, tri_ptr(4, 1), tri_ptr(4, 0), tri_ptr(5)}));  // the pair's step reads both
 }
 
 TEST(Bvh4Traversal, MissAnyHitAndTmin) {
@@ -188,7 +200,8 @@ TEST(Bvh4x2Traversal, OverflowThenWalkBackExactSequence) {
   const uint32_t a = box_ptr(4), b = box_ptr(6), c = box_ptr(8), d = box_ptr(10);
   // (root) pushes d, c, b, a into two entries (d, c lost); (a, b); (ta, tb) drains the ring -> walk back from the
   // later node tb: box b, then the root re-pushes c, d; (c, d); (tc, td) hits; walk back td -> d -> root -> done.
-  EXPECT_EQ(run.sequence, (std::vector<uint32_t>{kRoot, a, tri_ptr(12), b, kRoot, c, tri_ptr(14), d, kRoot}));
+  EXPECT_EQ(run.sequence, (std::vector<uint32_t>{kRoot, a, b, tri_ptr(12), tri_ptr(13), b, kRoot, c, d, tri_ptr(14),
+                                                 tri_ptr(15), d, kRoot}));
   EXPECT_EQ(run.result.counters,
             (RayCounters{.steps = 9, .box_node_steps = 9, .primitive_node_steps = 4, .box_tests = 36,
                          .triangle_tests = 4, .stack_pushes = 10, .stack_pops = 8, .stack_lost = 2,

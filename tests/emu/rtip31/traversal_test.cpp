@@ -20,7 +20,7 @@ std::vector<uint32_t> node_sequence(const NodeImage& img, const Ray& r, const Tr
   rec.record_node_sequence = true;
   const TraceOutput out = trace_rays(img.memory(), rdna4::kRootPointer, std::span<const Ray>(&r, 1), rec,
                                      Executor(1));
-  return out.node_sequences.at(0);
+  return fetched_nodes(out.node_sequences.at(0));
 }
 
 TEST(Traversal, RootWithTwoLeavesExactCounts) {

@@ -83,9 +83,9 @@ RayResult trace_one(const std::vector<uint32_t>& section, const Ray& ray, const 
 std::vector<uint32_t> node_sequence(const std::vector<uint32_t>& section, const Ray& ray, uint32_t entries) {
   TraceOptions o;
   o.record_node_sequence = true;
-  return trace_rays_xe3(Xe3Section::from(section), std::span<const Ray>(&ray, 1), o, Executor(1),
-                        Xe3StackOptions{entries})
-      .node_sequences.at(0);
+  return fetched_nodes(trace_rays_xe3(Xe3Section::from(section), std::span<const Ray>(&ray, 1), o, Executor(1),
+                                      Xe3StackOptions{entries})
+                           .node_sequences.at(0));
 }
 
 // Root (block 2) with two lone walls: x = 2 (primitive 0, block 3) and x = 4 (geometry 7, primitive 1, block 4).

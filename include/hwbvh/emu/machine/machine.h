@@ -9,15 +9,17 @@
 // A wave's life: launch (a free slot; static mode also needs its peak VGPRs, dynamic mode starts with one block)
 // -> for each phase: [dynamic: S_ALLOC_VGPR to the phase's need, busy-waiting on failure] [barrier] then either
 // ALU work or the traversal loop -> end (all registers and the slot return; the next queued wave launches).
-// One loop iteration: per ray slot with an active lane, one IMAGE_BVH8_INTERSECT_RAY (every active lane fetches
-// its node through the cache, then the ray accelerator tests it: 8 box tests per box node, 2 triangle tests per
-// primitive step) -> s_wait_bvhcnt 0 -> one DS_BVH_STACK op per ray slot -> wait -> loop ALU instructions.
+// One loop iteration: per ray slot with an active lane, one intersect instruction (every active lane fetches its
+// step's nodes through the cache, then the ray accelerator tests them: the boxes and triangles each target's
+// emulator recorded per node, node_fetch.h) -> s_wait_bvhcnt 0 -> one DS_BVH_STACK op per ray slot -> wait -> loop
+// ALU instructions.
 #include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "hwbvh/emu/machine/config.h"
+#include "hwbvh/emu/node_fetch.h"
 
 namespace hwbvh::emu {
 
@@ -41,8 +43,8 @@ struct MachineResult {
   uint64_t waves_completed = 0;
   double rays_per_1000_cycles = 0.0;    ///< rays_completed x 1000 / cycles
 
-  uint64_t box_tests = 0;               ///< 8 per box-node lane step
-  uint64_t triangle_tests = 0;          ///< 2 per primitive lane step
+  uint64_t box_tests = 0;               ///< the fetched nodes' NodeFetch::box_tests (8 per RT IP 3.1 box node)
+  uint64_t triangle_tests = 0;          ///< the fetched nodes' NodeFetch::triangle_tests
   uint64_t ra_busy_cycles = 0;          ///< cycles the ray accelerator was testing
   double ra_box_utilization = 0.0;      ///< box_tests / (cycles x box_tests_per_clock)
   double ra_triangle_utilization = 0.0; ///< triangle_tests / (cycles x triangle_tests_per_clock)
@@ -57,23 +59,23 @@ struct MachineResult {
   uint64_t failed_vgpr_allocations = 0; ///< failed S_ALLOC_VGPR attempts, retries included
   uint32_t waves_blocked_at_end = 0;    ///< deadlock: resident waves blocked on allocation or a barrier
 
-  uint64_t node_fetches = 0;            ///< lane node fetches (one per lane step)
-  uint64_t cache_hits = 0;              ///< fetches that found their line (possibly still in flight)
+  uint64_t node_fetches = 0;            ///< nodes fetched (one per lane step, two for a BVH4x2 dual step)
+  uint64_t cache_hits = 0;              ///< fetches that found every line they span (possibly still in flight)
   double cache_hit_rate = 0.0;
   double mean_node_fetch_latency = 0.0; ///< cycles from lookup to data return, in-order delay included
 };
 
-/// Runs the model. node_sequences[i] is ray i's node pointers, one per traversal step; rays form waves of 32 in
+/// Runs the model. node_sequences[i] is ray i's node fetches in step order (TraceOutput); rays form waves of 32 in
 /// order (as trace_rays groups them), and kernel.rays_per_lane consecutive waves form one machine wave.
 /// Validates `config` (hwbvh::Error(BadInput)). Never hangs: a deadlock is detected when it happens, and a run
 /// stops at config.max_cycles.
 [[nodiscard]] MachineResult run_machine_model(const MachineConfig& config,
-                                              std::span<const std::vector<uint32_t>> node_sequences);
+                                              std::span<const std::vector<NodeFetch>> node_sequences);
 
 /// Same, with the waves trace_rays was given: wave i is rays [wave_begin[i], wave_begin[i + 1]) (the last one ends
 /// at node_sequences.size()), 1..32 rays each. Throws hwbvh::Error(BadInput) for other boundaries.
 [[nodiscard]] MachineResult run_machine_model(const MachineConfig& config,
-                                              std::span<const std::vector<uint32_t>> node_sequences,
+                                              std::span<const std::vector<NodeFetch>> node_sequences,
                                               std::span<const uint32_t> wave_begin);
 
 /// The result as a JSON object (compact text), labelled as a model output, with the preset name.

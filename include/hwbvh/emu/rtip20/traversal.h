@@ -79,6 +79,9 @@ class Rtip20Traversal {
   /// One loop iteration. Precondition: !done(). A fault (node outside memory, malformed triangle id, or a node
   /// type the encoder never writes: 2, 3, 4, 6, 7) finishes the ray without counting the step.
   StepInfo step();
+  /// Appends what `step` fetched (node_fetch.h): a BVH4 box node (128 bytes in fp32, 64 in fp16) and its 4 boxes,
+  /// or a 64-byte triangle node and its one triangle.
+  static void record_fetches(const StepInfo& step, std::vector<NodeFetch>& sequence);
   [[nodiscard]] const RayResult& result() const { return result_; }
 
  private:
@@ -102,6 +105,8 @@ class Bvh4x2Traversal {
   Bvh4x2Traversal(const Bvh4Section& section, const Ray& ray, const TraceOptions& options);
   [[nodiscard]] bool done() const { return done_; }
   StepInfo step();
+  /// Appends both nodes of a dual step (the second with same_step), each as Rtip20Traversal records a node.
+  static void record_fetches(const StepInfo& step, std::vector<NodeFetch>& sequence);
   [[nodiscard]] const RayResult& result() const { return result_; }
 
  private:

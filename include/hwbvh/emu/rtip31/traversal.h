@@ -21,6 +21,7 @@
 #include "hwbvh/core/geometry.h"
 #include "hwbvh/emu/any_hit_record.h"
 #include "hwbvh/emu/counters.h"
+#include "hwbvh/emu/node_fetch.h"
 #include "hwbvh/emu/rtip31/intersect.h"
 #include "hwbvh/emu/rtip31/lds_stack.h"
 
@@ -72,7 +73,10 @@ struct StepInfo {
   rdna4::NodeKind kind = rdna4::NodeKind::Unsupported;
   bool walk_back = false;                ///< a re-intersection during walk-back
   bool faulted = false;                  ///< the node faulted: the ray stopped and the step is not counted
+  uint16_t node_bytes = 0;  ///< Xe3: the node's size (a STOC3 leaf has 128 bytes); other targets: 0, the pointer says
+  uint32_t second_node = rdna4::kInvalidNode;  ///< BVH4x2: the dual intersect's second node, if any
 };
+static_assert(sizeof(StepInfo) <= 16, "returned by every lane step: keep it in two registers");
 
 /// One lane's traversal state, advanced one step at a time so that a wave can run 32 of them in lockstep.
 class RayTraversal {
@@ -91,6 +95,9 @@ class RayTraversal {
   /// step() when options.flags and options.intersect are the defaults (default_intersect(options)), with those as
   /// compile-time constants: the same step, compiled without the work only other options need.
   StepInfo step_with_default_intersect();
+  /// Appends what `step` fetched (node_fetch.h) for the machine model: the 128-byte node; a box node's 8 boxes, or a
+  /// primitive node's 2 triangles (a pair; an upper bound, the step does not say whether the pair holds one).
+  static void record_fetches(const StepInfo& step, std::vector<NodeFetch>& sequence);
   [[nodiscard]] const RayResult& result() const { return result_; }
 
   /// The options' pointer flags and intersect options are the defaults.

@@ -75,6 +75,9 @@ class Xe3Traversal {
   /// One step. Precondition: !done(). A fault (a node outside the section's nodes, a node type other than 0, 4 or 5,
   /// an internal node deeper than the 29-level trail) finishes the ray without counting the step.
   StepInfo step();
+  /// Appends what `step` fetched (node_fetch.h): a 64-byte internal node and its 6 boxes, or a leaf (64 bytes, a
+  /// STOC3 leaf 128) and its quad's 2 triangles (an upper bound: the step does not say whether the quad holds one).
+  static void record_fetches(const StepInfo& step, std::vector<NodeFetch>& sequence);
   [[nodiscard]] const RayResult& result() const { return result_; }
 
  private:
