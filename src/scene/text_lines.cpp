@@ -69,7 +69,8 @@ void require_text(std::string_view text, const std::string& file) {
   std::size_t invalid_utf8 = 0;
   for (std::size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
-    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) {
+    const bool dos_end_of_file = c == 0x1A && i + 1 == text.size();
+    if (((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) && !dos_end_of_file) {
       char byte[8];
       std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned>(c));
       fail_at_line(file, line_of_offset(text, i),
@@ -86,18 +87,40 @@ void require_text(std::string_view text, const std::string& file) {
   if (invalid_utf8 * 16 > text.size()) throw_bad_input(file, "mostly invalid UTF-8: binary data, not a text file");
 }
 
-LineScanner::LineScanner(std::string_view text) : rest_(without_bom(text)) {}
+LineScanner::LineScanner(std::string_view text) : rest_(without_bom(text)) {
+  if (rest_.ends_with('\x1A')) rest_.remove_suffix(1);
+}
 
 // Plain loops below rather than find_first_of: with a character set, that calls memchr once per character.
-bool LineScanner::next(std::string_view& line) {
-  if (rest_.empty()) return false;
+std::string_view LineScanner::next_physical() {
   std::size_t end = 0;
   while (end < rest_.size() && rest_[end] != '\n' && rest_[end] != '\r') ++end;
-  line = rest_.substr(0, end);
+  std::string_view line = rest_.substr(0, end);
   std::size_t skip = end;
   if (skip < rest_.size()) skip += rest_.compare(skip, 2, "\r\n") == 0 ? 2 : 1;
   rest_.remove_prefix(skip);
-  ++line_number_;
+  ++physical_lines_;
+  for (std::size_t hash = line.find('#'); hash != std::string_view::npos; hash = line.find('#', hash + 1)) {
+    if (hash == 0 || line[hash - 1] == ' ' || line[hash - 1] == '\t') return line.substr(0, hash);
+  }
+  return line;
+}
+
+bool LineScanner::next(std::string_view& line) {
+  if (rest_.empty()) return false;
+  line = next_physical();
+  line_number_ = physical_lines_;
+  // Continued lines are rare: only they are copied.
+  const auto continued = [](std::string_view l) { return trim(l).ends_with('\\'); };
+  if (!continued(line)) return true;
+  joined_.clear();
+  do {
+    const std::string_view part = trim(line);
+    joined_.append(part.substr(0, part.size() - 1)).push_back(' ');
+    line = rest_.empty() ? std::string_view{} : next_physical();
+  } while (continued(line));
+  joined_.append(line);
+  line = joined_;
   return true;
 }
 
@@ -178,6 +201,22 @@ bool parse_integer(std::string_view token, int64_t& value) {
   if (digits.empty() || !(is_digit(digits[0]) || (digits[0] == '-' && skip == 0))) return false;
   const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
   return error == std::errc{} && end == digits.data() + digits.size();
+}
+
+std::string valid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t length = static_cast<unsigned char>(text[i]) < 0x80 ? 1 : utf8_length(text, i);
+    if (length == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(text.substr(i, length));
+      i += length;
+    }
+  }
+  return out;
 }
 
 std::string quote(std::string_view token) {
