@@ -234,10 +234,19 @@ class ObjReader {
       add_element(kNormal);
     } else if (keyword == "vp") {
       read_numbers(keyword, args, 1, 3, {});
-    } else if (keyword == "f" || keyword == "l" || keyword == "p") {
-      read_corners(keyword, args);
-      if (keyword == "f") add_face();
-    } else if (keyword == "g") {
+    } else if (keyword == "f") {
+      read_corners(keyword, 3, args);
+      add_face();
+    } else if (keyword == "l" || keyword == "p") {
+      read_corners(keyword, keyword == "l" ? 2 : 1, args);
+    } else {
+      read_other_statement(line, keyword, args);
+    }
+  }
+
+  // Statements other than elements and faces: rare, and kept out of read_statement so that it stays small.
+  void read_other_statement(std::string_view line, std::string_view keyword, std::span<const std::string_view> args) {
+    if (keyword == "g") {
       // Several names put the faces in several groups at once; they become one geometry named by all of them.
       std::string name;
       for (const std::string_view arg : args) name += (name.empty() ? "" : " ") + std::string(arg);
@@ -293,10 +302,10 @@ class ObjReader {
     ++counts_[element];
   }
 
-  // Parses the corners of an f, l or p statement into corners_: v, v/vt, v//vn or v/vt/vn, each index 1-based
-  // from the start of the file or, when negative, counted back from the last element defined so far.
-  void read_corners(std::string_view keyword, std::span<const std::string_view> args) {
-    const std::size_t needed = keyword == "f" ? 3 : keyword == "l" ? 2 : 1;
+  // Parses the corners of an f, l or p statement (at least `needed` of them) into corners_: v, v/vt, v//vn or
+  // v/vt/vn, each index 1-based from the start of the file or, when negative, counted back from the last element
+  // defined so far.
+  void read_corners(std::string_view keyword, std::size_t needed, std::span<const std::string_view> args) {
     if (args.size() < needed) {
       fail(quote(keyword) + " needs at least " + std::to_string(needed) + " vertices, found " +
            std::to_string(args.size()));
@@ -327,41 +336,39 @@ class ObjReader {
     }
   }
 
-  // A malformed index is an error for every element, an index out of range only for a vertex: normals are never
-  // used and texture coordinates only by alpha-tested materials, so those are recorded (kBadTexcoord) instead.
   uint32_t resolve(Element element, std::string_view text, std::string_view corner) {
-    const std::string name = kElementNames[element];
+    const auto problem = [&](const std::string& what) {
+      return std::string(kElementNames[element]) + " index " + what;
+    };
     int64_t index = 0;
-    if (!scene::parse_integer(text, index)) fail(name + " index " + quote(text) + " in " + quote(corner) + " is not an integer");
-    if (index == 0) fail(name + " index 0 in " + quote(corner) + ": OBJ indices start at 1");
+    if (!scene::parse_integer(text, index)) fail(problem(quote(text) + " in " + quote(corner) + " is not an integer"));
+    if (index == 0) fail(problem("0 in " + quote(corner) + ": OBJ indices start at 1"));
     const auto count = static_cast<int64_t>(counts_[element]);
-    std::string out_of_range;
-    if (index < -count) {
-      out_of_range = name + " index " + std::to_string(index) + " in " + quote(corner) + " is out of range: only " +
-                     std::to_string(count) + " " + kElementPlurals[element] + " defined so far";
-    } else if (index > kMaxIndex) {
-      out_of_range = name + " index " + std::to_string(index) + " is out of range";
-    }
-    if (!out_of_range.empty()) {
-      if (element == kPosition) fail(out_of_range);
-      if (element == kNormal) {
-        warn_index(kNormal, {line_, out_of_range});
-      } else if (IndexProblem& first = texcoord_indices(material_).problem; first.line == 0) {
-        first = {line_, out_of_range};
+    if (index < 0) {
+      if (index < -count) {
+        return out_of_range(element, problem(std::to_string(index) + " in " + quote(corner) + " is out of range: only " +
+                                             std::to_string(count) + " " + kElementPlurals[element] +
+                                             " defined so far"));
       }
-      return kBadTexcoord;
+      return static_cast<uint32_t>(count + index);
     }
-    if (index < 0) return static_cast<uint32_t>(count + index);
-    LargestIndex& largest = element == kTexcoord ? texcoord_indices(material_).largest : largest_[element];
+    if (index > kMaxIndex) return out_of_range(element, problem(std::to_string(index) + " is out of range"));
+    LargestIndex& largest = element == kTexcoord ? texcoords_by_material_[texcoord_slot_].largest : largest_[element];
     if (index > largest.index) largest = {index, line_};
     return static_cast<uint32_t>(index - 1);
   }
 
-  // Indexed by usemtl id + 1 (0: faces without a material).
-  TexcoordIndices& texcoord_indices(uint32_t material) {
-    const std::size_t slot = material == kNoIndex ? 0 : material + 1;
-    if (slot >= texcoords_by_material_.size()) texcoords_by_material_.resize(slot + 1);
-    return texcoords_by_material_[slot];
+  // An index out of range is an error only for a vertex: normals are never used and texture coordinates only by
+  // alpha-tested materials, which are known once the MTL libraries are read; so these are recorded instead, and
+  // stand for no element (kBadTexcoord).
+  uint32_t out_of_range(Element element, const std::string& message) {
+    if (element == kPosition) fail(message);
+    if (element == kNormal) {
+      warn_index(kNormal, {line_, message});
+    } else if (IndexProblem& first = texcoords_by_material_[texcoord_slot_].problem; first.line == 0) {
+      first = {line_, message};
+    }
+    return kBadTexcoord;
   }
 
   // Fans the polygon in corners_ into triangles (0, k, k+1) for the current group and material; polygons of more
@@ -431,6 +438,8 @@ class ObjReader {
     const auto [it, inserted] = usemtl_ids_.try_emplace(name, static_cast<uint32_t>(usemtl_names_.size()));
     if (inserted) usemtl_names_.push_back(std::move(name));
     material_ = it->second;
+    texcoord_slot_ = material_ + 1;
+    if (texcoord_slot_ >= texcoords_by_material_.size()) texcoords_by_material_.resize(texcoord_slot_ + 1);
   }
 
   // Reads the mtllib libraries in order; the first definition of a material name wins. A library that does not
@@ -461,6 +470,8 @@ class ObjReader {
   // that cannot be loaded is an error for a material that faces use, and a warning (the material is then not
   // alpha-tested) for one that no face uses.
   void load_alpha_textures(Scene& scene, const std::vector<scene::MtlMaterial>& definitions) const {
+    const auto textured = [](const scene::MtlMaterial& m) { return !m.alpha_texture.empty(); };
+    if (std::none_of(definitions.begin(), definitions.end(), textured)) return;
     std::vector<bool> used(scene.materials.size(), false);
     for (const Triangle& t : scene.triangles) {
       if (t.material != kNoIndex) used[t.material] = true;
@@ -491,12 +502,14 @@ class ObjReader {
   // elsewhere a warning, and the triangles concerned get no texture coordinates.
   void check_texcoords(Scene& scene, const std::vector<uint32_t>& usemtl_to_material) {
     const uint64_t count = scene.texcoords.size();
+    bool any_out_of_range = false;
     for (std::size_t slot = 0; slot < texcoords_by_material_.size(); ++slot) {
       TexcoordIndices& indices = texcoords_by_material_[slot];
       if (indices.problem.line == 0 && indices.largest.index > static_cast<int64_t>(count)) {
         indices.problem = {indices.largest.line, beyond_count(kTexcoord, indices.largest.index, count)};
       }
       if (indices.problem.line == 0) continue;
+      any_out_of_range = true;
       const uint32_t material = slot == 0 ? kNoIndex : usemtl_to_material[slot - 1];
       if (material != kNoIndex && scene.materials[material].alpha_tested()) {
         fail_at_line(file_, indices.problem.line,
@@ -506,7 +519,7 @@ class ObjReader {
       warn_index(kTexcoord, indices.problem);
     }
     for (Triangle& t : scene.triangles) {
-      if (t.uv[0] != kNoIndex && (t.uv[0] >= count || t.uv[1] >= count || t.uv[2] >= count)) {
+      if (any_out_of_range && t.uv[0] != kNoIndex && (t.uv[0] >= count || t.uv[1] >= count || t.uv[2] >= count)) {
         t.uv[0] = t.uv[1] = t.uv[2] = kNoIndex;
       }
     }
@@ -522,7 +535,8 @@ class ObjReader {
   std::vector<Vec2> texcoords_;
   std::array<uint64_t, kElementCount> counts_{};
   std::array<LargestIndex, kElementCount> largest_{};  // texture coordinates: texcoords_by_material_
-  std::vector<TexcoordIndices> texcoords_by_material_;
+  std::vector<TexcoordIndices> texcoords_by_material_ = std::vector<TexcoordIndices>(1);  // by usemtl id + 1; 0: none
+  std::size_t texcoord_slot_ = 0;                                                           // of the current usemtl
   std::vector<Polygon> polygons_;
   std::vector<Corner> polygon_corners_;
   std::vector<Group> groups_;

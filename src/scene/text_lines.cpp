@@ -63,14 +63,22 @@ int64_t leading_exponent(std::string_view int_digits, std::string_view frac_digi
   return exponent - static_cast<int64_t>(frac_start) - 1;
 }
 
+// Whether the last character that is not a space or tab is a backslash: the line continues on the next.
+bool continued(std::string_view line) {
+  if (line.empty() || (line.back() != '\\' && line.back() != ' ' && line.back() != '\t')) return false;  // most lines
+  std::size_t end = line.size();
+  while (end > 0 && (line[end - 1] == ' ' || line[end - 1] == '\t')) --end;
+  return end > 0 && line[end - 1] == '\\';
+}
+
 }  // namespace
 
 void require_text(std::string_view text, const std::string& file) {
+  if (text.ends_with('\x1A')) text.remove_suffix(1);  // a DOS end-of-file byte
   std::size_t invalid_utf8 = 0;
   for (std::size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
-    const bool dos_end_of_file = c == 0x1A && i + 1 == text.size();
-    if (((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) && !dos_end_of_file) {
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) {
       char byte[8];
       std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned>(c));
       fail_at_line(file, line_of_offset(text, i),
@@ -91,18 +99,26 @@ LineScanner::LineScanner(std::string_view text) : rest_(without_bom(text)) {
   if (rest_.ends_with('\x1A')) rest_.remove_suffix(1);
 }
 
-// Plain loops below rather than find_first_of: with a character set, that calls memchr once per character.
-std::string_view LineScanner::next_physical() {
+// Plain loops below rather than find_first_of: with a character set, that calls memchr once per character. A '#'
+// stops the scan only to be looked at: most lines have none, and then cost what they did before comments counted.
+inline std::string_view LineScanner::next_physical() {
   std::size_t end = 0;
-  while (end < rest_.size() && rest_[end] != '\n' && rest_[end] != '\r') ++end;
-  std::string_view line = rest_.substr(0, end);
+  std::size_t comment = std::string_view::npos;
+  while (true) {
+    while (end < rest_.size() && rest_[end] != '\n' && rest_[end] != '\r' && rest_[end] != '#') ++end;
+    if (end == rest_.size() || rest_[end] != '#') break;
+    if (end == 0 || rest_[end - 1] == ' ' || rest_[end - 1] == '\t') {
+      comment = end;
+      while (end < rest_.size() && rest_[end] != '\n' && rest_[end] != '\r') ++end;
+      break;
+    }
+    ++end;
+  }
+  const std::string_view line = rest_.substr(0, std::min(end, comment));
   std::size_t skip = end;
   if (skip < rest_.size()) skip += rest_.compare(skip, 2, "\r\n") == 0 ? 2 : 1;
   rest_.remove_prefix(skip);
   ++physical_lines_;
-  for (std::size_t hash = line.find('#'); hash != std::string_view::npos; hash = line.find('#', hash + 1)) {
-    if (hash == 0 || line[hash - 1] == ' ' || line[hash - 1] == '\t') return line.substr(0, hash);
-  }
   return line;
 }
 
@@ -110,9 +126,12 @@ bool LineScanner::next(std::string_view& line) {
   if (rest_.empty()) return false;
   line = next_physical();
   line_number_ = physical_lines_;
-  // Continued lines are rare: only they are copied.
-  const auto continued = [](std::string_view l) { return trim(l).ends_with('\\'); };
-  if (!continued(line)) return true;
+  if (continued(line)) line = join_continued(line);
+  return true;
+}
+
+// Continued lines are rare: only they are copied.
+std::string_view LineScanner::join_continued(std::string_view line) {
   joined_.clear();
   do {
     const std::string_view part = trim(line);
@@ -120,8 +139,7 @@ bool LineScanner::next(std::string_view& line) {
     line = rest_.empty() ? std::string_view{} : next_physical();
   } while (continued(line));
   joined_.append(line);
-  line = joined_;
-  return true;
+  return joined_;
 }
 
 void split_tokens(std::string_view line, std::vector<std::string_view>& tokens) {

@@ -29,7 +29,8 @@ class LineScanner {
   [[nodiscard]] std::size_t line_number() const { return line_number_; }
 
  private:
-  std::string_view next_physical();  // the next line, without terminator and comment
+  std::string_view next_physical();                         // the next line, without terminator and comment
+  std::string_view join_continued(std::string_view line);  // `line` and the lines that continue it, in joined_
 
   std::string_view rest_;
   std::size_t line_number_ = 0;
