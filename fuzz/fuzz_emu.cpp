@@ -8,7 +8,7 @@
 #include "fuzz_common.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/loaded_bvh.h"
-#include "hwbvh/emu/rtip20_traversal.h"
+#include "hwbvh/emu/rtip20/traversal.h"
 #include "hwbvh/emu/wavefront.h"
 
 namespace hwbvh::fuzz {

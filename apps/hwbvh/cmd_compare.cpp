@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "commands.h"
-#include "hwbvh/emu/machine_config.h"
+#include "hwbvh/emu/machine/config.h"
 #include "hwbvh/stats/compare.h"
 #include "output.h"
 #include "progress.h"

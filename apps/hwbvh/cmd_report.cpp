@@ -9,7 +9,7 @@
 
 #include "commands.h"
 #include "hwbvh/core/error.h"
-#include "hwbvh/emu/machine_config.h"
+#include "hwbvh/emu/machine/config.h"
 #include "hwbvh/render/render.h"
 #include "hwbvh/stats/report.h"
 #include "output.h"

@@ -7,7 +7,7 @@
 #include "commands.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/loaded_bvh.h"
-#include "hwbvh/emu/machine_config.h"
+#include "hwbvh/emu/machine/config.h"
 #include "hwbvh/stats/stats_output.h"
 #include "hwbvh/stats/traversal_stats.h"
 #include "progress.h"
@@ -33,6 +33,7 @@ struct StatsArgs {
   int threads = 0;
   std::string machine;
   std::string stoc = "on";
+  bool no_duplicate_any_hit = false;
   bool no_oracle = false;
   bool json = false;
   bool quiet = false;
@@ -67,6 +68,7 @@ int run_stats(const StatsArgs& a) {
   options.trace.intersect.triangle_test = emu::parse_triangle_test(a.triangle_test);
   options.trace.step_limit = a.step_limit;
   options.trace.stoc = a.stoc == "on";
+  options.trace.no_duplicate_any_hit = a.no_duplicate_any_hit;
   options.threads = a.threads;
   options.oracle = !a.no_oracle;
   if (!a.machine.empty()) options.machine = emu::load_machine_preset(a.machine);
@@ -115,6 +117,8 @@ Command add_stats_command(CLI::App& app) {
   for (const std::string& p : emu::builtin_machine_presets()) presets += (presets.empty() ? "" : ", ") + p;
   sub->add_option("--machine", args->machine,
                   "also run the machine model with a preset (" + presets + ") or a preset JSON file");
+  sub->add_flag("--no-duplicate-any-hit", args->no_duplicate_any_hit,
+                "run the any-hit shader at most once per primitive and ray (DXR's NO_DUPLICATE_ANYHIT_INVOCATION)");
   sub->add_flag("--no-oracle", args->no_oracle, "skip the Embree comparison");
   sub->add_flag("--json", args->json, "print one JSON document (with histograms)");
   sub->add_flag("--quiet", args->quiet, "no progress indicator");

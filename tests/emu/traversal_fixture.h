@@ -1,7 +1,7 @@
 #pragma once
 // Checks shared by the tests of every traversal loop (TraceRay3_1, TraceRay2_0 / BVH4x2, Xe3): rays along +x, the
 // hit on the nearer wall of the hand-built two-wall trees, mixed random rays, agreement with the Embree oracle and
-// identical results across thread counts. Format-neutral: the hand-built nodes stay in emu_nodes.h, rtip20_nodes.h.
+// identical results across thread counts. Format-neutral: the hand-built nodes stay in rtip31/nodes.h, rtip20/nodes.h.
 #include <gtest/gtest.h>
 
 #include <iostream>

@@ -6,8 +6,8 @@
 
 #include <glm/geometric.hpp>
 
-#include "emu/emu_trees.h"
-#include "emu/intersect_node.h"
+#include "emu/rtip31/trees.h"
+#include "emu/rtip31/intersect_node.h"
 #include "emu/traversal_fixture.h"
 #include "fixtures/random_scene.h"
 #include "hwbvh/build/builder.h"

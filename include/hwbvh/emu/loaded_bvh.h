@@ -12,8 +12,8 @@
 #include "hwbvh/blob/geometry_section.h"
 #include "hwbvh/blob/opacity_sections.h"
 #include "hwbvh/core/geometry.h"
-#include "hwbvh/emu/intersect.h"
-#include "hwbvh/emu/traversal.h"
+#include "hwbvh/emu/rtip31/intersect.h"
+#include "hwbvh/emu/rtip31/traversal.h"
 #include "hwbvh/emu/wavefront.h"
 #include "hwbvh/scene/alpha_test.h"
 

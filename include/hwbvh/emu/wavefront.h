@@ -1,6 +1,6 @@
 #pragma once
 // Wave32 lockstep model: rays are grouped into waves of 32 in the order given; in each wave iteration every
-// still-running lane performs one traversal step (traversal.h), and a wave runs until its last lane finishes.
+// still-running lane performs one traversal step (rtip31/traversal.h), and a wave runs until its last lane finishes.
 // Per-iteration active-lane and node-type counts give SIMD efficiency and node-type divergence. Waves are
 // independent, run in parallel through hwbvh::Executor, and each writes only its own output slots, so results are
 // identical at any thread count. This is a functional model: it counts work, not cycles.
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "hwbvh/core/parallel.h"
-#include "hwbvh/emu/traversal.h"
+#include "hwbvh/emu/rtip31/traversal.h"
 
 namespace hwbvh::emu {
 

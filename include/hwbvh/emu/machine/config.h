@@ -1,0 +1,110 @@
+#pragma once
+// Parameters of the machine model (docs/machine-model.md): one RDNA-style compute unit — SIMDs with wave slots and
+// a VGPR file, one shared ray accelerator, a per-CU node cache over a fixed-latency backing store, the LDS — and
+// the ray-tracing kernel it runs, as phases with VGPR needs. Hardware facts and their sources are in
+// docs/machine-model.md: §4.6 ray accelerator throughput, §7 bvhcnt, §8.1 static allocation,
+// §8.2 dynamic VGPRs (ISA §3.3.3), §9 memory. The values live in preset files (presets/*.json), where every
+// parameter carries its unit and the source of its value; the built-in presets are compiled into the library.
+//
+// Preset file: a JSON object with a "description" and the sections compute_unit, ray_accelerator, memory, lds,
+// vgpr_allocation, kernel and limits, keyed as the fields below (docs/machine-model.md). A value is either plain
+// (`"simds": 2`) or documented (`"simds": {"value": 2, "unit": "...", "source": "..."}`). `"base": "rdna4"` starts
+// from a built-in preset and overrides only the keys given (a documented value or a plain value replaces the base
+// value whole; `kernel.phases` replaces the base's list). Unknown keys are errors.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hwbvh::emu {
+
+struct ComputeUnitConfig {
+  uint32_t simds = 0;           ///< SIMD32s sharing the ray accelerator, the node cache and the LDS
+  uint32_t wave_slots = 0;      ///< wave slots per SIMD
+  uint32_t vgprs_per_lane = 0;  ///< VGPR file per SIMD in wave32 VGPRs (192 KB = 1536)
+  uint32_t issue_burst = 0;     ///< instructions a wave issues back-to-back before the SIMD serves another wave
+};
+
+struct RayAcceleratorConfig {
+  uint32_t box_tests_per_clock = 0;       ///< a box node is 8 box tests
+  uint32_t triangle_tests_per_clock = 0;  ///< a primitive (pair) step is 2 triangle tests
+  uint32_t bvhcnt_limit = 0;              ///< outstanding BVH instructions per wave before issue stalls
+};
+
+struct MemoryConfig {
+  uint32_t cache_bytes = 0;        ///< per-CU node cache capacity (fully associative, LRU)
+  uint32_t line_bytes = 0;         ///< cache line size; a power of two
+  uint32_t hit_latency = 0;        ///< cycles from lookup to data on a hit
+  uint32_t miss_latency = 0;       ///< cycles from lookup to data from the fixed-latency backing store
+  bool in_order_returns = false;   ///< node data returns in request order across the CU's waves (RDNA 3)
+};
+
+struct LdsConfig {
+  uint32_t latency = 0;      ///< cycles from a DS_BVH_STACK op entering the LDS to its result
+  uint32_t busy_cycles = 0;  ///< cycles one wave's stack op occupies the CU's LDS (its bandwidth share)
+};
+
+enum class VgprAllocation { Static, Dynamic };
+
+struct VgprConfig {
+  VgprAllocation mode = VgprAllocation::Static;
+  uint32_t static_granule = 0;      ///< static allocation granule in VGPRs
+  uint32_t block_vgprs = 0;         ///< dynamic block size (16 or 32 on RDNA 4)
+  uint32_t max_blocks = 0;          ///< most blocks one wave may hold (8)
+  uint32_t dynamic_wave_limit = 0;  ///< SQ_DYN_VGPR wave limit: slots per SIMD, each owning one block
+  bool deadlock_avoidance = false;  ///< keep max_blocks - 1 blocks that only one wave at a time may draw on
+  uint32_t alloc_cycles = 0;        ///< cycles an S_ALLOC_VGPR takes after issue (it waits for idle)
+  uint32_t retry_cycles = 0;        ///< cycles between a failed S_ALLOC_VGPR and the retry (busy-wait loop)
+};
+
+/// One phase of the kernel. A wave allocates `vgprs` before the phase (dynamic mode: S_ALLOC_VGPR to that
+/// size, growing or shrinking), waits at a workgroup barrier if `barrier`, then runs the traversal loop (if
+/// `traversal`) or `alu_cycles` of instructions followed by `wait_cycles` of latency.
+struct PhaseConfig {
+  std::string name;
+  uint32_t vgprs = 0;
+  uint32_t alu_cycles = 0;
+  uint32_t wait_cycles = 0;
+  bool traversal = false;
+  bool barrier = false;
+};
+
+struct KernelConfig {
+  std::vector<PhaseConfig> phases;  ///< in order; exactly one is the traversal loop
+  uint32_t loop_alu_cycles = 0;     ///< other instructions per traversal-loop iteration
+  uint32_t rays_per_lane = 0;       ///< independent rays each lane traverses interleaved (software pipelining)
+  uint32_t workgroup_waves = 0;     ///< waves launched together that share barriers
+
+  /// The largest `vgprs` of any phase: what static allocation reserves for the whole wave.
+  [[nodiscard]] uint32_t peak_vgprs() const;
+};
+
+struct MachineConfig {
+  std::string name;         ///< preset name or file path it came from
+  std::string description;
+  ComputeUnitConfig compute_unit;
+  RayAcceleratorConfig ray_accelerator;
+  MemoryConfig memory;
+  LdsConfig lds;
+  VgprConfig vgpr;
+  KernelConfig kernel;
+  uint64_t max_cycles = 0;  ///< limits.max_cycles: a run still going at this cycle stops (status CycleLimit)
+
+  /// Throws hwbvh::Error(BadInput), naming `name` and the offending key (e.g. "memory.line_bytes"), if a value is
+  /// out of range or the kernel cannot run at all (no slot fits its VGPRs, a phase needs more than max_blocks).
+  /// A default-constructed config is not valid: start from a preset.
+  void validate() const;
+};
+
+/// The names of the built-in presets (compiled in from presets/*.json), sorted.
+[[nodiscard]] std::vector<std::string> builtin_machine_presets();
+
+/// A built-in preset by name, or else a JSON preset file at that path. The result is validated.
+/// Throws hwbvh::Error(BadInput) naming the file (or preset) and the problem: unknown name and no such file,
+/// malformed JSON, a missing, unknown or mistyped key, an invalid value.
+[[nodiscard]] MachineConfig load_machine_preset(std::string_view name_or_path);
+
+/// Parses preset JSON text; `origin` names it in errors and becomes MachineConfig::name. The result is validated.
+[[nodiscard]] MachineConfig parse_machine_preset(std::string_view json, const std::string& origin);
+
+}  // namespace hwbvh::emu

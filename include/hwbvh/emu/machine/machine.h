@@ -1,0 +1,82 @@
+#pragma once
+// The machine model: a deterministic discrete-event model of one compute unit running the ray-tracing kernel over
+// the node sequences the wavefront emulator recorded (TraceOptions::record_node_sequence). It does not traverse
+// again: the sequences say which node every lane intersects at every wave iteration; the model says how long that
+// takes when waves share the SIMDs, the ray accelerator, the node cache and the LDS, and how many waves fit under
+// static or dynamic VGPR allocation. Parameters: config.h; allocation rules: vgpr.h; the model and
+// its assumptions: docs/machine-model.md. Outputs are outputs of a model, not hardware measurements.
+//
+// A wave's life: launch (a free slot; static mode also needs its peak VGPRs, dynamic mode starts with one block)
+// -> for each phase: [dynamic: S_ALLOC_VGPR to the phase's need, busy-waiting on failure] [barrier] then either
+// ALU work or the traversal loop -> end (all registers and the slot return; the next queued wave launches).
+// One loop iteration: per ray slot with an active lane, one IMAGE_BVH8_INTERSECT_RAY (every active lane fetches
+// its node through the cache, then the ray accelerator tests it: 8 box tests per box node, 2 triangle tests per
+// primitive step) -> s_wait_bvhcnt 0 -> one DS_BVH_STACK op per ray slot -> wait -> loop ALU instructions.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "hwbvh/emu/machine/config.h"
+
+namespace hwbvh::emu {
+
+enum class MachineStatus {
+  Completed,   ///< every wave ran to its end
+  Deadlocked,  ///< every resident wave is blocked on VGPR allocation or a barrier and nothing can free registers
+  CycleLimit,  ///< stopped at MachineConfig::max_cycles while still making progress
+};
+
+[[nodiscard]] const char* to_string(MachineStatus status);
+
+/// Outputs of one run (model outputs, not measurements). Rates are 0 when no cycle elapsed.
+struct MachineResult {
+  MachineStatus status = MachineStatus::Completed;
+  std::string message;                  ///< one line saying how the run ended
+  bool deadlock = false;                ///< status == Deadlocked
+  uint64_t cycles = 0;                  ///< cycle the last wave ended (or the run stopped)
+  uint64_t rays = 0;                    ///< node sequences given
+  uint64_t rays_completed = 0;          ///< rays whose wave ran to its end
+  uint64_t waves = 0;                   ///< machine waves (rays_per_lane recorded waves each)
+  uint64_t waves_completed = 0;
+  double rays_per_1000_cycles = 0.0;    ///< rays_completed x 1000 / cycles
+
+  uint64_t box_tests = 0;               ///< 8 per box-node lane step
+  uint64_t triangle_tests = 0;          ///< 2 per primitive lane step
+  uint64_t ra_busy_cycles = 0;          ///< cycles the ray accelerator was testing
+  double ra_box_utilization = 0.0;      ///< box_tests / (cycles x box_tests_per_clock)
+  double ra_triangle_utilization = 0.0; ///< triangle_tests / (cycles x triangle_tests_per_clock)
+  double ra_busy_fraction = 0.0;        ///< ra_busy_cycles / cycles
+
+  uint32_t wave_limit_per_simd = 0;     ///< static: VGPR-limited occupancy; dynamic: the SQ_DYN_VGPR wave limit
+  double average_active_waves_per_simd = 0.0;  ///< resident waves, time-averaged over the run and the SIMDs
+  uint32_t peak_active_waves_per_simd = 0;     ///< most resident waves on one SIMD at any time
+
+  uint64_t waves_waited_on_vgprs = 0;   ///< waves with at least one failed S_ALLOC_VGPR
+  uint64_t vgpr_wait_cycles = 0;        ///< wave-cycles from a first failed request to the success (or the end)
+  uint64_t failed_vgpr_allocations = 0; ///< failed S_ALLOC_VGPR attempts, retries included
+  uint32_t waves_blocked_at_end = 0;    ///< deadlock: resident waves blocked on allocation or a barrier
+
+  uint64_t node_fetches = 0;            ///< lane node fetches (one per lane step)
+  uint64_t cache_hits = 0;              ///< fetches that found their line (possibly still in flight)
+  double cache_hit_rate = 0.0;
+  double mean_node_fetch_latency = 0.0; ///< cycles from lookup to data return, in-order delay included
+};
+
+/// Runs the model. node_sequences[i] is ray i's node pointers, one per traversal step; rays form waves of 32 in
+/// order (as trace_rays groups them), and kernel.rays_per_lane consecutive waves form one machine wave.
+/// Validates `config` (hwbvh::Error(BadInput)). Never hangs: a deadlock is detected when it happens, and a run
+/// stops at config.max_cycles.
+[[nodiscard]] MachineResult run_machine_model(const MachineConfig& config,
+                                              std::span<const std::vector<uint32_t>> node_sequences);
+
+/// Same, with the waves trace_rays was given: wave i is rays [wave_begin[i], wave_begin[i + 1]) (the last one ends
+/// at node_sequences.size()), 1..32 rays each. Throws hwbvh::Error(BadInput) for other boundaries.
+[[nodiscard]] MachineResult run_machine_model(const MachineConfig& config,
+                                              std::span<const std::vector<uint32_t>> node_sequences,
+                                              std::span<const uint32_t> wave_begin);
+
+/// The result as a JSON object (compact text), labelled as a model output, with the preset name.
+[[nodiscard]] std::string to_json(const MachineResult& result, const MachineConfig& config);
+
+}  // namespace hwbvh::emu

@@ -1,0 +1,128 @@
+#pragma once
+// The per-lane traversal loop of GPURT's TraceRay3_1 for one BLAS (docs/rtip31-format.md §7.1, §7.2, §7.4).
+// One step = one loop iteration = one IMAGE_BVH8_INTERSECT_RAY + one DS_BVH_STACK_PUSH8_POP1:
+//
+//   node = root, last = INVALID_NODE
+//   while node < 0xFFFFFFF8:
+//     res = intersect(node, extent = (last == INVALID_NODE) ? closest_t : t_max)
+//     primitive node: take its triangle hits closer-first; res.DW7 = node; last = 0xFFFFFFF8 | nav
+//     box node:       parent = node
+//     node = push8_pop1(last, res.DW0..7); last = INVALID_NODE
+//     if node == INVALID_NODE (ring ran dry after an overflow):   walk back
+//       last = the node just processed; node = its parent (box: DW2; primitive: the last box node visited)
+//
+// tmin is handled by moving the origin to origin + tmin * direction (and t_max = tmax - tmin); reported hit
+// distances add tmin back. There are no intersection shaders: procedural candidates are ignored. Candidates on
+// non-opaque triangles go to TraceOptions::any_hit_shader (any_hit.h: the alpha test, skipped where the STOC
+// sideband knows the answer); without one they are accepted like opaque ones (docs/emulator.md).
+#include <cstdint>
+#include <vector>
+
+#include "hwbvh/core/geometry.h"
+#include "hwbvh/emu/any_hit_record.h"
+#include "hwbvh/emu/counters.h"
+#include "hwbvh/emu/rtip31/intersect.h"
+#include "hwbvh/emu/rtip31/lds_stack.h"
+
+namespace hwbvh::emu {
+
+inline constexpr uint32_t kDefaultStepLimit = 1'000'000;
+
+class AnyHitShader;  // any_hit.h
+
+struct TraceOptions {
+  StackOptions stack;
+  IntersectOptions intersect;
+  PointerFlags flags;              ///< pointer flags of the BVH base (ray flags: culling, forced opacity)
+  uint32_t instance_mask = 0xFF;   ///< the ray's 8-bit instance mask
+  bool any_hit = false;            ///< terminate on the first accepted hit (shadow rays)
+  /// The application's any-hit shader for candidate hits on non-opaque triangles (any_hit.h); must outlive the
+  /// traversal. Null: such candidates are accepted without one.
+  const AnyHitShader* any_hit_shader = nullptr;
+  /// Consult STOC states (Xe3 leaf masks, the RT IP 3.1 sideband) before running the any-hit shader.
+  bool stoc = true;
+  /// Every geometry carries DXR's NO_DUPLICATE_ANYHIT_INVOCATION (Vulkan: NO_DUPLICATE_ANY_HIT_INVOCATION_BIT): the
+  /// any-hit shader runs at most once per primitive and ray, also where spatial splits put the triangle in several
+  /// leaves (any_hit.h AnyHitRecord).
+  bool no_duplicate_any_hit = false;
+  uint32_t step_limit = kDefaultStepLimit;  ///< a ray still running after this many steps is stopped and flagged
+  bool record_node_sequence = false;        ///< wavefront: keep each ray's node pointers, one per step
+
+  /// Validates the stack and intersect options; throws hwbvh::Error(BadInput).
+  void validate() const;
+};
+
+/// The outcome of one ray: its hit (if any), counters, and the fault that stopped it (if any).
+struct RayResult {
+  bool hit = false;
+  float t = 0.0f;             ///< hit distance along the caller's ray (tmin added back)
+  uint32_t primitive_id = 0;
+  uint32_t geometry_id = 0;
+  Vec2 barycentrics{0.0f};    ///< (u, v): weights of the triangle's vertices i1 and i2
+  bool front_face = false;    ///< the ray travels against the geometric normal (b - a) x (c - a)
+  RayCounters counters;
+  NodeFault fault = NodeFault::None;
+  uint32_t fault_node = rdna4::kInvalidNode;  ///< the node pointer the fault occurred on
+  friend bool operator==(const RayResult&, const RayResult&) = default;
+};
+
+/// What one step did, for wave statistics and machine models.
+struct StepInfo {
+  uint32_t node = rdna4::kInvalidNode;  ///< the node pointer intersected
+  rdna4::NodeKind kind = rdna4::NodeKind::Unsupported;
+  bool walk_back = false;                ///< a re-intersection during walk-back
+  bool faulted = false;                  ///< the node faulted: the ray stopped and the step is not counted
+};
+
+/// One lane's traversal state, advanced one step at a time so that a wave can run 32 of them in lockstep.
+class RayTraversal {
+ public:
+  /// Prepares `ray` for traversal from `root`. `memory` and `options` must outlive the object; `options` must pass
+  /// validate(). A ray with a NaN origin or direction component is finished at once as a miss with no steps
+  /// (GPURT rejects such rays before traversal). With a `cache` (for the same memory, outliving the object), nodes
+  /// are read through it: the same results, faster when nodes are visited again.
+  RayTraversal(const NodeMemory& memory, uint32_t root, const Ray& ray, const TraceOptions& options,
+               NodeDecodeCache* cache = nullptr);
+
+  [[nodiscard]] bool done() const { return done_; }
+  /// Performs one loop iteration. Precondition: !done(). A node fault finishes the ray without counting the step;
+  /// reaching options.step_limit finishes it after the step, with counters.step_limit_hits = 1.
+  StepInfo step();
+  /// step() when options.flags and options.intersect are the defaults (default_intersect(options)), with those as
+  /// compile-time constants: the same step, compiled without the work only other options need.
+  StepInfo step_with_default_intersect();
+  [[nodiscard]] const RayResult& result() const { return result_; }
+
+  /// The options' pointer flags and intersect options are the defaults.
+  static bool default_intersect(const TraceOptions& options);
+
+ private:
+  template <bool kDefaultIntersect>
+  StepInfo step_as();
+  template <bool kDefaultIntersect>
+  IntersectResult intersect() const;  ///< image_bvh8_intersect_ray on node_
+  void process_primitive_hits(const IntersectDwords& dw);
+  void walk_back(uint32_t prev);
+  void finish(NodeFault fault, uint32_t node);
+  void stop();  ///< ends the ray: done, with the stack counters filled in
+
+  const NodeMemory* memory_;
+  NodeDecodeCache* cache_;
+  const TraceOptions* options_;
+  PreparedRay ray_;  ///< the ray after the tmin offset; extent is set per step
+  float tmin_ = 0.0f;
+  float t_max_ = 0.0f;
+  float closest_t_ = 0.0f;
+  LdsStack stack_;
+  AnyHitRecord any_hit_record_;
+  uint32_t node_;
+  uint32_t last_ = rdna4::kInvalidNode;
+  uint32_t parent_ = rdna4::kInvalidNode;
+  bool done_ = false;
+  RayResult result_;
+};
+
+/// Traces one ray to completion (closest hit, or first hit when options.any_hit).
+RayResult trace_ray(const NodeMemory& memory, uint32_t root, const Ray& ray, const TraceOptions& options);
+
+}  // namespace hwbvh::emu

@@ -1,0 +1,104 @@
+#include "hwbvh/emu/machine/config.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "hwbvh/core/error.h"
+#include "hwbvh/emu/machine/vgpr.h"
+
+namespace hwbvh::emu {
+namespace {
+
+// Generous bounds that keep a run's state small; the hardware values are far inside them.
+constexpr uint32_t kMaxSimds = 64;
+constexpr uint32_t kMaxWaveSlots = 64;
+constexpr uint32_t kMaxRaysPerLane = 16;
+constexpr uint32_t kMaxInstructionVgprs = 256;  // an instruction addresses at most 256 VGPRs (machine-model.md §8.1)
+
+}  // namespace
+
+uint32_t KernelConfig::peak_vgprs() const {
+  uint32_t peak = 0;
+  for (const PhaseConfig& p : phases) peak = std::max(peak, p.vgprs);
+  return peak;
+}
+
+void MachineConfig::validate() const {
+  const auto fail = [&](const std::string& key, const std::string& problem) {
+    throw_bad_input(name, "machine parameter '" + key + "' " + problem);
+  };
+  const auto in_range = [&](const std::string& key, uint64_t value, uint64_t lo, uint64_t hi) {
+    if (value < lo || value > hi) {
+      fail(key, "is " + std::to_string(value) + ", must be in " + std::to_string(lo) + ".." + std::to_string(hi));
+    }
+  };
+  constexpr uint64_t kAny = UINT32_MAX;
+
+  in_range("compute_unit.simds", compute_unit.simds, 1, kMaxSimds);
+  in_range("compute_unit.wave_slots", compute_unit.wave_slots, 1, kMaxWaveSlots);
+  in_range("compute_unit.vgprs_per_lane", compute_unit.vgprs_per_lane, 1, kAny);
+  in_range("compute_unit.issue_burst", compute_unit.issue_burst, 1, kAny);
+  in_range("ray_accelerator.box_tests_per_clock", ray_accelerator.box_tests_per_clock, 1, kAny);
+  in_range("ray_accelerator.triangle_tests_per_clock", ray_accelerator.triangle_tests_per_clock, 1, kAny);
+  in_range("ray_accelerator.bvhcnt_limit", ray_accelerator.bvhcnt_limit, 1, kAny);
+
+  const uint32_t line = memory.line_bytes;
+  if (line < 8 || (line & (line - 1)) != 0) fail("memory.line_bytes", "must be a power of two of at least 8");
+  if (memory.cache_bytes < line || memory.cache_bytes % line != 0) {
+    fail("memory.cache_bytes", "must be a positive multiple of memory.line_bytes");
+  }
+  in_range("memory.hit_latency", memory.hit_latency, 1, kAny);
+  in_range("memory.miss_latency", memory.miss_latency, memory.hit_latency, kAny);
+
+  if (kernel.phases.empty()) fail("kernel.phases", "must list at least one phase");
+  std::set<std::string> names;
+  for (const PhaseConfig& p : kernel.phases) {
+    const std::string key = "kernel.phases[" + p.name + "]";
+    if (p.name.empty()) fail("kernel.phases", "has a phase without a name");
+    if (!names.insert(p.name).second) fail(key, "appears twice");
+    in_range(key + ".vgprs", p.vgprs, 0, kMaxInstructionVgprs);
+    if (p.traversal && (p.alu_cycles != 0 || p.wait_cycles != 0)) {
+      fail(key, "is the traversal loop: its work is kernel.loop_alu_cycles per iteration, not alu/wait_cycles");
+    }
+  }
+  if (std::count_if(kernel.phases.begin(), kernel.phases.end(), [](const PhaseConfig& p) { return p.traversal; }) !=
+      1) {
+    fail("kernel.phases", "must have exactly one phase with \"traversal\": true");
+  }
+  in_range("kernel.rays_per_lane", kernel.rays_per_lane, 1, kMaxRaysPerLane);
+
+  uint32_t waves_per_simd = 0;
+  if (vgpr.mode == VgprAllocation::Static) {
+    in_range("vgpr_allocation.static_granule", vgpr.static_granule, 1, kAny);
+    waves_per_simd = static_waves_per_simd(kernel.peak_vgprs(), vgpr.static_granule, compute_unit.vgprs_per_lane,
+                                           compute_unit.wave_slots);
+    if (waves_per_simd == 0) {
+      fail("kernel.phases", "peak of " + std::to_string(kernel.peak_vgprs()) + " VGPRs does not fit the " +
+                                std::to_string(compute_unit.vgprs_per_lane) + "-VGPR file");
+    }
+  } else {
+    in_range("vgpr_allocation.block_vgprs", vgpr.block_vgprs, 1, kMaxInstructionVgprs);
+    in_range("vgpr_allocation.max_blocks", vgpr.max_blocks, 1, kAny);
+    in_range("vgpr_allocation.dynamic_wave_limit", vgpr.dynamic_wave_limit, 1, compute_unit.wave_slots);
+    in_range("vgpr_allocation.retry_cycles", vgpr.retry_cycles, 1, kAny);  // time must advance between retries
+    const uint64_t fixed = uint64_t{vgpr.dynamic_wave_limit} * vgpr.block_vgprs +
+                           (vgpr.deadlock_avoidance ? uint64_t{vgpr.max_blocks - 1} * vgpr.block_vgprs : 0);
+    if (fixed > compute_unit.vgprs_per_lane) {
+      fail("vgpr_allocation.dynamic_wave_limit", "slots' blocks" +
+                                                     std::string(vgpr.deadlock_avoidance ? " plus the reserve" : "") +
+                                                     " need " + std::to_string(fixed) + " VGPRs, more than the file");
+    }
+    for (const PhaseConfig& p : kernel.phases) {
+      if ((p.vgprs + vgpr.block_vgprs - 1) / vgpr.block_vgprs > vgpr.max_blocks) {
+        fail("kernel.phases[" + p.name + "].vgprs", "needs more than max_blocks blocks of " +
+                                                        std::to_string(vgpr.block_vgprs) + " VGPRs");
+      }
+    }
+    waves_per_simd = vgpr.dynamic_wave_limit;
+  }
+  in_range("kernel.workgroup_waves", kernel.workgroup_waves, 1, uint64_t{waves_per_simd} * compute_unit.simds);
+  in_range("limits.max_cycles", max_cycles, 1, UINT64_MAX);
+}
+
+}  // namespace hwbvh::emu

@@ -1,0 +1,704 @@
+// The machine model's event loop (docs/machine-model.md). Events are processed in (cycle, creation order), so a run
+// is deterministic. Shared units are servers that take requests in arrival order: each SIMD's issue port, the ray
+// accelerator and the LDS keep the cycle at which they are next free.
+#include "hwbvh/emu/machine/machine.h"
+
+#include <algorithm>
+#include <deque>
+#include <optional>
+#include <queue>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "emu/machine/node_cache.h"
+#include "hwbvh/core/error.h"
+#include "hwbvh/emu/machine/vgpr.h"
+#include "hwbvh/emu/wavefront.h"
+#include "hwbvh/formats/rdna4/node_pointer.h"
+
+namespace hwbvh::emu {
+namespace {
+
+constexpr uint32_t kBoxTestsPerNode = 8;  // a box node's 8 children (machine-model.md §4.6)
+// [assumption] A primitive step tests its pair's two triangles: the node sequence does not say whether the pair
+// holds one or two, so this is an upper bound (the functional counters have the exact number).
+constexpr uint32_t kTriangleTestsPerPair = 2;
+
+enum class EventKind : uint8_t {
+  Resume,      // the wave's current operation is over: continue its program
+  RaArrival,   // node data of some lanes of one intersect instruction reaches the ray accelerator
+  BvhReturn,   // an intersect instruction's results are back in the wave's VGPRs (bvhcnt decrements)
+};
+
+struct Event {
+  uint64_t time = 0;
+  uint64_t seq = 0;
+  EventKind kind = EventKind::Resume;
+  bool spin = false;   // part of a blocked wave's busy-wait: not progress
+  uint32_t wave = 0;
+  uint64_t instr = 0;  // RaArrival: the wave's instruction number
+  uint32_t boxes = 0;  // RaArrival: box-node lanes in the batch
+  uint32_t pairs = 0;  // RaArrival: primitive-node lanes in the batch
+};
+
+struct Later {
+  bool operator()(const Event& a, const Event& b) const {
+    return a.time != b.time ? a.time > b.time : a.seq > b.seq;
+  }
+};
+
+// Where a wave is in its program; advance() runs stages until the wave has to wait for an event.
+enum class Stage {
+  PhaseStart,       // allocate for the phase (dynamic mode) or go straight to its body
+  AllocIssue,       // issue S_ALLOC_VGPR
+  AllocAttempt,     // it executes: success, or failure and a retry later
+  PhaseBody,        // the phase's barrier, if any
+  PhaseRun,         // the traversal loop or the ALU work
+  Alu,              // issuing alu_left instructions in bursts, then after_alu
+  PhaseWait,        // the phase's latency
+  PhaseEnd,
+  LoopStart,        // one traversal-loop iteration: which ray slots still have active lanes
+  IssueIntersect,   // one IMAGE_BVH8_INTERSECT_RAY per active ray slot, within the bvhcnt limit
+  IntersectIssued,
+  WaitBvh,          // s_wait_bvhcnt wait_target, then after_wait
+  StackIssue,       // one DS_BVH_STACK op per active ray slot
+  StackEnter,
+  LoopAlu,
+  LoopNext,
+  Done,
+};
+
+struct Instruction {
+  uint32_t batches_left = 0;  // RaArrival batches not yet tested
+  uint64_t finish = 0;        // cycle its last tested batch leaves the ray accelerator
+  bool return_scheduled = false;
+};
+
+struct Wave {
+  uint32_t first_group = 0;  // first recorded wave ("group") of rays of this machine wave
+  uint32_t groups = 0;       // ray slots per lane (rays_per_lane, fewer for the last wave)
+  uint32_t rays = 0;
+  uint32_t workgroup = 0;
+  uint32_t simd = 0;
+  uint32_t slot = 0;  // dynamic mode: slot in its SIMD's register file
+  Stage stage = Stage::PhaseStart;
+  size_t phase = 0;
+  uint32_t alu_left = 0;
+  Stage after_alu = Stage::Done;
+  // Traversal loop.
+  uint32_t iteration = 0;
+  std::vector<uint32_t> active;  // groups with an active lane this iteration
+  size_t issue_next = 0;
+  std::deque<Instruction> outstanding;  // issued intersects not yet returned, oldest first
+  uint64_t returned = 0;                // intersects returned so far (the number of outstanding.front())
+  uint64_t last_return = 0;             // BVH results return in order within a wave (ISA)
+  size_t wait_target = 0;
+  Stage after_wait = Stage::Done;
+  bool waiting_bvh = false;
+  // Allocation and barriers.
+  bool waiting_alloc = false;
+  bool ever_waited = false;
+  uint64_t wait_start = 0;
+  uint64_t failed_version = 0;  // the register file's version at the last failed request
+  bool at_barrier = false;
+};
+
+struct Simd {
+  uint32_t resident = 0;
+  uint64_t issue_free = 0;  // next cycle the issue port is free
+  std::optional<DynamicVgprFile> file;
+  uint64_t last_change = 0;  // for the time integral of resident waves
+  double wave_cycles = 0.0;
+};
+
+struct Workgroup {
+  uint32_t first_wave = 0;
+  uint32_t waves = 0;
+  uint32_t live = 0;     // launched and not ended
+  uint32_t arrived = 0;  // at the current barrier
+  std::vector<uint32_t> waiting;
+};
+
+class Model {
+ public:
+  Model(const MachineConfig& config, std::span<const std::vector<uint32_t>> sequences,
+        std::span<const uint32_t> wave_begin)
+      : cfg_(config),
+        seqs_(sequences),
+        dynamic_(config.vgpr.mode == VgprAllocation::Dynamic),
+        cache_(config.memory.cache_bytes / config.memory.line_bytes, config.memory.hit_latency,
+               config.memory.miss_latency),
+        box_node_cycles_(ceil_div(kBoxTestsPerNode, config.ray_accelerator.box_tests_per_clock)),
+        pair_cycles_(ceil_div(kTriangleTestsPerPair, config.ray_accelerator.triangle_tests_per_clock)),
+        group_begin_(wave_begin.begin(), wave_begin.end()) {
+    wave_limit_ = dynamic_ ? config.vgpr.dynamic_wave_limit
+                           : static_waves_per_simd(config.kernel.peak_vgprs(), config.vgpr.static_granule,
+                                                   config.compute_unit.vgprs_per_lane, config.compute_unit.wave_slots);
+    simds_.resize(config.compute_unit.simds);
+    if (dynamic_) {
+      const DynamicVgprParams p{config.compute_unit.vgprs_per_lane, config.vgpr.block_vgprs, config.vgpr.max_blocks,
+                                config.vgpr.dynamic_wave_limit, config.vgpr.deadlock_avoidance};
+      for (Simd& s : simds_) s.file.emplace(p);
+    }
+    const auto groups = static_cast<uint32_t>(group_begin_.size());
+    group_iterations_.resize(groups);
+    for (uint32_t g = 0; g < groups; ++g) {
+      for (size_t r = group_begin_[g]; r < group_end(g); ++r) {
+        group_iterations_[g] = std::max(group_iterations_[g], static_cast<uint32_t>(seqs_[r].size()));
+      }
+    }
+    const uint32_t per_wave = config.kernel.rays_per_lane;
+    for (uint32_t g = 0; g < groups; g += per_wave) {
+      Wave w;
+      w.first_group = g;
+      w.groups = std::min(per_wave, groups - g);
+      w.rays = static_cast<uint32_t>(group_end(g + w.groups - 1) - group_begin_[g]);
+      waves_.push_back(std::move(w));
+    }
+    const auto wave_count = static_cast<uint32_t>(waves_.size());
+    for (uint32_t first = 0; first < wave_count; first += config.kernel.workgroup_waves) {
+      Workgroup g;
+      g.first_wave = first;
+      g.waves = std::min(config.kernel.workgroup_waves, wave_count - first);
+      for (uint32_t i = 0; i < g.waves; ++i) waves_[first + i].workgroup = static_cast<uint32_t>(workgroups_.size());
+      workgroups_.push_back(std::move(g));
+    }
+  }
+
+  MachineResult run() {
+    launch_ready();
+    bool cycle_limit = false;
+    while (!queue_.empty() && !deadlock_) {
+      const Event e = queue_.top();
+      if (e.time > cfg_.max_cycles) {
+        cycle_limit = true;
+        now_ = cfg_.max_cycles;
+        break;
+      }
+      queue_.pop();
+      now_ = e.time;
+      if (!e.spin) --pending_work_;
+      switch (e.kind) {
+        case EventKind::Resume: advance(e.wave); break;
+        case EventKind::RaArrival: ray_accelerator(e); break;
+        case EventKind::BvhReturn: bvh_return(e.wave); break;
+      }
+    }
+    // An empty queue with waves left means they all wait on one another (a barrier nobody else can reach).
+    if (!cycle_limit && waves_completed_ < waves_.size()) deadlock_ = true;
+    return result(cycle_limit);
+  }
+
+ private:
+  static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+  [[nodiscard]] size_t group_end(uint32_t g) const {
+    return g + 1 < group_begin_.size() ? group_begin_[g + 1] : seqs_.size();
+  }
+
+  void schedule(Event e) {
+    e.seq = next_seq_++;
+    if (!e.spin) ++pending_work_;
+    queue_.push(e);
+  }
+  void resume_at(uint32_t wi, uint64_t time) {
+    Event e;
+    e.time = time;
+    e.wave = wi;
+    e.spin = waves_[wi].waiting_alloc;
+    schedule(e);
+  }
+
+  // The SIMD's issue port takes `n` instructions of this wave back-to-back; returns the cycle they are issued.
+  uint64_t issue(uint32_t simd, uint32_t n) {
+    Simd& s = simds_[simd];
+    s.issue_free = std::max(now_, s.issue_free) + n;
+    return s.issue_free;
+  }
+
+  void count_residency(Simd& s) {
+    s.wave_cycles += static_cast<double>(s.resident) * static_cast<double>(now_ - s.last_change);
+    s.last_change = now_;
+  }
+
+  [[nodiscard]] uint32_t free_slots(const Simd& s) const {
+    return dynamic_ ? s.file->free_slots() : wave_limit_ - s.resident;
+  }
+
+  // Launches queued workgroups in order while all of the next one's waves find a slot.
+  void launch_ready() {
+    while (next_workgroup_ < workgroups_.size()) {
+      Workgroup& g = workgroups_[next_workgroup_];
+      uint32_t free_total = 0;
+      for (const Simd& s : simds_) free_total += free_slots(s);
+      if (free_total < g.waves) return;
+      for (uint32_t i = 0; i < g.waves; ++i) {
+        const uint32_t wi = g.first_wave + i;
+        uint32_t best = 0;  // the SIMD with the most free slots; the lowest index on ties
+        for (uint32_t s = 1; s < simds_.size(); ++s) {
+          if (free_slots(simds_[s]) > free_slots(simds_[best])) best = s;
+        }
+        Simd& s = simds_[best];
+        count_residency(s);
+        ++s.resident;
+        peak_resident_ = std::max(peak_resident_, s.resident);
+        Wave& w = waves_[wi];
+        w.simd = best;
+        if (dynamic_) w.slot = *s.file->launch();
+        resident_.push_back(wi);
+        resume_at(wi, now_);
+      }
+      g.live = g.waves;
+      ++next_workgroup_;
+    }
+  }
+
+  void start_alu(Wave& w, uint32_t cycles, Stage then) {
+    w.alu_left = cycles;
+    w.after_alu = then;
+    w.stage = Stage::Alu;
+  }
+  void wait_bvh(Wave& w, size_t target, Stage then) {
+    w.wait_target = target;
+    w.after_wait = then;
+    w.stage = Stage::WaitBvh;
+  }
+
+  void advance(uint32_t wi) {
+    Wave& w = waves_[wi];
+    for (;;) {
+      const PhaseConfig* phase = w.phase < cfg_.kernel.phases.size() ? &cfg_.kernel.phases[w.phase] : nullptr;
+      switch (w.stage) {
+        case Stage::PhaseStart:
+          if (phase == nullptr) {
+            finish(wi);
+            return;
+          }
+          w.stage = Stage::PhaseBody;
+          if (dynamic_) {
+            const DynamicVgprFile& file = *simds_[w.simd].file;
+            if (file.blocks_for(phase->vgprs) != file.held_blocks(w.slot)) w.stage = Stage::AllocIssue;
+          }
+          break;
+        case Stage::AllocIssue:
+          w.stage = Stage::AllocAttempt;
+          resume_at(wi, issue(w.simd, 1));
+          return;
+        case Stage::AllocAttempt:
+          if (!try_alloc(wi, phase->vgprs)) return;
+          w.stage = Stage::PhaseBody;
+          if (cfg_.vgpr.alloc_cycles > 0) {
+            resume_at(wi, now_ + cfg_.vgpr.alloc_cycles);
+            return;
+          }
+          break;
+        case Stage::PhaseBody:
+          w.stage = Stage::PhaseRun;
+          if (phase->barrier && !pass_barrier(wi)) return;
+          break;
+        case Stage::PhaseRun:
+          if (phase->traversal) {
+            w.iteration = 0;
+            w.stage = Stage::LoopStart;
+          } else {
+            start_alu(w, phase->alu_cycles, Stage::PhaseWait);
+          }
+          break;
+        case Stage::Alu: {
+          if (w.alu_left == 0) {
+            w.stage = w.after_alu;
+            break;
+          }
+          const uint32_t n = std::min(w.alu_left, cfg_.compute_unit.issue_burst);
+          w.alu_left -= n;
+          resume_at(wi, issue(w.simd, n));
+          return;
+        }
+        case Stage::PhaseWait:
+          w.stage = Stage::PhaseEnd;
+          if (phase->wait_cycles > 0) {
+            resume_at(wi, now_ + phase->wait_cycles);
+            return;
+          }
+          break;
+        case Stage::PhaseEnd:
+          ++w.phase;
+          w.stage = Stage::PhaseStart;
+          break;
+        case Stage::LoopStart:
+          w.active.clear();
+          for (uint32_t g = w.first_group; g < w.first_group + w.groups; ++g) {
+            if (w.iteration < group_iterations_[g]) w.active.push_back(g);
+          }
+          w.issue_next = 0;
+          w.stage = w.active.empty() ? Stage::PhaseEnd : Stage::IssueIntersect;
+          break;
+        case Stage::IssueIntersect:
+          if (w.issue_next == w.active.size()) {
+            wait_bvh(w, 0, Stage::StackIssue);
+          } else if (w.outstanding.size() >= cfg_.ray_accelerator.bvhcnt_limit) {
+            wait_bvh(w, cfg_.ray_accelerator.bvhcnt_limit - 1, Stage::IssueIntersect);
+          } else {
+            w.stage = Stage::IntersectIssued;
+            resume_at(wi, issue(w.simd, 1));
+            return;
+          }
+          break;
+        case Stage::IntersectIssued:
+          send_intersect(wi, w.active[w.issue_next++]);
+          w.stage = Stage::IssueIntersect;
+          break;
+        case Stage::WaitBvh:
+          w.waiting_bvh = w.outstanding.size() > w.wait_target;
+          if (w.waiting_bvh) return;  // bvh_return() resumes it
+          w.stage = w.after_wait;
+          break;
+        case Stage::StackIssue:
+          w.stage = Stage::StackEnter;
+          resume_at(wi, issue(w.simd, static_cast<uint32_t>(w.active.size())));
+          return;
+        case Stage::StackEnter: {
+          uint64_t done = now_;
+          for (size_t i = 0; i < w.active.size(); ++i) {
+            const uint64_t start = std::max(now_, lds_free_);
+            lds_free_ = start + cfg_.lds.busy_cycles;
+            done = std::max(done, start + cfg_.lds.latency);
+          }
+          w.stage = Stage::LoopAlu;
+          resume_at(wi, done);
+          return;
+        }
+        case Stage::LoopAlu:
+          start_alu(w, cfg_.kernel.loop_alu_cycles, Stage::LoopNext);
+          break;
+        case Stage::LoopNext:
+          ++w.iteration;
+          w.stage = Stage::LoopStart;
+          break;
+        case Stage::Done:
+          return;
+      }
+    }
+  }
+
+  // S_ALLOC_VGPR executes. On failure the wave busy-waits: it retries after retry_cycles.
+  bool try_alloc(uint32_t wi, uint32_t vgprs) {
+    Wave& w = waves_[wi];
+    DynamicVgprFile& file = *simds_[w.simd].file;
+    if (file.s_alloc_vgpr(w.slot, vgprs)) {
+      if (w.waiting_alloc) vgpr_wait_cycles_ += now_ - w.wait_start;
+      w.waiting_alloc = false;
+      return true;
+    }
+    ++failed_allocations_;
+    if (!w.waiting_alloc) {
+      w.waiting_alloc = true;
+      w.wait_start = now_;
+      if (!w.ever_waited) ++waves_waited_;
+      w.ever_waited = true;
+    }
+    w.failed_version = file.version();
+    w.stage = Stage::AllocIssue;
+    resume_at(wi, now_ + cfg_.vgpr.retry_cycles);
+    check_deadlock();
+    return false;
+  }
+
+  // Deadlock: nothing but busy-waits is pending, and every resident wave either waits at a barrier or has already
+  // failed against its register file's current state. No request can then succeed, and no wave can end.
+  void check_deadlock() {
+    if (pending_work_ > 0) return;
+    for (const uint32_t wi : resident_) {
+      const Wave& w = waves_[wi];
+      const bool stuck = w.at_barrier || (w.waiting_alloc && w.failed_version == simds_[w.simd].file->version());
+      if (!stuck) return;
+    }
+    deadlock_ = true;
+  }
+
+  bool pass_barrier(uint32_t wi) {
+    Workgroup& g = workgroups_[waves_[wi].workgroup];
+    ++g.arrived;
+    if (g.arrived < g.live) {
+      waves_[wi].at_barrier = true;
+      g.waiting.push_back(wi);
+      return false;
+    }
+    release_barrier(g);
+    return true;
+  }
+
+  void release_barrier(Workgroup& g) {
+    g.arrived = 0;
+    for (const uint32_t wi : g.waiting) {
+      waves_[wi].at_barrier = false;
+      resume_at(wi, now_);
+    }
+    g.waiting.clear();
+  }
+
+  // IMAGE_BVH8_INTERSECT_RAY of one ray slot: every active lane looks up its node; lanes whose data returns in the
+  // same cycle reach the ray accelerator as one batch.
+  void send_intersect(uint32_t wi, uint32_t group) {
+    Wave& w = waves_[wi];
+    struct Batch {
+      uint64_t time;
+      uint32_t boxes, pairs;
+    };
+    std::vector<Batch> batches;
+    for (size_t r = group_begin_[group]; r < group_end(group); ++r) {
+      if (w.iteration >= seqs_[r].size()) continue;
+      const uint32_t node = seqs_[r][w.iteration];
+      uint64_t ready = cache_.access(rdna4::node_byte_offset(node) / cfg_.memory.line_bytes, now_);
+      if (cfg_.memory.in_order_returns) {
+        ready = std::max(ready, cu_last_return_);
+        cu_last_return_ = ready;
+      }
+      fetch_latency_ += ready - now_;
+      ++node_fetches_;
+      const bool primitive = rdna4::node_kind(node) == rdna4::NodeKind::Primitive;
+      auto b = std::find_if(batches.begin(), batches.end(), [&](const Batch& x) { return x.time == ready; });
+      if (b == batches.end()) b = batches.insert(batches.end(), Batch{ready, 0, 0});
+      (primitive ? b->pairs : b->boxes) += 1;
+    }
+    std::sort(batches.begin(), batches.end(), [](const Batch& a, const Batch& b) { return a.time < b.time; });
+    Instruction ins;
+    ins.batches_left = static_cast<uint32_t>(batches.size());
+    w.outstanding.push_back(ins);
+    const uint64_t number = w.returned + w.outstanding.size() - 1;
+    for (const Batch& b : batches) {
+      Event e;
+      e.time = b.time;
+      e.kind = EventKind::RaArrival;
+      e.wave = wi;
+      e.instr = number;
+      e.boxes = b.boxes;
+      e.pairs = b.pairs;
+      schedule(e);
+    }
+  }
+
+  void ray_accelerator(const Event& e) {
+    const uint64_t cost = uint64_t{e.boxes} * box_node_cycles_ + uint64_t{e.pairs} * pair_cycles_;
+    ra_free_ = std::max(now_, ra_free_) + cost;
+    ra_busy_ += cost;
+    box_tests_ += uint64_t{e.boxes} * kBoxTestsPerNode;
+    triangle_tests_ += uint64_t{e.pairs} * kTriangleTestsPerPair;
+    Wave& w = waves_[e.wave];
+    Instruction& ins = w.outstanding[e.instr - w.returned];
+    ins.finish = std::max(ins.finish, ra_free_);
+    --ins.batches_left;
+    // Results go back in issue order: schedule every finished instruction whose predecessors are scheduled.
+    for (Instruction& i : w.outstanding) {
+      if (i.return_scheduled) continue;
+      if (i.batches_left > 0) break;
+      w.last_return = std::max(i.finish, w.last_return);
+      i.return_scheduled = true;
+      Event r;
+      r.time = w.last_return;
+      r.kind = EventKind::BvhReturn;
+      r.wave = e.wave;
+      schedule(r);
+    }
+  }
+
+  void bvh_return(uint32_t wi) {
+    Wave& w = waves_[wi];
+    w.outstanding.pop_front();
+    ++w.returned;
+    if (w.waiting_bvh) advance(wi);
+  }
+
+  void finish(uint32_t wi) {
+    Wave& w = waves_[wi];
+    w.stage = Stage::Done;
+    Simd& s = simds_[w.simd];
+    count_residency(s);
+    --s.resident;
+    if (dynamic_) s.file->end_wave(w.slot);
+    ++waves_completed_;
+    rays_completed_ += w.rays;
+    resident_.erase(std::find(resident_.begin(), resident_.end(), wi));
+    Workgroup& g = workgroups_[w.workgroup];
+    --g.live;
+    if (g.arrived > 0 && g.arrived == g.live) release_barrier(g);
+    launch_ready();
+  }
+
+  MachineResult result(bool cycle_limit) {
+    MachineResult r;
+    const uint64_t cycles = now_;
+    r.cycles = cycles;
+    r.rays = seqs_.size();
+    r.rays_completed = rays_completed_;
+    r.waves = waves_.size();
+    r.waves_completed = waves_completed_;
+    r.deadlock = deadlock_;
+    r.status = deadlock_ ? MachineStatus::Deadlocked
+                         : (cycle_limit ? MachineStatus::CycleLimit : MachineStatus::Completed);
+    const auto per_cycle = [cycles](double x) { return cycles > 0 ? x / static_cast<double>(cycles) : 0.0; };
+    r.rays_per_1000_cycles = per_cycle(1000.0 * static_cast<double>(rays_completed_));
+    r.box_tests = box_tests_;
+    r.triangle_tests = triangle_tests_;
+    r.ra_busy_cycles = ra_busy_;
+    r.ra_box_utilization =
+        per_cycle(static_cast<double>(box_tests_) / cfg_.ray_accelerator.box_tests_per_clock);
+    r.ra_triangle_utilization =
+        per_cycle(static_cast<double>(triangle_tests_) / cfg_.ray_accelerator.triangle_tests_per_clock);
+    r.ra_busy_fraction = per_cycle(static_cast<double>(ra_busy_));
+
+    r.wave_limit_per_simd = wave_limit_;
+    double wave_cycles = 0.0;
+    for (Simd& s : simds_) {
+      count_residency(s);
+      wave_cycles += s.wave_cycles;
+    }
+    r.average_active_waves_per_simd = per_cycle(wave_cycles / static_cast<double>(simds_.size()));
+    r.peak_active_waves_per_simd = peak_resident_;
+
+    uint32_t at_barrier = 0, on_alloc = 0;
+    r.vgpr_wait_cycles = vgpr_wait_cycles_;
+    for (const uint32_t wi : resident_) {
+      const Wave& w = waves_[wi];
+      if (w.waiting_alloc) {
+        r.vgpr_wait_cycles += cycles - w.wait_start;
+        ++on_alloc;
+      }
+      at_barrier += w.at_barrier ? 1 : 0;
+    }
+    r.waves_waited_on_vgprs = waves_waited_;
+    r.failed_vgpr_allocations = failed_allocations_;
+
+    r.node_fetches = node_fetches_;
+    r.cache_hits = cache_.hits();
+    r.cache_hit_rate = node_fetches_ > 0 ? static_cast<double>(cache_.hits()) / static_cast<double>(node_fetches_) : 0;
+    r.mean_node_fetch_latency =
+        node_fetches_ > 0 ? static_cast<double>(fetch_latency_) / static_cast<double>(node_fetches_) : 0.0;
+
+    const std::string progress = std::to_string(waves_completed_) + " of " + std::to_string(waves_.size()) +
+                                 " waves (" + std::to_string(rays_completed_) + " rays) complete";
+    if (deadlock_) {
+      r.waves_blocked_at_end = static_cast<uint32_t>(resident_.size());
+      r.message = "deadlock at cycle " + std::to_string(cycles) + ": all " + std::to_string(resident_.size()) +
+                  " resident waves are blocked (" + std::to_string(on_alloc) +
+                  " retrying S_ALLOC_VGPR against registers no wave can free, " + std::to_string(at_barrier) +
+                  " at a workgroup barrier); " + progress;
+    } else if (cycle_limit) {
+      r.message = "stopped at the cycle limit " + std::to_string(cycles) + " (limits.max_cycles), no deadlock; " +
+                  progress;
+    } else {
+      r.message = "completed " + std::to_string(waves_completed_) + " waves (" + std::to_string(rays_completed_) +
+                  " rays) in " + std::to_string(cycles) + " cycles";
+    }
+    return r;
+  }
+
+  const MachineConfig& cfg_;
+  std::span<const std::vector<uint32_t>> seqs_;
+  bool dynamic_;
+  machine::NodeCache cache_;
+  uint32_t box_node_cycles_;
+  uint32_t pair_cycles_;
+  uint32_t wave_limit_ = 0;
+  std::vector<uint32_t> group_begin_;       // first ray of each recorded wave (group)
+  std::vector<uint32_t> group_iterations_;  // per group: its longest node sequence
+  std::vector<Wave> waves_;
+  std::vector<Workgroup> workgroups_;
+  std::vector<Simd> simds_;
+  std::vector<uint32_t> resident_;  // launched, not ended
+  size_t next_workgroup_ = 0;
+
+  std::priority_queue<Event, std::vector<Event>, Later> queue_;
+  uint64_t next_seq_ = 0;
+  uint64_t pending_work_ = 0;  // queued events that are not busy-waits
+  uint64_t now_ = 0;
+  bool deadlock_ = false;
+
+  uint64_t ra_free_ = 0;
+  uint64_t lds_free_ = 0;
+  uint64_t cu_last_return_ = 0;
+
+  uint64_t waves_completed_ = 0;
+  uint64_t rays_completed_ = 0;
+  uint32_t peak_resident_ = 0;
+  uint64_t box_tests_ = 0;
+  uint64_t triangle_tests_ = 0;
+  uint64_t ra_busy_ = 0;
+  uint64_t node_fetches_ = 0;
+  uint64_t fetch_latency_ = 0;
+  uint64_t waves_waited_ = 0;
+  uint64_t vgpr_wait_cycles_ = 0;
+  uint64_t failed_allocations_ = 0;
+};
+
+}  // namespace
+
+const char* to_string(MachineStatus status) {
+  switch (status) {
+    case MachineStatus::Completed: return "completed";
+    case MachineStatus::Deadlocked: return "deadlocked";
+    case MachineStatus::CycleLimit: return "cycle_limit";
+  }
+  return "unknown";
+}
+
+MachineResult run_machine_model(const MachineConfig& config, std::span<const std::vector<uint32_t>> node_sequences,
+                                std::span<const uint32_t> wave_begin) {
+  config.validate();
+  for (size_t i = 0; i < wave_begin.size(); ++i) {
+    const size_t end = i + 1 < wave_begin.size() ? wave_begin[i + 1] : node_sequences.size();
+    if ((i == 0 && wave_begin[0] != 0) || end <= wave_begin[i] || end - wave_begin[i] > kWaveSize) {
+      throw_bad_input("", "machine model: wave " + std::to_string(i) +
+                              " boundaries must ascend from 0 with 1..32 rays per wave");
+    }
+  }
+  if (wave_begin.empty() && !node_sequences.empty()) {
+    throw_bad_input("", "machine model: rays given without waves");
+  }
+  return Model(config, node_sequences, wave_begin).run();
+}
+
+MachineResult run_machine_model(const MachineConfig& config, std::span<const std::vector<uint32_t>> node_sequences) {
+  std::vector<uint32_t> wave_begin;
+  for (size_t first = 0; first < node_sequences.size(); first += kWaveSize) {
+    wave_begin.push_back(static_cast<uint32_t>(first));
+  }
+  return run_machine_model(config, node_sequences, wave_begin);
+}
+
+std::string to_json(const MachineResult& r, const MachineConfig& config) {
+  const nlohmann::ordered_json j = {
+      {"model_output", "hwbvh machine model: outputs of a model, not hardware measurements"},
+      {"preset", config.name},
+      {"vgpr_allocation", config.vgpr.mode == VgprAllocation::Static ? "static" : "dynamic"},
+      {"status", to_string(r.status)},
+      {"message", r.message},
+      {"deadlock", r.deadlock},
+      {"cycles", r.cycles},
+      {"rays", r.rays},
+      {"rays_completed", r.rays_completed},
+      {"waves", r.waves},
+      {"waves_completed", r.waves_completed},
+      {"rays_per_1000_cycles", r.rays_per_1000_cycles},
+      {"box_tests", r.box_tests},
+      {"triangle_tests", r.triangle_tests},
+      {"ra_busy_cycles", r.ra_busy_cycles},
+      {"ra_box_utilization", r.ra_box_utilization},
+      {"ra_triangle_utilization", r.ra_triangle_utilization},
+      {"ra_busy_fraction", r.ra_busy_fraction},
+      {"wave_limit_per_simd", r.wave_limit_per_simd},
+      {"average_active_waves_per_simd", r.average_active_waves_per_simd},
+      {"peak_active_waves_per_simd", r.peak_active_waves_per_simd},
+      {"waves_waited_on_vgprs", r.waves_waited_on_vgprs},
+      {"vgpr_wait_cycles", r.vgpr_wait_cycles},
+      {"failed_vgpr_allocations", r.failed_vgpr_allocations},
+      {"waves_blocked_at_end", r.waves_blocked_at_end},
+      {"node_fetches", r.node_fetches},
+      {"cache_hits", r.cache_hits},
+      {"cache_hit_rate", r.cache_hit_rate},
+      {"mean_node_fetch_latency", r.mean_node_fetch_latency},
+  };
+  return j.dump();
+}
+
+}  // namespace hwbvh::emu

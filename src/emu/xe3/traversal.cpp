@@ -1,0 +1,267 @@
+// The Xe3 traversal loop: short stack and restart trail (traversal.h), the wave layer of wavefront.h.
+#include "hwbvh/emu/xe3/traversal.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <optional>
+#include <string>
+
+#include "hwbvh/core/error.h"
+#include "hwbvh/emu/any_hit.h"
+#include "hwbvh/emu/xe3/intersect.h"
+#include "hwbvh/formats/xe3/decode.h"
+#include "emu/wave_loop.h"
+
+namespace hwbvh::emu {
+namespace {
+
+using rdna4::NodeKind;
+using xe3::kBlockDwords;
+
+bool has_nan(Vec3 v) { return std::isnan(v.x) || std::isnan(v.y) || std::isnan(v.z); }
+
+RayOperands operands(const Ray& ray, uint32_t instance_mask) {
+  RayOperands op;
+  op.origin = ray.origin;
+  op.direction = ray.direction;
+  op.extent = ray.tmax;
+  op.instance_mask = instance_mask;
+  return op;
+}
+
+// The node's dwords if its `blocks` blocks lie inside the section's nodes; null otherwise.
+const uint32_t* fetch(const Xe3Section& section, int64_t block, uint32_t blocks) {
+  if (block < xe3::kHeaderBlocks || block + blocks > section.header.node_blocks) return nullptr;
+  return section.dwords.data() + static_cast<std::size_t>(block) * kBlockDwords;
+}
+
+// A triangle's opacity after the ray's forced-opacity flags.
+bool is_opaque(const PointerFlags& f, bool leaf_opaque) {
+  return f.force_opaque || (!f.force_non_opaque && leaf_opaque);
+}
+
+// Ray flags applied to a triangle candidate (the pointer flags of TraceOptions, read as DXR ray flags).
+bool culled(const PointerFlags& f, bool front_face, bool leaf_opaque) {
+  const bool front = f.flip_facedness ? !front_face : front_face;
+  return f.skip_triangles || (front ? f.cull_front_facing : f.cull_back_facing) ||
+         (is_opaque(f, leaf_opaque) ? f.cull_opaque : f.cull_non_opaque);
+}
+
+// The STOC state of triangle k of a leaf at the hit: the level-3 masks of a STOC3 leaf, else the QuadLeaf's level-1
+// masks (all zero, i.e. unknown, in a leaf written without STOC). Bit order: the section's sub-triangle order.
+xe3::SubTriangleState leaf_state(const uint32_t* dw, bool stoc3, const xe3::DecodedQuadLeaf& leaf, int k, Vec2 bary,
+                                 xe3::SubTriangleOrder order) {
+  const auto t = static_cast<std::size_t>(k);
+  if (stoc3) {
+    const xe3::DecodedStoc3Leaf s3 =
+        xe3::decode_stoc3_leaf(std::span<const uint32_t, xe3::kStoc3LeafDwords>(dw, xe3::kStoc3LeafDwords));
+    return xe3::state_of(s3.opaque[t], s3.transparent[t], xe3::sub_triangle_index(bary, xe3::kStoc3Level, order));
+  }
+  return xe3::state_of(leaf.stoc1_opaque[t], leaf.stoc1_transparent[t],
+                       xe3::sub_triangle_index(bary, xe3::kStoc1Level, order));
+}
+
+}  // namespace
+
+void Xe3StackOptions::validate() const {
+  if (entries < 1 || entries > kMaxStackSize) {
+    throw Error(ErrorKind::BadInput, "", "the Xe3 short stack needs 1..64 entries, got " + std::to_string(entries));
+  }
+}
+
+Xe3Section Xe3Section::from(std::span<const uint32_t> dwords, const std::string& file) {
+  std::string error;
+  const std::optional<xe3::NodeSectionHeader> header = xe3::read_node_section_header(dwords, &error);
+  if (!header) throw_bad_input(file, "Xe3 " + error);
+  return Xe3Section{dwords, *header};
+}
+
+Xe3Traversal::Xe3Traversal(const Xe3Section& section, const Ray& ray, const TraceOptions& options,
+                           const Xe3StackOptions& stack)
+    : section_(&section),
+      options_(&options),
+      stack_options_(&stack),
+      ray_(operands(ray, options.instance_mask)),
+      tmin_(ray.tmin),
+      tmax_(ray.tmax),
+      grow_(box_grow_factor(options.intersect.box_grow)),
+      block_(section.header.root_block),
+      type_(xe3::kNodeTypeMixed) {
+  stack_.reserve(stack.entries);
+  done_ = has_nan(ray.origin) || has_nan(ray.direction);
+}
+
+void Xe3Traversal::fault(NodeFault f, StepInfo& info) {
+  result_.fault = f;
+  result_.fault_node = static_cast<uint32_t>(block_);
+  info.faulted = done_ = true;
+}
+
+StepInfo Xe3Traversal::step() {
+  const bool internal = type_ == xe3::kNodeTypeMixed;
+  StepInfo info{static_cast<uint32_t>(block_), internal ? NodeKind::Box : NodeKind::Primitive,
+                internal && restart_level_ != kNoRestart && level_ <= restart_level_, false};
+  if (internal) {
+    step_internal(info);
+  } else if (type_ == xe3::kNodeTypeQuad || type_ == xe3::kNodeTypeQuad128) {
+    step_leaf(info);
+  } else {
+    info.kind = NodeKind::Unsupported;
+    fault(NodeFault::UnsupportedNode, info);
+  }
+  if (info.faulted) return info;
+  RayCounters& c = result_.counters;
+  if (!done_ && c.steps >= options_->step_limit) {
+    c.step_limit_hits = 1;
+    done_ = true;
+  }
+  return info;
+}
+
+void Xe3Traversal::step_internal(StepInfo& info) {
+  const uint32_t* dw = fetch(*section_, block_, 1);
+  if (!dw) return fault(NodeFault::OutOfRange, info);
+  if (level_ >= xe3::kTrailLevels) return fault(NodeFault::UnsupportedNode, info);
+  const xe3::DecodedInternalNode node =
+      xe3::decode_internal_node(std::span<const uint32_t, kBlockDwords>(dw, kBlockDwords));
+  const float t_far = result_.hit ? result_.t : tmax_;
+  const Xe3BoxResult res = intersect_internal_node(node, block_, ray_, tmin_, t_far, options_->instance_mask, grow_);
+  RayCounters& c = result_.counters;
+  ++c.steps;
+  ++c.box_node_steps;
+  c.box_tests += res.box_tests;
+  c.walk_back_steps += info.walk_back ? 1 : 0;
+  if (restart_level_ != kNoRestart && level_ >= restart_level_) restart_level_ = kNoRestart;  // new ground below
+
+  const uint8_t t = trail_[level_];
+  const bool finished = res.count == 0 || (t != kTrailLast && t >= res.count);
+  if (finished) return finish_subtree(level_);
+  const uint32_t k = t == kTrailLast ? res.count - 1 : t;
+  trail_[level_] = k + 1 == res.count ? kTrailLast : static_cast<uint8_t>(k);
+  for (uint32_t j = res.count; j-- > k + 1;) {
+    push({res.hits[j].block, res.hits[j].type, level_ + 1, j + 1 == res.count});
+  }
+  block_ = res.hits[k].block;
+  type_ = res.hits[k].type;
+  ++level_;
+}
+
+void Xe3Traversal::step_leaf(StepInfo& info) {
+  const bool stoc3 = type_ == xe3::kNodeTypeQuad128;
+  const uint32_t* dw = fetch(*section_, block_, stoc3 ? 2 : 1);
+  if (!dw) return fault(NodeFault::OutOfRange, info);
+  // A STOC3 leaf starts with a QuadLeaf: its geometry is read the same way.
+  const xe3::DecodedQuadLeaf leaf = xe3::decode_quad_leaf(std::span<const uint32_t, kBlockDwords>(dw, kBlockDwords));
+  RayCounters& c = result_.counters;
+  ++c.steps;
+  ++c.primitive_node_steps;
+  if ((leaf.geometry_mask & options_->instance_mask) != 0) {
+    // The closer triangle first (triangle 0 on ties), so that a first-hit ray stops on the nearer one.
+    std::array<Xe3TriangleHit, 2> hits{};
+    const int triangles = leaf.has_tri1() ? 2 : 1;
+    for (int k = 0; k < triangles; ++k) {
+      hits[static_cast<std::size_t>(k)] = intersect_triangle_watertight(leaf.triangle(k), ray_);
+      ++c.triangle_tests;
+    }
+    const int first = hits[1].hit && (!hits[0].hit || hits[1].t < hits[0].t) ? 1 : 0;
+    for (const int k : {first, 1 - first}) {
+      const Xe3TriangleHit& h = hits[static_cast<std::size_t>(k)];
+      if (!h.hit || h.t < tmin_ || (result_.hit ? !(h.t < result_.t) : !(h.t <= tmax_))) continue;
+      if (culled(options_->flags, h.front_face, leaf.opaque)) continue;
+      if (!is_opaque(options_->flags, leaf.opaque)) {
+        std::optional<xe3::SubTriangleState> state;
+        if (options_->stoc) state = leaf_state(dw, stoc3, leaf, k, h.barycentrics, section_->header.order);
+        if (!resolve_non_opaque(*options_, leaf.geometry_index, leaf.primitive(k), h.barycentrics, state, c,
+                                any_hit_record_)) {
+          continue;
+        }
+      }
+      result_.hit = true;
+      result_.t = h.t;
+      result_.primitive_id = leaf.primitive(k);
+      result_.geometry_id = leaf.geometry_index;
+      result_.barycentrics = h.barycentrics;
+      result_.front_face = h.front_face;
+      if (options_->any_hit) {
+        done_ = true;
+        return;
+      }
+    }
+  }
+  if (leaf.last) return finish_subtree(level_);
+  block_ += stoc3 ? 2 : 1;  // the next leaf of the list
+}
+
+void Xe3Traversal::push(const Entry& e) {
+  RayCounters& c = result_.counters;
+  if (stack_.size() == stack_options_->entries) {
+    stack_.erase(stack_.begin());  // the oldest entry is dropped; a restart will find its subtree again
+    ++c.stack_lost;
+  }
+  stack_.push_back(e);
+  ++c.stack_pushes;
+  c.max_stack_depth = std::max<uint64_t>(c.max_stack_depth, stack_.size());
+}
+
+void Xe3Traversal::finish_subtree(uint32_t depth) {
+  if (!stack_.empty()) {
+    const Entry e = stack_.back();
+    stack_.pop_back();
+    ++result_.counters.stack_pops;
+    uint8_t& parent = trail_[e.level - 1];
+    parent = e.last ? kTrailLast : static_cast<uint8_t>(parent + 1);
+    std::fill(trail_.begin() + e.level, trail_.end(), uint8_t{0});
+    block_ = e.block;
+    type_ = e.type;
+    level_ = e.level;
+    restart_level_ = kNoRestart;
+    return;
+  }
+  // The short stack ran dry: the deepest level with children left decides where the restart leads.
+  for (uint32_t l = depth; l-- > 0;) {
+    if (trail_[l] == kTrailLast) continue;
+    ++trail_[l];
+    std::fill(trail_.begin() + l + 1, trail_.end(), uint8_t{0});
+    block_ = section_->header.root_block;
+    type_ = xe3::kNodeTypeMixed;
+    level_ = 0;
+    restart_level_ = l;
+    return;
+  }
+  done_ = true;
+}
+
+namespace {
+
+// The wave layer (wave_loop.h) with Xe3 lanes.
+TraceOutput run_waves(const Xe3Section& section, std::span<const Ray> rays, std::span<const uint32_t> wave_begin,
+                      const TraceOptions& options, const Executor& executor, const Xe3StackOptions& stack) {
+  options.validate();
+  stack.validate();
+  return detail::trace_waves<Xe3Traversal>(rays, wave_begin, options.record_node_sequence, executor,
+                                           [&](const Ray& ray) { return Xe3Traversal(section, ray, options, stack); });
+}
+
+}  // namespace
+
+RayResult trace_ray_xe3(const Xe3Section& section, const Ray& ray, const TraceOptions& options,
+                        const Xe3StackOptions& stack) {
+  options.validate();
+  stack.validate();
+  Xe3Traversal lane(section, ray, options, stack);
+  while (!lane.done()) lane.step();
+  return lane.result();
+}
+
+TraceOutput trace_rays_xe3(const Xe3Section& section, std::span<const Ray> rays, const TraceOptions& options,
+                           const Executor& executor, const Xe3StackOptions& stack) {
+  return run_waves(section, rays, detail::consecutive_waves(rays.size()), options, executor, stack);
+}
+
+TraceOutput trace_rays_xe3(const Xe3Section& section, std::span<const Ray> rays, std::span<const uint32_t> wave_begin,
+                           const TraceOptions& options, const Executor& executor, const Xe3StackOptions& stack) {
+  return run_waves(section, rays, wave_begin, options, executor, stack);
+}
+
+}  // namespace hwbvh::emu

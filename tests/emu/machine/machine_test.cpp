@@ -1,0 +1,324 @@
+// The machine model: exact timelines of tiny runs, constructed deadlocks, and static vs dynamic VGPR allocation
+// and in-order vs out-of-order returns on node sequences recorded from a real encoded BVH.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "emu/machine/node_cache.h"
+#include "fixtures/paths.h"
+#include "fixtures/random_scene.h"
+#include "hwbvh/core/error.h"
+#include "hwbvh/build/builder.h"
+#include "hwbvh/emu/machine/machine.h"
+#include "hwbvh/emu/wavefront.h"
+#include "hwbvh/formats/rdna4/encode.h"
+#include "hwbvh/scene/camera.h"
+#include "hwbvh/scene/ray_gen.h"
+
+namespace hwbvh::emu {
+namespace {
+
+using Sequences = std::vector<std::vector<uint32_t>>;
+
+constexpr uint32_t box(uint32_t index) { return rdna4::make_node_pointer(uint64_t{index} * 128, rdna4::kTypeBox); }
+constexpr uint32_t pair0(uint32_t index) { return rdna4::make_node_pointer(uint64_t{index} * 128, 0); }
+
+// A preset built on `base` with the JSON members in `overrides` (without braces).
+MachineConfig preset(const std::string& base, const std::string& overrides) {
+  return parse_machine_preset(R"({"base": ")" + base + R"(", "description": "test")" +
+                                  (overrides.empty() ? "" : ", " + overrides) + "}",
+                              "test preset");
+}
+
+// `rays` rays of `steps` box-node steps each, walking through `nodes` distinct nodes.
+Sequences box_walks(uint32_t rays, uint32_t steps, uint32_t nodes = 64) {
+  Sequences s(rays);
+  for (uint32_t r = 0; r < rays; ++r) {
+    for (uint32_t i = 0; i < steps; ++i) s[r].push_back(box(1 + (r + i) % nodes));
+  }
+  return s;
+}
+
+TEST(MachineCache, LruWithInFlightMerging) {
+  machine::NodeCache c(2, 10, 100);
+  EXPECT_EQ(c.access(1, 0), 100u);   // miss
+  EXPECT_EQ(c.access(1, 5), 100u);   // in flight: returns with the fill
+  EXPECT_EQ(c.access(1, 200), 210u); // hit
+  EXPECT_EQ(c.access(2, 200), 300u);
+  EXPECT_EQ(c.access(1, 300), 310u); // 1 is now the most recent
+  EXPECT_EQ(c.access(3, 300), 400u); // evicts 2, the least recently used
+  EXPECT_EQ(c.access(1, 400), 410u);
+  EXPECT_EQ(c.access(2, 400), 500u); // 2 was evicted
+  EXPECT_EQ(c.hits(), 4u);
+  EXPECT_EQ(c.misses(), 4u);
+}
+
+// One wave on one SIMD, every cycle accounted for (rdna4 latencies: hit 40, miss 376, LDS 40 busy 9, 12 loop
+// instructions, bursts of 8; ray generation 10 instructions, shading 200).
+TEST(MachineModel, ExactTimelineOfOneWave) {
+  const std::string kernel = R"("compute_unit": {"simds": 1}, "kernel": {"phases": [
+      {"name": "gen", "vgprs": 32, "alu_cycles": 10},
+      {"name": "trav", "vgprs": 64, "traversal": true},
+      {"name": "shade", "vgprs": 128, "alu_cycles": 200}]})";
+  const MachineConfig c = preset("rdna4", kernel);
+
+  // gen 0..10; intersect issued at 11, miss -> data at 387, tested 387..388, result back at 388; stack op issued
+  // at 389, result at 429; loop instructions 429..441; shading 441..641.
+  const Sequences one{{box(1)}};
+  MachineResult r = run_machine_model(c, one);
+  EXPECT_EQ(r.status, MachineStatus::Completed) << r.message;
+  EXPECT_EQ(r.cycles, 641u);
+  EXPECT_EQ(r.box_tests, 8u);
+  EXPECT_EQ(r.triangle_tests, 0u);
+  EXPECT_EQ(r.ra_busy_cycles, 1u);
+  EXPECT_EQ(r.node_fetches, 1u);
+  EXPECT_EQ(r.cache_hits, 0u);
+  EXPECT_DOUBLE_EQ(r.mean_node_fetch_latency, 376.0);
+  EXPECT_DOUBLE_EQ(r.average_active_waves_per_simd, 1.0);
+  EXPECT_EQ(r.peak_active_waves_per_simd, 1u);
+  EXPECT_EQ(r.wave_limit_per_simd, 10u);  // 128 VGPRs -> 144 -> 10 waves
+  EXPECT_DOUBLE_EQ(r.rays_per_1000_cycles, 1000.0 / 641.0);
+
+  // A second lane on the same node merges with the fill in flight: one more cycle of testing.
+  r = run_machine_model(c, Sequences{{box(1)}, {box(1)}});
+  EXPECT_EQ(r.cycles, 642u);
+  EXPECT_EQ(r.cache_hits, 1u);
+  EXPECT_DOUBLE_EQ(r.mean_node_fetch_latency, 376.0);
+
+  // A primitive step after the box: issued at 442, data at 818, tested to 819, stack op at 820..860, loop to 872.
+  const Sequences two_steps{{box(1), pair0(2)}};
+  r = run_machine_model(c, two_steps);
+  EXPECT_EQ(r.cycles, 1072u);
+  EXPECT_EQ(r.triangle_tests, 2u);
+  EXPECT_EQ(r.ra_busy_cycles, 2u);
+
+  // RDNA 3 rates: a BVH8 box node takes 2 clocks at 4 box tests per clock, a pair 2 clocks at 1 triangle test.
+  r = run_machine_model(preset("rdna3", kernel), two_steps);
+  EXPECT_EQ(r.cycles, 1074u);
+  EXPECT_DOUBLE_EQ(r.ra_box_utilization, 8.0 / 4.0 / 1074.0);
+  EXPECT_DOUBLE_EQ(r.ra_triangle_utilization, 2.0 / 1.0 / 1074.0);
+
+  // Dynamic mode: 32 -> 64 -> 128 VGPRs are three S_ALLOC_VGPRs (1 issue + 8 cycles each; the launch block covers
+  // 16, so ray generation needs one too).
+  r = run_machine_model(preset("rdna4-dvgpr16", kernel), one);
+  EXPECT_EQ(r.cycles, 641u + 3 * 9);
+  EXPECT_EQ(r.failed_vgpr_allocations, 0u);
+  EXPECT_EQ(r.wave_limit_per_simd, 16u);
+}
+
+TEST(MachineModel, EmptyInputAndDeterminism) {
+  const MachineConfig c = load_machine_preset("rdna4");
+  const MachineResult none = run_machine_model(c, Sequences{});
+  EXPECT_EQ(none.status, MachineStatus::Completed);
+  EXPECT_EQ(none.cycles, 0u);
+  EXPECT_EQ(none.rays_per_1000_cycles, 0.0);
+
+  const Sequences s = box_walks(300, 9);
+  const std::string a = to_json(run_machine_model(c, s), c);
+  EXPECT_EQ(a, to_json(run_machine_model(c, s), c));
+  EXPECT_NE(a.find("\"model_output\":\"hwbvh machine model: outputs of a model, not hardware measurements\""),
+            std::string::npos);
+  EXPECT_NE(a.find("\"preset\":\"rdna4\""), std::string::npos);
+  EXPECT_NE(a.find("\"deadlock\":false"), std::string::npos);
+}
+
+TEST(MachineModel, ExplicitWavesLikeTraceRays) {
+  // Partial waves (e.g. the border tiles of a camera batch) are waves of their own.
+  const MachineConfig c = load_machine_preset("rdna4");
+  const Sequences s = box_walks(40, 3);
+  const std::vector<uint32_t> tiles{0, 8, 20};
+  const MachineResult r = run_machine_model(c, s, tiles);
+  EXPECT_EQ(r.waves, 3u);
+  EXPECT_EQ(r.rays_completed, 40u);
+  EXPECT_EQ(run_machine_model(c, s).waves, 2u);
+  EXPECT_EQ(to_json(run_machine_model(c, s), c),
+            to_json(run_machine_model(c, s, std::vector<uint32_t>{0, 32}), c));
+  for (const std::vector<uint32_t>& bad : {std::vector<uint32_t>{0, 40}, std::vector<uint32_t>{1, 8},
+                                           std::vector<uint32_t>{0, 8, 8}, std::vector<uint32_t>{}}) {
+    EXPECT_THROW((void)run_machine_model(c, s, bad), Error);
+  }
+}
+
+TEST(MachineModel, CycleLimitStopsARunThatIsNotDeadlocked) {
+  const MachineConfig c = preset("rdna4", R"("limits": {"max_cycles": 5000})");
+  const MachineResult r = run_machine_model(c, box_walks(2000, 20));
+  EXPECT_EQ(r.status, MachineStatus::CycleLimit);
+  EXPECT_FALSE(r.deadlock);
+  EXPECT_EQ(r.cycles, 5000u);
+  EXPECT_LT(r.waves_completed, r.waves);
+  EXPECT_NE(r.message.find("cycle limit"), std::string::npos) << r.message;
+}
+
+// 16 waves on one SIMD with 32-VGPR blocks hold 3 blocks each in the traversal loop (96 VGPRs) and then want 8 for
+// shading (256). Without avoidance the 32 pool blocks are gone once all 16 are traversing: every wave waits for
+// registers only another waiting wave could free. With avoidance (25 pool blocks + 7 in reserve), the reserve lets
+// one wave at a time finish, which frees registers for the next.
+TEST(MachineModel, DeadlocksWithoutAvoidanceCompletesWithIt) {
+  const std::string common = R"("compute_unit": {"simds": 1}, "kernel": {"phases": [
+      {"name": "gen", "vgprs": 32, "alu_cycles": 40},
+      {"name": "trav", "vgprs": 96, "traversal": true},
+      {"name": "shade", "vgprs": 256, "alu_cycles": 200}]})";
+  const Sequences work = box_walks(16 * 32 * 2, 8);  // 32 waves
+
+  const MachineResult off =
+      run_machine_model(preset("rdna4-dvgpr32", common + R"(, "vgpr_allocation": {"deadlock_avoidance": false})"),
+                        work);
+  EXPECT_EQ(off.status, MachineStatus::Deadlocked) << off.message;
+  EXPECT_TRUE(off.deadlock);
+  EXPECT_EQ(off.waves_completed, 0u);
+  EXPECT_EQ(off.waves_blocked_at_end, 16u);
+  EXPECT_EQ(off.waves_waited_on_vgprs, 16u);
+  EXPECT_GT(off.failed_vgpr_allocations, 16u);
+  EXPECT_NE(off.message.find("deadlock"), std::string::npos);
+  EXPECT_NE(off.message.find("16 retrying S_ALLOC_VGPR"), std::string::npos) << off.message;
+  EXPECT_LT(off.cycles, 1'000'000u);  // found when it happens, not at the cycle limit
+
+  const MachineResult on = run_machine_model(preset("rdna4-dvgpr32", common), work);
+  EXPECT_EQ(on.status, MachineStatus::Completed) << on.message;
+  EXPECT_FALSE(on.deadlock);
+  EXPECT_EQ(on.waves_completed, 32u);
+  EXPECT_GT(on.waves_waited_on_vgprs, 0u);
+  EXPECT_GT(on.vgpr_wait_cycles, 0u);
+  EXPECT_GT(on.failed_vgpr_allocations, 0u);
+}
+
+// Avoidance guarantees one wave the maximum, not two: waves that wait for each other at a barrier after allocating
+// their shading registers deadlock anyway. Two waves on a small register file (2 slots, 6 pool blocks, 7 in
+// reserve): the first takes the pool and the reserve and waits at the barrier; the second can never allocate.
+TEST(MachineModel, WavesThatDependOnEachOtherDeadlockEvenWithAvoidance) {
+  const auto small = [](int workgroup_waves) {
+    return preset("rdna4-dvgpr32", R"("compute_unit": {"simds": 1, "vgprs_per_lane": 480},
+        "vgpr_allocation": {"dynamic_wave_limit": 2},
+        "kernel": {"workgroup_waves": )" + std::to_string(workgroup_waves) + R"(, "phases": [
+          {"name": "gen", "vgprs": 32, "alu_cycles": 40},
+          {"name": "trav", "vgprs": 32, "traversal": true},
+          {"name": "shade", "vgprs": 256, "alu_cycles": 200, "barrier": true}]})");
+  };
+  const Sequences two_waves = box_walks(64, 4);
+  const MachineConfig c = small(2);
+  ASSERT_TRUE(c.vgpr.deadlock_avoidance);
+  const MachineResult r = run_machine_model(c, two_waves);
+  EXPECT_EQ(r.status, MachineStatus::Deadlocked) << r.message;
+  EXPECT_EQ(r.waves_blocked_at_end, 2u);
+  EXPECT_NE(r.message.find("1 retrying S_ALLOC_VGPR"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("1 at a workgroup barrier"), std::string::npos) << r.message;
+
+  // Without the dependency the same two waves finish one after the other.
+  const MachineResult alone = run_machine_model(small(1), two_waves);
+  EXPECT_EQ(alone.status, MachineStatus::Completed) << alone.message;
+  EXPECT_EQ(alone.waves_waited_on_vgprs, 1u);
+
+  // The full-size case: a workgroup of 32 waves (16 per SIMD) that all need 8 blocks of 16 before a barrier needs
+  // 112 blocks per SIMD; the pool has 73 and the reserve 7.
+  const MachineResult wide = run_machine_model(
+      preset("rdna4-dvgpr16", R"("kernel": {"workgroup_waves": 32, "phases": [
+          {"name": "trav", "vgprs": 64, "traversal": true},
+          {"name": "shade", "vgprs": 128, "alu_cycles": 200, "barrier": true}]})"),
+      box_walks(32 * 32, 4));
+  EXPECT_EQ(wide.status, MachineStatus::Deadlocked) << wide.message;
+  EXPECT_EQ(wide.waves_blocked_at_end, 32u);
+}
+
+TEST(MachineModel, BvhcntLimitThrottlesInterleavedRays) {
+  // Two rays per lane: each iteration issues two intersects; with a limit of 1 the second waits for the first.
+  const Sequences s = box_walks(32 * 8, 10, 1000);
+  const MachineResult one = run_machine_model(
+      preset("rdna4", R"("kernel": {"rays_per_lane": 2}, "ray_accelerator": {"bvhcnt_limit": 1})"), s);
+  const MachineResult seven = run_machine_model(preset("rdna4", R"("kernel": {"rays_per_lane": 2})"), s);
+  EXPECT_EQ(one.status, MachineStatus::Completed);
+  EXPECT_EQ(seven.waves, 4u);
+  EXPECT_EQ(one.box_tests, seven.box_tests);
+  EXPECT_GT(one.cycles, seven.cycles);
+}
+
+// Node sequences of 64 x 64 camera rays through a 3000-triangle soup, built and encoded like the real pipeline.
+const Sequences& scene_sequences() {
+  static const Sequences sequences = [] {
+    const Scene scene = hwbvh::test::random_triangle_soup(3000, 21, 10.0f, 0.5f);
+    build::BuildOptions bo;
+    bo.leaf_fits = rdna4::primitive_leaf_fits;
+    const rdna4::EncodedBvh bvh = rdna4::encode(scene, build::build_wide_bvh(scene, bo).bvh, rdna4::EncodeOptions{});
+    const RayBatch batch = primary_rays(auto_frame(scene.bounds(), 1.0f), 64, 64);
+    TraceOptions o;
+    o.record_node_sequence = true;
+    return trace_rays(NodeMemory{bvh.dwords}, bvh.root_pointer, batch.rays, o, Executor(1)).node_sequences;
+  }();
+  return sequences;
+}
+
+// docs/machine-model.md's worked example quotes these runs; each of its table rows must be what the model gives.
+std::string doc_table_row(const char* label, const MachineResult& r) {
+  std::string cycles = std::to_string(r.cycles);
+  for (int i = static_cast<int>(cycles.size()) - 3; i > 0; i -= 3) cycles.insert(static_cast<std::size_t>(i), ",");
+  char row[256];
+  std::snprintf(row, sizeof row, "| %s | %.2f (%u) | %s | %.1f | %.1f %% | %.1f %% | %.1f %% |", label,
+                r.average_active_waves_per_simd, r.peak_active_waves_per_simd, cycles.c_str(), r.rays_per_1000_cycles,
+                100 * r.ra_box_utilization, 100 * r.ra_triangle_utilization, 100 * r.ra_busy_fraction);
+  return row;
+}
+
+const std::string& machine_model_doc() {
+  static const std::string text = [] {
+    std::ifstream in(hwbvh::test::source_dir() / "docs" / "machine-model.md");
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }();
+  return text;
+}
+
+void expect_quoted(const std::string& figure) {
+  EXPECT_NE(machine_model_doc().find(figure), std::string::npos) << "docs/machine-model.md should quote: " << figure;
+}
+
+TEST(MachineModel, DynamicAllocationRaisesActiveWavesWhenShadingIsThePeak) {
+  const Sequences& s = scene_sequences();
+  ASSERT_EQ(s.size(), 4096u);
+  const MachineResult st = run_machine_model(load_machine_preset("rdna4"), s);
+  const MachineResult d16 = run_machine_model(load_machine_preset("rdna4-dvgpr16"), s);
+  const MachineResult d32 = run_machine_model(load_machine_preset("rdna4-dvgpr32"), s);
+  for (const MachineResult* r : {&st, &d16, &d32}) {
+    EXPECT_EQ(r->status, MachineStatus::Completed) << r->message;
+    EXPECT_EQ(r->rays_completed, 4096u);
+    EXPECT_EQ(r->box_tests, st.box_tests);  // the same work, scheduled differently
+  }
+  EXPECT_EQ(st.wave_limit_per_simd, 10u);
+  EXPECT_LE(st.peak_active_waves_per_simd, 10u);
+  EXPECT_GT(d16.average_active_waves_per_simd, st.average_active_waves_per_simd);
+  EXPECT_GT(d32.average_active_waves_per_simd, st.average_active_waves_per_simd);
+  EXPECT_GT(d16.peak_active_waves_per_simd, 10u);
+
+  expect_quoted(doc_table_row("`rdna4` (static, 10 waves)", st));
+  expect_quoted(doc_table_row("`rdna4-dvgpr16`", d16));
+  expect_quoted(doc_table_row("`rdna4-dvgpr32`", d32));
+  const double fewer = 100.0 * (1.0 - static_cast<double>(d16.cycles) / static_cast<double>(st.cycles));
+  expect_quoted("about " + std::to_string(std::lround(fewer)) + " % fewer cycles (" +
+                std::to_string(d16.waves_waited_on_vgprs) + " and " + std::to_string(d32.waves_waited_on_vgprs) +
+                " waves waited");
+}
+
+TEST(MachineModel, InOrderReturnsDifferFromOutOfOrder) {
+  const Sequences& s = scene_sequences();
+  const MachineResult ooo = run_machine_model(load_machine_preset("rdna4"), s);
+  const MachineResult in_order =
+      run_machine_model(preset("rdna4", R"("memory": {"in_order_returns": true})"), s);
+  const MachineResult r3 = run_machine_model(load_machine_preset("rdna3"), s);
+  EXPECT_NE(in_order.cycles, ooo.cycles);
+  EXPECT_GT(in_order.mean_node_fetch_latency, ooo.mean_node_fetch_latency);
+  EXPECT_GT(r3.cycles, ooo.cycles);
+
+  expect_quoted(doc_table_row("`rdna4`, in-order returns", in_order));
+  expect_quoted(doc_table_row("`rdna3`", r3));
+  char more[128];
+  std::snprintf(more, sizeof more, "%.1f %% more cycles",
+                100.0 * (static_cast<double>(in_order.cycles) / static_cast<double>(ooo.cycles) - 1.0));
+  expect_quoted(more);
+  expect_quoted("latency " + std::to_string(std::lround(in_order.mean_node_fetch_latency)) + " instead of " +
+                std::to_string(std::lround(ooo.mean_node_fetch_latency)) + " cycles");
+}
+
+}  // namespace
+}  // namespace hwbvh::emu

@@ -1,0 +1,180 @@
+// Machine presets: the built-in ones, user files with a base, and the errors a bad file gets.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include <nlohmann/json.hpp>
+
+#include "blob/scratch_dir.h"
+#include "fixtures/paths.h"
+#include "hwbvh/core/error.h"
+#include "hwbvh/emu/machine/config.h"
+
+namespace hwbvh::emu {
+namespace {
+
+// The message of the BadInput error `f` throws, or a failure.
+template <class F>
+std::string bad_input(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    return e.what();
+  }
+  ADD_FAILURE() << "no error";
+  return {};
+}
+
+std::string write(const test::ScratchDir& dir, const std::string& name, const std::string& text) {
+  const auto path = dir / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+TEST(MachinePreset, BuiltinPresets) {
+  EXPECT_EQ(builtin_machine_presets(),
+            (std::vector<std::string>{"rdna3", "rdna4", "rdna4-dvgpr16", "rdna4-dvgpr32"}));
+
+  const MachineConfig r4 = load_machine_preset("rdna4");
+  EXPECT_EQ(r4.name, "rdna4");
+  EXPECT_EQ(r4.compute_unit.simds, 2u);
+  EXPECT_EQ(r4.compute_unit.wave_slots, 16u);
+  EXPECT_EQ(r4.compute_unit.vgprs_per_lane, 1536u);
+  EXPECT_EQ(r4.ray_accelerator.box_tests_per_clock, 8u);
+  EXPECT_EQ(r4.ray_accelerator.triangle_tests_per_clock, 2u);
+  EXPECT_EQ(r4.vgpr.mode, VgprAllocation::Static);
+  EXPECT_EQ(r4.vgpr.static_granule, 24u);
+  EXPECT_FALSE(r4.memory.in_order_returns);
+  ASSERT_EQ(r4.kernel.phases.size(), 3u);
+  EXPECT_TRUE(r4.kernel.phases[1].traversal);
+  EXPECT_EQ(r4.kernel.peak_vgprs(), 128u);  // the shading phase
+
+  const MachineConfig d16 = load_machine_preset("rdna4-dvgpr16");
+  EXPECT_EQ(d16.vgpr.mode, VgprAllocation::Dynamic);
+  EXPECT_EQ(d16.vgpr.block_vgprs, 16u);
+  EXPECT_EQ(d16.vgpr.max_blocks, 8u);
+  EXPECT_TRUE(d16.vgpr.deadlock_avoidance);
+  EXPECT_EQ(d16.kernel.phases.size(), 3u);  // inherited from rdna4
+  EXPECT_EQ(load_machine_preset("rdna4-dvgpr32").vgpr.block_vgprs, 32u);
+
+  const MachineConfig r3 = load_machine_preset("rdna3");
+  EXPECT_EQ(r3.ray_accelerator.box_tests_per_clock, 4u);
+  EXPECT_EQ(r3.ray_accelerator.triangle_tests_per_clock, 1u);
+  EXPECT_TRUE(r3.memory.in_order_returns);
+  EXPECT_EQ(r3.vgpr.mode, VgprAllocation::Static);
+}
+
+// Every value in the preset files is documented with its unit and source (docs/machine-model.md).
+TEST(MachinePreset, PresetFilesDocumentEveryValue) {
+  const auto dir = test::source_dir() / "presets";
+  int files = 0;
+  std::function<void(const nlohmann::json&, const std::string&)> check = [&](const nlohmann::json& j,
+                                                                             const std::string& at) {
+    if (j.is_object() && j.contains("value")) {
+      EXPECT_TRUE(j.contains("unit") && j["unit"].is_string() && !j["unit"].get<std::string>().empty()) << at;
+      EXPECT_TRUE(j.contains("source") && j["source"].is_string() && !j["source"].get<std::string>().empty())
+          << at;
+    } else if (j.is_object()) {
+      for (auto it = j.begin(); it != j.end(); ++it) {
+        if (it.key() != "description" && it.key() != "base" && it.key() != "name") check(*it, at + "." + it.key());
+      }
+    } else if (j.is_array()) {
+      for (size_t i = 0; i < j.size(); ++i) check(j[i], at + "[" + std::to_string(i) + "]");
+    } else if (!j.is_boolean() || at.find("phases") == std::string::npos) {
+      ADD_FAILURE() << at << " is not documented";  // only a phase's "traversal" flag may stay plain
+    }
+  };
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() != ".json") continue;
+    ++files;
+    std::ifstream in(e.path());
+    check(nlohmann::json::parse(in), e.path().filename().string());
+    // The file on disk loads like the built-in copy of it.
+    const MachineConfig from_file = load_machine_preset(e.path().string());
+    const MachineConfig builtin = load_machine_preset(e.path().stem().string());
+    EXPECT_EQ(from_file.description, builtin.description);
+    EXPECT_EQ(from_file.vgpr.block_vgprs, builtin.vgpr.block_vgprs);
+  }
+  EXPECT_EQ(files, 4);
+}
+
+TEST(MachinePreset, UserFileWithBaseAndPlainValues) {
+  const test::ScratchDir dir("machine-preset");
+  const std::string path = write(dir, "mine.json", R"({
+    // comments are allowed
+    "base": "rdna4-dvgpr32",
+    "description": "mine",
+    "compute_unit": {"simds": 1},
+    "memory": {"hit_latency": {"value": 30, "unit": "cycles", "source": "me"}},
+    "kernel": {"phases": [{"name": "t", "vgprs": 64, "traversal": true}]}
+  })");
+  const MachineConfig c = load_machine_preset(path);
+  EXPECT_EQ(c.name, path);
+  EXPECT_EQ(c.description, "mine");
+  EXPECT_EQ(c.compute_unit.simds, 1u);
+  EXPECT_EQ(c.compute_unit.wave_slots, 16u);  // from the base
+  EXPECT_EQ(c.memory.hit_latency, 30u);
+  EXPECT_EQ(c.vgpr.block_vgprs, 32u);
+  ASSERT_EQ(c.kernel.phases.size(), 1u);  // the list replaces the base's
+  EXPECT_EQ(c.kernel.phases[0].alu_cycles, 0u);
+  EXPECT_EQ(c.kernel.loop_alu_cycles, 12u);
+}
+
+TEST(MachinePreset, ErrorsNameTheFileAndTheKey) {
+  const test::ScratchDir dir("machine-preset-errors");
+  const auto load = [&](const std::string& name, const std::string& text) {
+    const std::string path = write(dir, name, text);
+    return bad_input([&] { (void)load_machine_preset(path); });
+  };
+  std::string m = load("typo.json", R"({"base": "rdna4", "memory": {"hit_latncy": 3}})");
+  EXPECT_NE(m.find("typo.json"), std::string::npos) << m;
+  EXPECT_NE(m.find("memory.hit_latncy"), std::string::npos) << m;
+
+  m = load("type.json", R"({"base": "rdna4", "lds": {"latency": "fast"}})");
+  EXPECT_NE(m.find("lds.latency"), std::string::npos) << m;
+  m = load("negative.json", R"({"base": "rdna4", "lds": {"latency": -1}})");
+  EXPECT_NE(m.find("lds.latency"), std::string::npos) << m;
+  m = load("fraction.json", R"({"base": "rdna4", "lds": {"latency": 1.5}})");
+  EXPECT_NE(m.find("lds.latency"), std::string::npos) << m;
+  m = load("doc.json", R"({"base": "rdna4", "lds": {"latency": {"value": 3, "units": "c"}}})");
+  EXPECT_NE(m.find("lds.latency.units"), std::string::npos) << m;
+  m = load("missing.json", R"({"description": "no base", "compute_unit": {}})");
+  EXPECT_NE(m.find("compute_unit.simds"), std::string::npos) << m;
+  m = load("mode.json", R"({"base": "rdna4", "vgpr_allocation": {"mode": "elastic"}})");
+  EXPECT_NE(m.find("vgpr_allocation.mode"), std::string::npos) << m;
+  m = load("phase.json", R"({"base": "rdna4", "kernel": {"phases": [{"name": "x", "vgprs": 8, "colour": 1}]}})");
+  EXPECT_NE(m.find("kernel.phases[0].colour"), std::string::npos) << m;
+  m = load("base.json", R"({"base": "rdna9"})");
+  EXPECT_NE(m.find("rdna9"), std::string::npos) << m;
+  EXPECT_NE(m.find("rdna4-dvgpr16"), std::string::npos) << m;  // lists the built-ins
+  m = load("broken.json", R"({"base": "rdna4",)");
+  EXPECT_NE(m.find("broken.json"), std::string::npos) << m;
+  EXPECT_NE(m.find("malformed JSON"), std::string::npos) << m;
+  m = load("twice.json", R"({"base": "rdna4", "lds": {"latency": 3}, "lds": {"busy_cycles": 3}})");
+  EXPECT_NE(m.find("'lds' appears twice"), std::string::npos) << m;
+  m = load("array.json", "[1, 2]");
+  EXPECT_NE(m.find("array.json"), std::string::npos) << m;
+
+  // Values that parse but cannot run.
+  m = load("limit.json", R"({"base": "rdna4-dvgpr16", "vgpr_allocation": {"dynamic_wave_limit": 17}})");
+  EXPECT_NE(m.find("vgpr_allocation.dynamic_wave_limit"), std::string::npos) << m;
+  m = load("big.json", R"({"base": "rdna4-dvgpr16", "kernel": {"phases": [
+      {"name": "t", "vgprs": 64, "traversal": true}, {"name": "s", "vgprs": 200}]}})");
+  EXPECT_NE(m.find("kernel.phases[s].vgprs"), std::string::npos) << m;  // 13 blocks of 16 > 8
+  m = load("two.json", R"({"base": "rdna4", "kernel": {"phases": [{"name": "s", "vgprs": 8}]}})");
+  EXPECT_NE(m.find("traversal"), std::string::npos) << m;
+  m = load("line.json", R"({"base": "rdna4", "memory": {"line_bytes": 100}})");
+  EXPECT_NE(m.find("memory.line_bytes"), std::string::npos) << m;
+
+  m = bad_input([] { (void)load_machine_preset("no-such-preset"); });
+  EXPECT_NE(m.find("no-such-preset"), std::string::npos) << m;
+  EXPECT_NE(m.find("rdna4"), std::string::npos) << m;
+  m = bad_input([&] { (void)load_machine_preset(dir.path().string()); });  // a directory is not a preset
+  EXPECT_NE(m.find(dir.path().string()), std::string::npos) << m;
+}
+
+}  // namespace
+}  // namespace hwbvh::emu
