@@ -28,9 +28,11 @@ for t in "${targets[@]}"; do
   seeds=("$root/fuzz/corpus/$t")
   [[ -d $root/fuzz/regressions/$t ]] && seeds=("$root/fuzz/regressions/$t" "${seeds[@]}")
   mkdir -p "$build/long/$t"
+  dict=()
+  [[ -f $root/fuzz/$t.dict ]] && dict=(-dict="$root/fuzz/$t.dict")
   start=$(date +%s)
   "$build/fuzz_$t" "${stop[@]}" -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
-    -artifact_prefix="$build/artifacts/$t-" "$build/long/$t" "${seeds[@]}" >"$build/long/$t.log" 2>&1
+    -artifact_prefix="$build/artifacts/$t-" "${dict[@]}" "$build/long/$t" "${seeds[@]}" >"$build/long/$t.log" 2>&1
   rc=$?
   runs=$(awk '/stat::number_of_executed_units/ {print $2}' "$build/long/$t.log")
   echo "$(date -u +%FT%TZ) $t executions=${runs:-?} seconds=$(($(date +%s) - start)) exit=$rc" | tee -a "$build/long/summary.txt"

@@ -135,6 +135,19 @@ void write_handmade(Corpus& corpus) {
                "f 1//1 3//1 4//1\nl 1 2\np 3\ng\nf 1 2 3 4\n");
   corpus.write("obj", "degenerate.obj", "v 0 0 0\nv 1 0 0\nv 2 0 0\nf 1 2 3\nf 1 1 2\nv 0 1 0\nf 1 2 4\n");
   corpus.write("obj", "crlf-tabs.obj", "v\t0 0 0\r\nv 1 0 0\r\nv 0 1 0\r\nf 1 2 3\r\n");
+  // What real exporters write (obj_input_test.cpp): comments after data, continuations, empty and Latin-1 names,
+  // skipped statements, indices out of range that are only warnings, concave and degenerate polygons, a final
+  // Ctrl-Z; and coordinates near the float limit.
+  corpus.write("obj", "exporters.obj",
+               "# exporter\nmtllib exporters.mtl\nv 0 0 0 # origin\nv 4 0 0\nv 4 4 \\\n 0\nv 2 1 0\nv 0 4 0\n"
+               "vt 0 0\nvn 0 0 1\nvw 1 0.5\ng caf\xE9\nusemtl\nf 2 3 4 5 1\nusemtl cr\xE8me\n"
+               "f 1/1/1 2/9/1 3/1/7\nt crease 2/1 1 2\ncstype bspline\ndeg 3\ncurv 0 1 1 2\nf 1 1 1 1 1\n\x1A");
+  corpus.write("obj", "huge.obj",
+               "v 2e19 0 0\nv 0 2e19 0\nv 0 0 2e19\nv 0 0 0\nv 1 0 0\nv 0 1 0\nv 3e38 -3e38 0\nf 1 2 3\nf 4 5 6\n"
+               "f 7 5 6\n");
+  corpus.write("mtl", "exporters.mtl",
+               "newmtl\nKd 0 1 0\nnewmtl cr\xE8me # Latin-1\nKd xyz 0.9505 1 1.089\nnewmtl spectral\n"
+               "Kd spectral grey.rfl 0.5\nmap_d missing.png\n");
   corpus.write("mtl", "full.mtl",
                "newmtl red\nKd 0.8 0.1 0.1\nKa 0 0 0\nNs 10\nd 1\nTr 0\nillum 2\nmap_Kd red.png\n"
                "newmtl leaf\nKd 0.2 0.6 0.2\nmap_d textures\\leaf mask.png\nnewmtl\nnewmtl plain\n");

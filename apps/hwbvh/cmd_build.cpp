@@ -60,11 +60,14 @@ int run_build(const BuildArgs& a) {
   options.encode.threads = a.threads;
 
   pipeline::BuildReport report;
+  Warnings warnings;
   {
     Progress progress("hwbvh build", !a.quiet);
-    report = pipeline::build_file(a.scene, a.output, options,
-                                  [&](pipeline::Phase p) { progress.phase(pipeline::phase_name(p)); });
+    report = pipeline::build_file(
+        a.scene, a.output, options, [&](pipeline::Phase p) { progress.phase(pipeline::phase_name(p)); },
+        warnings.collector());
   }
+  warnings.print(a.quiet);
   if (a.json) {
     Json j = report_json(report);
     j["output"] = a.output;
@@ -121,7 +124,7 @@ Command add_build_command(CLI::App& app) {
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();
   sub->add_flag("--json", args->json, "print the report as one JSON object");
-  sub->add_flag("--quiet", args->quiet, "no progress indicator");
+  sub->add_flag("--quiet", args->quiet, "no progress indicator and no warnings");
   return {sub, [args] { return run_build(*args); }};
 }
 

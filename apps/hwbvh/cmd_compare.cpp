@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "hwbvh/emu/machine/config.h"
 #include "hwbvh/stats/compare.h"
+#include "output.h"
 #include "progress.h"
 
 namespace hwbvh::cli {
@@ -47,13 +48,15 @@ int run_compare(const CompareArgs& a) {
   if (!a.machine.empty()) o.machine = emu::load_machine_preset(a.machine);
   o.threads = a.threads;
   stats::CompareReport report;
+  Warnings warnings;
   {
     Progress progress("hwbvh compare", !a.quiet);
     progress.phase("loading");
-    const Scene scene = load_obj(a.scene);
+    const Scene scene = load_obj(a.scene, warnings.collector());
     progress.phase("building and tracing");
     report = stats::compare_targets(scene, o);
   }
+  warnings.print(a.quiet);
   const std::string text = a.json ? stats::compare_to_json(report) + "\n" : stats::compare_to_text(report);
   std::fputs(text.c_str(), stdout);
   return 0;
@@ -76,7 +79,7 @@ Command add_compare_command(CLI::App& app) {
   sub->add_option("--machine", args->machine, "also run the machine model (preset name or JSON file)");
   sub->add_option("--threads", args->threads, "worker threads; 0 = all")->check(CLI::Range(0, 4096))->capture_default_str();
   sub->add_flag("--json", args->json, "print one JSON document");
-  sub->add_flag("--quiet", args->quiet, "no progress indicator");
+  sub->add_flag("--quiet", args->quiet, "no progress indicator and no warnings");
   return {sub, [args] { return run_compare(*args); }};
 }
 

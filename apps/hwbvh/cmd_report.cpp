@@ -12,6 +12,7 @@
 #include "hwbvh/emu/machine/config.h"
 #include "hwbvh/render/render.h"
 #include "hwbvh/stats/report.h"
+#include "output.h"
 #include "progress.h"
 
 namespace hwbvh::cli {
@@ -61,6 +62,8 @@ int run_report(const ReportArgs& a) {
   if (!a.machine.empty()) o.machine = emu::load_machine_preset(a.machine);
   o.compare = a.compare;
   o.threads = a.threads;
+  Warnings warnings;
+  o.warn = warnings.collector();
 
   stats::Report report;
   {
@@ -69,6 +72,7 @@ int run_report(const ReportArgs& a) {
     report =
         stats::make_report(inputs, o, [&](const std::filesystem::path& p) { progress.phase(p.filename().string()); });
   }
+  warnings.print(a.quiet);
   stats::write_report(a.output, stats::report_to_html(report));
   std::printf("wrote %s (%zu %s)\n", a.output.c_str(), report.scenes.size(),
               report.scenes.size() == 1 ? "input" : "inputs");
@@ -115,7 +119,7 @@ Command add_report_command(CLI::App& app) {
   sub->add_option("--threads", args->threads, "worker threads; 0 = all (the report is identical at any count)")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();
-  sub->add_flag("--quiet", args->quiet, "no progress indicator");
+  sub->add_flag("--quiet", args->quiet, "no progress indicator and no warnings");
   return {sub, [args] { return run_report(*args); }};
 }
 

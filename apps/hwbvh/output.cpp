@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include <cstdio>
+
 #include <fmt/format.h>
 
 #include "hwbvh/core/error.h"
@@ -21,6 +23,11 @@ void Table::print() const {
     }
   }
   fmt::print("{}", out);
+}
+
+void Warnings::print(bool quiet) const {
+  if (quiet) return;
+  for (const std::string& line : lines_) fmt::print(stderr, "hwbvh: warning: {}\n", line);
 }
 
 void add_report_rows(Table& t, const pipeline::BuildReport& r) {

@@ -33,6 +33,19 @@ Json report_json(const pipeline::BuildReport& report);
 /// Prints `json` to stdout, indented, followed by a newline.
 void print_json(const Json& json);
 
+/// Loader warnings, collected while a progress line may be showing and printed on stderr once the work is done
+/// ("hwbvh: warning: ..."), unless --quiet.
+class Warnings {
+ public:
+  [[nodiscard]] WarningFn collector() {
+    return [this](const std::string& warning) { lines_.push_back(warning); };
+  }
+  void print(bool quiet) const;
+
+ private:
+  std::vector<std::string> lines_;
+};
+
 /// "0x" + lowercase hex.
 std::string hex(uint64_t value);
 

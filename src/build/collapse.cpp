@@ -37,7 +37,8 @@ class Collapser {
  public:
   Collapser(const Scene& scene, const BinaryBvh& binary, const BuildOptions& options)
       : scene_(scene), binary_(binary), options_(options), pairing_(scene, options.pair_leftovers, options.pair_fits), dp_(binary.nodes.size()) {
-    const float root_area = binary.nodes[0].bounds.surface_area();
+    range_scale_ = range_scale(binary.nodes[0].bounds);
+    const float root_area = binary.nodes[0].bounds.surface_area(range_scale_);
     area_scale_ = root_area > 0.0f ? 1.0f / root_area : 1.0f;
   }
 
@@ -79,7 +80,7 @@ class Collapser {
 
   void evaluate(uint32_t n, Scratch& scratch) {
     const BinaryBvh::Node& node = binary_.nodes[n];
-    const float area = node.bounds.surface_area() * area_scale_;
+    const float area = node.bounds.surface_area(range_scale_) * area_scale_;
     Entry<Width>& e = dp_[n];
     if (node.is_leaf()) {
       // One reference (the Embree adapter's leaf size): always a valid leaf, whatever i.
@@ -217,7 +218,8 @@ class Collapser {
   const BuildOptions& options_;
   TrianglePairing pairing_;
   std::vector<Entry<Width>> dp_;
-  float area_scale_ = 1.0f;
+  float range_scale_ = 1.0f;  ///< keeps the areas of huge scenes finite (range_scale)
+  float area_scale_ = 1.0f;   ///< areas relative to the root's
 };
 
 }  // namespace

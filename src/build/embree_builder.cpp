@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +31,9 @@ struct Callbacks {
   /// Spatial splits only: each triangle's three vertices side by side (by scene triangle index), so that the
   /// splitter, which Embree calls millions of times, touches one or two cache lines instead of up to four.
   std::vector<std::array<Vec3, 3>> corners;
+  /// Embree works on boxes scaled by this power of two (range_scale): its SAH takes extents, areas and
+  /// centroid sums in float, which overflow for coordinates near the float limit. 1 for all but huge scenes.
+  float scale = 1.0f;
   std::string error;  ///< first Embree error message, reported after rtcBuildBVH returns
 };
 
@@ -60,20 +65,42 @@ void* create_leaf(RTCThreadLocalAllocator alloc, const RTCBuildPrimitive* prims,
   return node;
 }
 
+// x * scale rounded towards -inf or +inf, so that a scaled box still holds the original once scaled back
+// (x * scale is exact in double, and only values that become subnormal in float are rounded).
+float scale_outward(float x, float scale, float direction) {
+  const double exact = static_cast<double>(x) * scale;
+  const auto rounded = static_cast<float>(exact);
+  return (direction < 0 ? rounded > exact : rounded < exact) ? std::nextafter(rounded, direction) : rounded;
+}
+
+// Writes `box`, scaled outward, into the coordinates of `out` (Embree keeps its own ids in the padding words).
+template <typename Bounds>
+void set_scaled_bounds(Bounds& out, const Aabb& box, float scale) {
+  constexpr float kDown = -std::numeric_limits<float>::infinity();
+  constexpr float kUp = std::numeric_limits<float>::infinity();
+  out.lower_x = scale_outward(box.min.x, scale, kDown);
+  out.lower_y = scale_outward(box.min.y, scale, kDown);
+  out.lower_z = scale_outward(box.min.z, scale, kDown);
+  out.upper_x = scale_outward(box.max.x, scale, kUp);
+  out.upper_y = scale_outward(box.max.y, scale, kUp);
+  out.upper_z = scale_outward(box.max.z, scale, kUp);
+}
+
+// A box Embree holds, in scene coordinates (exact: scaling back by a power of two of at least 1).
+template <typename Bounds>
+Aabb scene_bounds(const Bounds& b, float scale) {
+  return {Vec3(b.lower_x, b.lower_y, b.lower_z) / scale, Vec3(b.upper_x, b.upper_y, b.upper_z) / scale};
+}
+
+// The triangle is split in scene coordinates, where its corners are exact.
 void split_primitive(const RTCBuildPrimitive* prim, unsigned int dim, float position, RTCBounds* left,
                      RTCBounds* right, void* user) {
-  const std::array<Vec3, 3>& v = static_cast<const Callbacks*>(user)->corners[prim->primID];
-  const Aabb box{{prim->lower_x, prim->lower_y, prim->lower_z}, {prim->upper_x, prim->upper_y, prim->upper_z}};
-  const SplitBoxes halves = split_triangle(v[0], v[1], v[2], box, static_cast<int>(dim), position);
-  // Only the coordinates are written: Embree keeps its own ids in the padding words.
-  for (auto [out, half] : {std::pair{left, &halves.left}, std::pair{right, &halves.right}}) {
-    out->lower_x = half->min.x;
-    out->lower_y = half->min.y;
-    out->lower_z = half->min.z;
-    out->upper_x = half->max.x;
-    out->upper_y = half->max.y;
-    out->upper_z = half->max.z;
-  }
+  const auto* callbacks = static_cast<const Callbacks*>(user);
+  const std::array<Vec3, 3>& v = callbacks->corners[prim->primID];
+  const SplitBoxes halves = split_triangle(v[0], v[1], v[2], scene_bounds(*prim, callbacks->scale),
+                                           static_cast<int>(dim), position / callbacks->scale);
+  set_scaled_bounds(*left, halves.left, callbacks->scale);
+  set_scaled_bounds(*right, halves.right, callbacks->scale);
 }
 
 void on_error(void* user, RTCError, const char* message) {
@@ -119,7 +146,7 @@ class EmbreeSession {
 
 // Numbers Embree's nodes in depth-first preorder (left first) and copies the references in leaf order, which
 // makes the result independent of the order in which Embree's threads created the nodes.
-BinaryBvh flatten(const EmbreeNode* root, std::size_t references) {
+BinaryBvh flatten(const EmbreeNode* root, std::size_t references, float scale) {
   BinaryBvh out;
   out.nodes.reserve(2 * references);  // one reference per leaf, plus splits: avoids regrowing large arrays
   out.refs.reserve(references);
@@ -137,9 +164,7 @@ BinaryBvh flatten(const EmbreeNode* root, std::size_t references) {
     if (node->prim_count > 0) {
       flat.ref_count = node->prim_count;
       for (uint32_t i = 0; i < node->prim_count; ++i) {
-        const RTCBuildPrimitive& prim = node->prims[i];
-        out.refs.push_back({{{prim.lower_x, prim.lower_y, prim.lower_z}, {prim.upper_x, prim.upper_y, prim.upper_z}},
-                            prim.primID});
+        out.refs.push_back({scene_bounds(node->prims[i], scale), node->prims[i].primID});
       }
       continue;
     }
@@ -172,12 +197,20 @@ BinaryBvh build_binary_bvh(const Scene& scene, std::span<const uint32_t> triangl
   const bool spatial = options.quality == BuildQuality::High;
   Callbacks callbacks;
   if (spatial) callbacks.corners.resize(scene.triangles.size());
-  std::vector<RTCBuildPrimitive> prims(triangles.size());
+  std::vector<Aabb> boxes(triangles.size());
+  Aabb all;
   for (size_t i = 0; i < triangles.size(); ++i) {
     const uint32_t tri = triangles[i];
-    const Aabb box = triangle_bounds(scene.vertex(tri, 0), scene.vertex(tri, 1), scene.vertex(tri, 2));
-    prims[i] = {box.min.x, box.min.y, box.min.z, 0, box.max.x, box.max.y, box.max.z, tri};
+    boxes[i] = triangle_bounds(scene.vertex(tri, 0), scene.vertex(tri, 1), scene.vertex(tri, 2));
+    all.grow(boxes[i]);
     if (spatial) callbacks.corners[tri] = {scene.vertex(tri, 0), scene.vertex(tri, 1), scene.vertex(tri, 2)};
+  }
+  callbacks.scale = range_scale(all);
+  std::vector<RTCBuildPrimitive> prims(triangles.size());
+  for (size_t i = 0; i < triangles.size(); ++i) {
+    set_scaled_bounds(prims[i], boxes[i], callbacks.scale);
+    prims[i].geomID = 0;
+    prims[i].primID = triangles[i];
   }
   // Spatial splits append references to the array; Embree needs spare capacity beyond primitiveCount.
   prims.resize(spatial ? 2 * triangles.size() : triangles.size());
@@ -220,7 +253,7 @@ BinaryBvh build_binary_bvh(const Scene& scene, std::span<const uint32_t> triangl
     throw Error(ErrorKind::Runtime, scene.source,
                 "Embree BVH build failed: " + (callbacks.error.empty() ? "no root" : callbacks.error));
   }
-  return flatten(root, triangles.size());
+  return flatten(root, triangles.size(), callbacks.scale);
 }
 
 }  // namespace hwbvh::build

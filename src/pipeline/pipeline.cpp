@@ -323,10 +323,10 @@ BuildBlobResult build_blob(const Scene& scene, const BuildBlobOptions& options, 
 }
 
 BuildReport build_file(const std::filesystem::path& scene_path, const std::filesystem::path& output,
-                       const BuildBlobOptions& options, const ProgressFn& progress) {
+                       const BuildBlobOptions& options, const ProgressFn& progress, const WarningFn& warn) {
   notify(progress, Phase::Loading);
   const auto load_start = Clock::now();
-  const Scene scene = load_obj(scene_path);
+  const Scene scene = load_obj(scene_path, warn);
   const double load_seconds = seconds_since(load_start);
 
   BuildBlobResult result = build_blob(scene, options, progress);

@@ -63,9 +63,18 @@ int64_t leading_exponent(std::string_view int_digits, std::string_view frac_digi
   return exponent - static_cast<int64_t>(frac_start) - 1;
 }
 
+// Whether the last character that is not a space or tab is a backslash: the line continues on the next.
+bool continued(std::string_view line) {
+  if (line.empty() || (line.back() != '\\' && line.back() != ' ' && line.back() != '\t')) return false;  // most lines
+  std::size_t end = line.size();
+  while (end > 0 && (line[end - 1] == ' ' || line[end - 1] == '\t')) --end;
+  return end > 0 && line[end - 1] == '\\';
+}
+
 }  // namespace
 
 void require_text(std::string_view text, const std::string& file) {
+  if (text.ends_with('\x1A')) text.remove_suffix(1);  // a DOS end-of-file byte
   std::size_t invalid_utf8 = 0;
   for (std::size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
@@ -86,19 +95,51 @@ void require_text(std::string_view text, const std::string& file) {
   if (invalid_utf8 * 16 > text.size()) throw_bad_input(file, "mostly invalid UTF-8: binary data, not a text file");
 }
 
-LineScanner::LineScanner(std::string_view text) : rest_(without_bom(text)) {}
+LineScanner::LineScanner(std::string_view text) : rest_(without_bom(text)) {
+  if (rest_.ends_with('\x1A')) rest_.remove_suffix(1);
+}
 
-// Plain loops below rather than find_first_of: with a character set, that calls memchr once per character.
-bool LineScanner::next(std::string_view& line) {
-  if (rest_.empty()) return false;
+// Plain loops below rather than find_first_of: with a character set, that calls memchr once per character. A '#'
+// stops the scan only to be looked at: most lines have none, and then cost what they did before comments counted.
+inline std::string_view LineScanner::next_physical() {
   std::size_t end = 0;
-  while (end < rest_.size() && rest_[end] != '\n' && rest_[end] != '\r') ++end;
-  line = rest_.substr(0, end);
+  std::size_t comment = std::string_view::npos;
+  while (true) {
+    while (end < rest_.size() && rest_[end] != '\n' && rest_[end] != '\r' && rest_[end] != '#') ++end;
+    if (end == rest_.size() || rest_[end] != '#') break;
+    if (end == 0 || rest_[end - 1] == ' ' || rest_[end - 1] == '\t') {
+      comment = end;
+      while (end < rest_.size() && rest_[end] != '\n' && rest_[end] != '\r') ++end;
+      break;
+    }
+    ++end;
+  }
+  const std::string_view line = rest_.substr(0, std::min(end, comment));
   std::size_t skip = end;
   if (skip < rest_.size()) skip += rest_.compare(skip, 2, "\r\n") == 0 ? 2 : 1;
   rest_.remove_prefix(skip);
-  ++line_number_;
+  ++physical_lines_;
+  return line;
+}
+
+bool LineScanner::next(std::string_view& line) {
+  if (rest_.empty()) return false;
+  line = next_physical();
+  line_number_ = physical_lines_;
+  if (continued(line)) line = join_continued(line);
   return true;
+}
+
+// Continued lines are rare: only they are copied.
+std::string_view LineScanner::join_continued(std::string_view line) {
+  joined_.clear();
+  do {
+    const std::string_view part = trim(line);
+    joined_.append(part.substr(0, part.size() - 1)).push_back(' ');
+    line = rest_.empty() ? std::string_view{} : next_physical();
+  } while (continued(line));
+  joined_.append(line);
+  return joined_;
 }
 
 void split_tokens(std::string_view line, std::vector<std::string_view>& tokens) {
@@ -178,6 +219,22 @@ bool parse_integer(std::string_view token, int64_t& value) {
   if (digits.empty() || !(is_digit(digits[0]) || (digits[0] == '-' && skip == 0))) return false;
   const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
   return error == std::errc{} && end == digits.data() + digits.size();
+}
+
+std::string valid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t length = static_cast<unsigned char>(text[i]) < 0x80 ? 1 : utf8_length(text, i);
+    if (length == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(text.substr(i, length));
+      i += length;
+    }
+  }
+  return out;
 }
 
 std::string quote(std::string_view token) {

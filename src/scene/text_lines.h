@@ -12,23 +12,30 @@
 namespace hwbvh::scene {
 
 /// Throws BadInput naming `file` when `text` is not a text file: a NUL or other control byte (tab, CR and LF
-/// excepted), or mostly invalid UTF-8 (more than 1 byte in 16). Occasional non-UTF-8 bytes, e.g. Latin-1 names in
-/// comments, are accepted.
+/// excepted, and a DOS end-of-file byte, Ctrl-Z, as the very last byte), or mostly invalid UTF-8 (more than 1 byte
+/// in 16). Occasional non-UTF-8 bytes, e.g. Latin-1 names, are accepted (see valid_utf8).
 void require_text(std::string_view text, const std::string& file);
 
-/// Splits text into lines the way OBJ tools do: "\n", "\r\n" and a lone "\r" each end a line. A UTF-8 byte-order
-/// mark at the start is skipped.
+/// Splits text into statements the way OBJ tools do: "\n", "\r\n" and a lone "\r" each end a line; a `#` at the
+/// start of a line or after a space or tab starts a comment that runs to the end of the line (a `#` inside a word,
+/// as in `usemtl mat#2`, does not); a line whose last non-blank character is a backslash continues on the next
+/// line. A UTF-8 byte-order mark at the start and a Ctrl-Z at the end are skipped.
 class LineScanner {
  public:
   explicit LineScanner(std::string_view text);
-  /// The next line without its terminator; false after the last line.
+  /// The next statement without comment and terminator (continued lines joined by a space); false at the end.
   bool next(std::string_view& line);
-  /// 1-based number of the line last returned by next().
+  /// 1-based number of the (first) line of the statement last returned by next().
   [[nodiscard]] std::size_t line_number() const { return line_number_; }
 
  private:
+  std::string_view next_physical();                         // the next line, without terminator and comment
+  std::string_view join_continued(std::string_view line);  // `line` and the lines that continue it, in joined_
+
   std::string_view rest_;
   std::size_t line_number_ = 0;
+  std::size_t physical_lines_ = 0;
+  std::string joined_;  // continued lines, only built when there are any
 };
 
 /// Splits `line` at spaces and tabs into `tokens` (cleared first; views into `line`).
@@ -49,6 +56,10 @@ NumberParse parse_float(std::string_view token, float& value);
 
 /// Parses [+-]digits to an int64; false for anything else, including values beyond the int64 range.
 bool parse_integer(std::string_view token, int64_t& value);
+
+/// `text` with every byte that is not part of valid UTF-8 replaced by U+FFFD (the replacement character), so
+/// that names from Latin-1 files can be written to JSON. Valid text is returned unchanged.
+std::string valid_utf8(std::string_view text);
 
 /// A token in single quotes for messages: bytes outside printable ASCII escaped as \xNN, long tokens shortened.
 std::string quote(std::string_view token);

@@ -107,7 +107,7 @@ SceneReport report_scene(const std::filesystem::path& input, const ReportOptions
   std::optional<Scene> scene;
   emu::LoadedBvh bvh;
   if (s.from_obj) {
-    scene = load_obj(input);
+    scene = load_obj(input, options.warn);
     pipeline::BuildBlobOptions build;
     build.build.threads = options.threads;
     build.encode.threads = options.threads;

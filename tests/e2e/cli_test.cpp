@@ -344,5 +344,46 @@ TEST_F(Cli, DumpReportsAHostileNodeSectionWithValidChecksums) {
   EXPECT_THAT(r.out, HasSubstr("problem: child 0 of box node @0x80"));
 }
 
+
+// Loader warnings reach stderr as "hwbvh: warning: ..." lines; --quiet silences them, and they never fail a build.
+TEST_F(Cli, LoaderWarningsGoToStderrUnlessQuiet) {
+  write("skip.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\ncurv 0 1 1 2\ncurv 0 1 1 2\nf 1 2 3\n");
+  const CliRun loud = hwbvh("build " + path("skip.obj") + " -o " + path("skip.hwbvh"));
+  EXPECT_EQ(loud.code, 0) << loud.err;
+  EXPECT_EQ(loud.err, "hwbvh: warning: " + path("skip.obj") +
+                          ": line 4: 'curv' statement skipped: free-form geometry not supported (2 times; the first is "
+                          "shown)\n");
+  const CliRun quiet = hwbvh("build " + path("skip.obj") + " -o " + path("skip.hwbvh") + " --quiet");
+  EXPECT_EQ(quiet.code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err, "");
+  const CliRun compare = hwbvh("compare " + path("skip.obj") + " --quiet");
+  EXPECT_EQ(compare.code, 0) << compare.err;
+  EXPECT_EQ(compare.err, "");
+}
+
+// Latin-1 names (a group in the OBJ, a material in its MTL that no face uses) build, and `info --json` shows them
+// with U+FFFD in place of the bytes that are not UTF-8.
+TEST_F(Cli, Latin1NamesBuildAndShowInInfo) {
+  write("latin1.obj", "mtllib latin1.mtl\ng caf\xE9\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
+  write("latin1.mtl", "newmtl cr\xE8me\nKd 1 1 1\n");
+  const CliRun build = hwbvh("build " + path("latin1.obj") + " -o " + path("latin1.hwbvh"));
+  ASSERT_EQ(build.code, 0) << build.err;
+  const CliRun info = hwbvh("info " + path("latin1.hwbvh") + " --json");
+  ASSERT_EQ(info.code, 0) << info.err;
+  EXPECT_THAT(info.out, HasSubstr("\"caf\xEF\xBF\xBD\""));
+  EXPECT_THAT(info.out, HasSubstr("\"cr\xEF\xBF\xBDme\""));
+}
+
+// Coordinates near the float limit: a blob for the targets that can encode them, exit 2 naming the limit for xe3.
+TEST_F(Cli, HugeCoordinatesBuildOrAreRefusedCleanly) {
+  write("huge.obj", "v 3e38 0 0\nv -3e38 3e38 0\nv 0 0 3e38\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\nf 4 5 6\n");
+  for (const std::string target : {"rtip31", "rtip20"}) {
+    const CliRun r = hwbvh("build " + path("huge.obj") + " -o " + path("huge.hwbvh") + " --target " + target);
+    EXPECT_EQ(r.code, 0) << target << ": " << r.err;
+  }
+  const CliRun xe3 = hwbvh("build " + path("huge.obj") + " -o " + path("huge-xe3.hwbvh") + " --target xe3");
+  expect_bad_input(xe3, path("huge.obj"), "Xe3 8-bit exponent");
+}
+
 }  // namespace
 }  // namespace hwbvh

@@ -31,9 +31,12 @@ struct Aabb {
   [[nodiscard]] Vec3 extent() const { return max - min; }
   [[nodiscard]] Vec3 center() const { return (min + max) * 0.5f; }
   /// Surface area; 0 for an empty box.
-  [[nodiscard]] float surface_area() const {
+  [[nodiscard]] float surface_area() const { return surface_area(1.0f); }
+  /// Surface area of the box scaled by `scale`, a power of two from range_scale(): the extents are taken after
+  /// scaling, so boxes of scenes near the float range still have finite extents and areas.
+  [[nodiscard]] float surface_area(float scale) const {
     if (empty()) return 0.0f;
-    const Vec3 e = extent();
+    const Vec3 e = max * scale - min * scale;
     return 2.0f * (e.x * e.y + e.y * e.z + e.z * e.x);
   }
   [[nodiscard]] bool contains(Vec3 p) const {
@@ -48,6 +51,19 @@ inline Aabb triangle_bounds(Vec3 a, Vec3 b, Vec3 c) {
   box.grow(b);
   box.grow(c);
   return box;
+}
+
+/// Largest coordinate magnitude that box extents, areas and SAH costs can be computed from in float: an
+/// extent is then at most 2^61 and a surface area at most 6 * 2^122, far below the float limit (about 2^128).
+inline constexpr float kMaxSafeCoordinate = 0x1p60f;
+
+/// 1 for a box within +-kMaxSafeCoordinate; otherwise the power of two that scales it into that range. Scaling by
+/// a power of two is exact (but for values that become subnormal), so scaled boxes compare as the originals do.
+inline float range_scale(const Aabb& box) {
+  const float largest = std::max({std::abs(box.min.x), std::abs(box.min.y), std::abs(box.min.z),
+                                  std::abs(box.max.x), std::abs(box.max.y), std::abs(box.max.z)});
+  if (!(largest > kMaxSafeCoordinate) || std::isinf(largest)) return 1.0f;  // an empty box's infinities too
+  return std::ldexp(1.0f, std::ilogb(kMaxSafeCoordinate) - std::ilogb(largest) - 1);
 }
 
 /// A ray with its valid parameter interval [tmin, tmax]. The direction need not be normalised.

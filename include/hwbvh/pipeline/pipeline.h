@@ -119,10 +119,11 @@ const char* order_name(xe3::SubTriangleOrder order);    ///< "bird", "row"
 /// Throws hwbvh::Error from the builder or encoder (e.g. BadInput for a scene without usable triangles).
 BuildBlobResult build_blob(const Scene& scene, const BuildBlobOptions& options, const ProgressFn& progress = {});
 
-/// load_obj(scene_path) + build_blob + blob::write_file(output), with the load and write phases timed.
+/// load_obj(scene_path, warn) + build_blob + blob::write_file(output), with the load and write phases timed.
 /// Nothing is written unless every earlier step succeeded, and a failed write leaves no file.
 BuildReport build_file(const std::filesystem::path& scene_path, const std::filesystem::path& output,
-                       const BuildBlobOptions& options, const ProgressFn& progress = {});
+                       const BuildBlobOptions& options, const ProgressFn& progress = {},
+                       const WarningFn& warn = {});
 
 /// The report as one JSON object (docs/blob-format.md §9); `run` is included only when present.
 std::string report_to_json(const BuildReport& report);

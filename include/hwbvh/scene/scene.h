@@ -4,6 +4,7 @@
 // id is its index inside its geometry (as DXR/Vulkan number them).
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,28 +69,45 @@ struct Scene {
   }
 };
 
+/// Receives the loader's warnings, one line each, naming the file (and the line when there is one); the CLI prints
+/// them on stderr unless --quiet.
+using WarningFn = std::function<void(const std::string&)>;
+
 /// Loads an OBJ file (and its MTL and map_d textures). Throws hwbvh::Error (BadInput) naming the file and the
-/// problem for: missing/unreadable file, binary garbage, malformed lines, face index out of range, NaN or
-/// infinite coordinates, a scene with no triangles, an unreadable alpha texture.
+/// problem for: missing/unreadable file, binary garbage, malformed lines, vertex index out of range, NaN or
+/// infinite coordinates, a scene with no triangles, an unreadable alpha texture of a material that faces use.
+/// What it accepts but cannot use is reported to `warn`, once per kind with the first line and a count.
 ///
 /// Reading rules (the OBJ is checked line by line; messages give the line):
-/// - Polygons are fan-triangulated: (0, k, k+1). Negative indices count back from the last element defined so
-///   far; positive indices may point further down the file. `l`, `p`, `vn`, `vp` are checked, then ignored.
+/// - A `#` at the start of a line or after a blank starts a comment; a line ending in `\` continues on the next;
+///   a Ctrl-Z as the last byte of the file is ignored.
+/// - Triangles and quads are fan-triangulated: (0, k, k+1); so are larger polygons when the fan covers them exactly
+///   (every convex one), other simple ones are ear-clipped, degenerate and self-intersecting ones fanned with a
+///   warning. Negative indices count back from the last element defined so far; positive indices may point
+///   further down the file. `l`, `p`, `vn`, `vp` are checked, then ignored.
+/// - Normal indices out of range are warnings (normals are not used); so are texture coordinate indices out of
+///   range, unless the face's material is alpha-tested (then an error). Such faces get no texture coordinates.
 /// - `g a b` names the geometry "a b"; `o name` takes the rest of the line; a bare `g`/`o`, or faces before any
 ///   group, mean "default". Groups that never get a face make no geometry.
+/// - Group and material names are made valid UTF-8 (bytes that are not, e.g. Latin-1 names, become U+FFFD) so that
+///   the blob and JSON can carry them; groups are still told apart by their original bytes.
 /// - A triangle has texture coordinates only when all three corners give one.
-/// - `usemtl` takes the rest of the line as the material name. Materials come from every `mtllib` in order (the
-///   first definition of a name wins); an MTL file that does not exist is ignored (its materials are unknown and
-///   triangles using them get no material). Only `map_d` makes a material alpha-tested; `d` and `Tr` do not.
-///   Texture names are relative to the MTL's folder and may use backslashes. Materials sharing a map_d file
-///   share one AlphaTexture.
-/// - Accepted but ignored: `s`, `mg`, `lod`, display attributes; rejected: free-form geometry and unknown
-///   statements. In MTL files only `newmtl`, `Kd` and `map_d` are checked; other statements are ignored.
-Scene load_obj(const std::filesystem::path& path);
+/// - `usemtl` takes the rest of the line as the material name, which may be empty (no material, unless an MTL
+///   defines a `newmtl` without a name). Materials come from every `mtllib` in order (the first definition of a
+///   name wins); an MTL file that does not exist is ignored (its materials are unknown and triangles using them
+///   get no material). Only `map_d` makes a material alpha-tested; `d` and `Tr` do not. Texture names are
+///   relative to the MTL's folder and may use backslashes. Materials sharing a map_d file share one AlphaTexture.
+///   A map_d texture that cannot be loaded on a material no face uses is a warning, and that material is not
+///   alpha-tested.
+/// - Accepted but ignored: `s`, `mg`, `lod`, display attributes; skipped with a warning: free-form geometry,
+///   `vw`, `t`, `call`, `csh`; rejected: unknown statements. In MTL files only `newmtl`, `Kd` (also `Kd xyz`,
+///   converted to linear sRGB, and `Kd spectral`, which leaves the default colour) and `map_d` are checked; other
+///   statements are ignored.
+Scene load_obj(const std::filesystem::path& path, const WarningFn& warn = {});
 
 /// Same, from memory (used by the fuzz targets). `name` is used in messages; `base_dir` resolves mtllib and
 /// texture paths (empty: materials are ignored).
 Scene load_obj_from_memory(std::string_view obj_text, const std::string& name,
-                           const std::filesystem::path& base_dir = {});
+                           const std::filesystem::path& base_dir = {}, const WarningFn& warn = {});
 
 }  // namespace hwbvh

@@ -38,6 +38,7 @@ struct ReportOptions {
   std::optional<emu::MachineConfig> machine;  ///< also run the machine model
   bool compare = false;  ///< OBJ inputs: add the compare_targets table (builds every target variant)
   int threads = 0;       ///< 0 = all hardware threads; the report is identical at any count
+  WarningFn warn;        ///< receives the warnings of loading OBJ inputs
 };
 
 /// One embedded image with its caption.

@@ -264,9 +264,10 @@ class ObbChooser {
     const auto& node = bvh_.nodes[n];
     NodeFrame best;
     double aabb_area = 0.0;
+    const float range = range_scale(node.bounds);  // only the ratio of areas matters
     for (uint32_t c = 0; c < node.child_count; ++c) {
       best.child_boxes[c] = node.children[c].bounds;
-      aabb_area += node.children[c].bounds.surface_area();
+      aabb_area += node.children[c].bounds.surface_area(range);
     }
     if (!options_.obb || aabb_area <= 0.0) return best;
 
@@ -281,7 +282,7 @@ class ObbChooser {
       double area = 0.0;
       for (uint32_t c = 0; c < node.child_count && area < best_area; ++c) {
         boxes[c] = padded_aabb(child_bounds_in(node, points, c, m));
-        area += boxes[c].surface_area();
+        area += boxes[c].surface_area(range);
       }
       if (area < best_area) {
         best_area = area;

@@ -274,9 +274,19 @@ class Encoder {
                               dw.data() + std::size_t{block} * kBlockDwords);
       }
     }
-    const BlockDwords box = encode_internal_node(in);
+    const BlockDwords box = encode_node_of_scene(in);
     std::copy(box.begin(), box.end(), dw.begin() + static_cast<std::ptrdiff_t>(std::size_t{block_[n]} * kBlockDwords));
     return swstoc;
+  }
+
+  // encode_internal_node, with its input errors (a scene too large for the 8-bit exponents) naming the scene.
+  BlockDwords encode_node_of_scene(const InternalNodeInput& in) const {
+    try {
+      return encode_internal_node(in);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::BadInput || !e.file().empty()) throw;
+      throw_bad_input(scene_.source, e.what());
+    }
   }
 
   uint32_t encode_leaf(const PrimPair& q, bool last, bool stoc3, uint32_t* out) const {

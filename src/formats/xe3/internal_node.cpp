@@ -53,7 +53,8 @@ QuantGrid make_quant_grid(const Aabb& grown_union) {
     while (exponent <= kMaxExponent && dequantize(lower, exponent, 255) < upper) ++exponent;
     if (exponent > kMaxExponent) {
       throw Error(ErrorKind::BadInput, "",
-                  "a node's extent is too large for the Xe3 8-bit exponent (coordinates near the f32 limit)");
+                  "a node's extent is too large for the Xe3 8-bit exponent (beyond about 2^127 = 1.7e38: coordinates near the "
+                  "f32 limit)");
     }
     grid.exponent[a] = exponent;
   }
