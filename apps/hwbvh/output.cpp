@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "hwbvh/core/error.h"
+#include "hwbvh/core/json_text.h"
 
 namespace hwbvh::cli {
 
@@ -56,7 +57,7 @@ void add_report_rows(Table& t, const pipeline::BuildReport& r) {
 
 Json report_json(const pipeline::BuildReport& report) { return Json::parse(pipeline::report_to_json(report)); }
 
-void print_json(const Json& json) { fmt::print("{}\n", json.dump(2)); }
+void print_json(const Json& json) { fmt::print("{}\n", json_text(json, 2)); }
 
 std::string hex(uint64_t value) { return fmt::format("{:#x}", value); }
 

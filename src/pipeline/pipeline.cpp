@@ -1,3 +1,4 @@
+#include "hwbvh/core/json_text.h"
 #include "hwbvh/pipeline/pipeline.h"
 
 #include <algorithm>
@@ -133,7 +134,7 @@ std::string scene_meta_json(const Scene& scene) {
                      {"bounds", box_json(scene.bounds())},
                      {"geometries", std::move(geometries)},
                      {"materials", std::move(materials)}};
-  return meta.dump(1);
+  return json_text(meta, 1);
 }
 
 namespace {
@@ -379,7 +380,7 @@ std::string report_to_json(const BuildReport& r) {
                   {"write", s.write},
                   {"total", s.total()}}}};
   }
-  return j.dump(1);
+  return json_text(j, 1);
 }
 
 BuildReport report_from_json(std::string_view json, const std::string& file) {

@@ -1,3 +1,4 @@
+#include "hwbvh/core/json_text.h"
 #include "hwbvh/stats/compare.h"
 
 #include <functional>
@@ -310,7 +311,7 @@ std::string compare_to_json(const CompareReport& r) {
                            {"ray_types", kinds},    {"any_hit_shader", r.any_hit_shader},
                            {"variants", rows}};
   if (r.machine) j["machine_model"] = {{"preset", *r.machine}, {"note", "outputs of a model, not hardware measurements"}};
-  return j.dump(2);
+  return json_text(j, 2);
 }
 
 }  // namespace hwbvh::stats

@@ -1,3 +1,4 @@
+#include "hwbvh/core/json_text.h"
 #include "hwbvh/stats/stats_output.h"
 
 #include <fmt/format.h>
@@ -112,7 +113,7 @@ std::string stats_to_json(const StatsReport& report) {
                {"any_hit_shader", report.any_hit_shader},
                {"stoc", report.stoc},
                {"ray_types", kinds}};
-  return j.dump(2);
+  return json_text(j, 2);
 }
 
 std::string stats_to_text(const StatsReport& report) {

@@ -374,6 +374,27 @@ TEST_F(Cli, Latin1NamesBuildAndShowInInfo) {
   EXPECT_THAT(info.out, HasSubstr("\"cr\xEF\xBF\xBDme\""));
 }
 
+// A file whose own name is not UTF-8 (a Latin-1 name from an older tool): every command that prints the name in
+// JSON prints it with U+FFFD, and the blob's metadata holds it the same way.
+TEST_F(Cli, Latin1FileNamesInEveryJsonOutput) {
+  const std::string obj = path("caf\xE9.obj"), blob = path("caf\xE9.hwbvh");
+  write("caf\xE9.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\nf 1 2 4\n");
+  const std::string shown = "caf\xEF\xBF\xBD";
+  const std::string small = " --rays primary --width 8 --height 8 --json --quiet";
+  for (const std::string& command :
+       {"build " + quote(obj) + " -o " + quote(blob) + " --json --quiet", "info " + quote(blob) + " --json",
+        "stats " + quote(blob) + small + " --machine rdna4", "compare " + quote(obj) + small + " --random-rays 64"}) {
+    SCOPED_TRACE(command.substr(0, command.find(' ')));
+    const CliRun r = hwbvh(command);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_FALSE(nlohmann::json::parse(r.out, nullptr, false).is_discarded()) << r.out;
+    EXPECT_THAT(r.out, HasSubstr(shown));
+  }
+  const CliRun report = hwbvh("report " + quote(obj) + " -o " + quote(path("r.html")) +
+                              " --width 8 --height 8 --ao-samples 1 --quiet");
+  EXPECT_EQ(report.code, 0) << report.err;
+}
+
 // Coordinates near the float limit: a blob for the targets that can encode them, exit 2 naming the limit for xe3.
 TEST_F(Cli, HugeCoordinatesBuildOrAreRefusedCleanly) {
   write("huge.obj", "v 3e38 0 0\nv -3e38 3e38 0\nv 0 0 3e38\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\nf 4 5 6\n");

@@ -1,6 +1,7 @@
 // The machine model's event loop (docs/machine-model.md). Events are processed in (cycle, creation order), so a run
 // is deterministic. Shared units are servers that take requests in arrival order: each SIMD's issue port, the ray
 // accelerator and the LDS keep the cycle at which they are next free.
+#include "hwbvh/core/json_text.h"
 #include "hwbvh/emu/machine/machine.h"
 
 #include <algorithm>
@@ -737,7 +738,7 @@ std::string to_json(const MachineResult& r, const MachineConfig& config) {
       {"cache_hit_rate", r.cache_hit_rate},
       {"mean_node_fetch_latency", r.mean_node_fetch_latency},
   };
-  return j.dump();
+  return json_text(j);
 }
 
 }  // namespace hwbvh::emu
