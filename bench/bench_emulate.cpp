@@ -20,6 +20,7 @@
 
 #include "bench_common.h"
 #include "hwbvh/core/bits.h"
+#include "hwbvh/core/fnv1a.h"
 #include "hwbvh/core/parallel.h"
 #include "hwbvh/emu/loaded_bvh.h"
 #include "hwbvh/emu/wavefront.h"
@@ -92,31 +93,28 @@ class EmbreeTracer {
 
 /// FNV-1a over every ray's hit, ids, barycentrics and counters.
 uint64_t results_hash(const emu::TraceOutput& out) {
-  uint64_t h = 1469598103934665603ull;
-  const auto mix = [&h](uint64_t v) {
-    for (int i = 0; i < 8; ++i) h = (h ^ ((v >> (8 * i)) & 0xFF)) * 1099511628211ull;
-  };
+  Fnv1a64 h;
   for (const emu::RayResult& r : out.rays) {
-    mix(r.hit);
-    mix(float_bits(r.t));
-    mix(r.primitive_id);
-    mix(r.geometry_id);
-    mix(float_bits(r.barycentrics.x));
-    mix(float_bits(r.barycentrics.y));
-    mix(r.front_face);
+    h.add_le64(r.hit);
+    h.add_le64(float_bits(r.t));
+    h.add_le64(r.primitive_id);
+    h.add_le64(r.geometry_id);
+    h.add_le64(float_bits(r.barycentrics.x));
+    h.add_le64(float_bits(r.barycentrics.y));
+    h.add_le64(r.front_face);
     const emu::RayCounters& c = r.counters;
     for (uint64_t v : {c.steps, c.box_node_steps, c.primitive_node_steps, c.box_tests, c.triangle_tests, c.obb_steps,
                        c.stack_pushes, c.stack_pops, c.stack_lost, c.walk_back_steps, c.max_stack_depth,
                        c.step_limit_hits})
-      mix(v);
-    mix(static_cast<uint64_t>(r.fault));
+      h.add_le64(v);
+    h.add_le64(static_cast<uint64_t>(r.fault));
   }
   for (const emu::WaveStats& w : out.waves) {
     for (uint64_t v : {uint64_t{w.lanes}, w.iterations, w.active_lane_steps, w.box_lane_steps, w.primitive_lane_steps,
                        w.mixed_iterations})
-      mix(v);
+      h.add_le64(v);
   }
-  return h;
+  return h.value();
 }
 
 using bench::median_of;

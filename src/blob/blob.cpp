@@ -11,6 +11,7 @@
 #include "hwbvh/blob/bytes.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/file_io.h"
+#include "hwbvh/core/fnv1a.h"
 #include "message.h"
 
 namespace hwbvh::blob {
@@ -35,18 +36,6 @@ std::string section_label(std::size_t index, uint32_t type) {
              ? detail::cat("section ", index, " (", section_type_name(static_cast<SectionType>(type)), ")")
              : detail::cat("section ", index);
 }
-
-// FNV-1a over several byte ranges, as if they were concatenated.
-class Fnv1a64 {
- public:
-  void add(std::span<const std::byte> bytes) {
-    for (std::byte b : bytes) hash_ = (hash_ ^ std::to_integer<uint64_t>(b)) * 0x100000001b3ull;
-  }
-  [[nodiscard]] uint64_t value() const { return hash_; }
-
- private:
-  uint64_t hash_ = 0xcbf29ce484222325ull;
-};
 
 // The checksum of the file header (without its checksum field) followed by the section table.
 uint64_t header_checksum(std::span<const std::byte> file, std::size_t table_end) {
