@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -132,7 +133,7 @@ struct Options {
   int threads = 0;
   uint32_t size = 512;
   uint32_t random = 512 * 512;
-  emu::TriangleTest triangle_test = emu::TriangleTest::Watertight;
+  std::optional<emu::TriangleTest> triangle_test;  ///< empty: RT IP 3.1's own (the traversal's default path)
 };
 
 void run_rays(const char* name, const emu::LoadedBvh& bvh, const RayBatch& batch, const Options& opt,
@@ -223,7 +224,7 @@ int main(int argc, char** argv) {
   }
   bench::print_header("bench_emulate", opt.threads);
   std::printf("# triangle test: %s; emulator with all counters; embree rtcIntersect1, build quality high\n",
-              emu::triangle_test_name(opt.triangle_test));
+              emu::triangle_test_name(opt.triangle_test.value_or(emu::kRtip31TriangleTest)));
   if (scenes.empty()) {
     const std::string ogre = std::string(HWBVH_SHARED_DIR) + "/scenes/ogre.obj";
     if (std::filesystem::exists(ogre)) scenes.push_back(ogre);

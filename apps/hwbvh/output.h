@@ -33,6 +33,10 @@ Json report_json(const pipeline::BuildReport& report);
 /// Prints `json` to stdout, indented, followed by a newline.
 void print_json(const Json& json);
 
+/// Refuses an output path that names one of `inputs` (empty ones are skipped), which the atomic rename would
+/// otherwise replace: throws hwbvh::Error(BadInput) naming `output`.
+void check_output_is_not_input(const std::string& output, const std::vector<std::string>& inputs);
+
 /// "0x" + lowercase hex.
 std::string hex(uint64_t value);
 
