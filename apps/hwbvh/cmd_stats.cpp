@@ -37,6 +37,7 @@ struct StatsArgs {
   std::string machine;
   std::string stoc = "on";
   std::string per_ray;
+  bool no_duplicate_any_hit = false;
   bool no_oracle = false;
   bool json = false;
   bool quiet = false;
@@ -65,6 +66,7 @@ int run_stats(const StatsArgs& a) {
   if (!a.triangle_test.empty()) options.trace.intersect.triangle_test = emu::parse_triangle_test(a.triangle_test);
   options.trace.step_limit = a.step_limit;
   options.trace.stoc = a.stoc == "on";
+  options.trace.no_duplicate_any_hit = a.no_duplicate_any_hit;
   options.threads = a.threads;
   options.oracle = !a.no_oracle;
   options.keep_results = !a.per_ray.empty();
@@ -124,6 +126,8 @@ Command add_stats_command(CLI::App& app) {
                   "also run the machine model with a preset (" + presets + ") or a preset JSON file");
   sub->add_option("--per-ray", args->per_ray,
                   "also write every ray (origin, direction, hit, ids, counters) to FILE: .csv or .npy (docs/rays.md)");
+  sub->add_flag("--no-duplicate-any-hit", args->no_duplicate_any_hit,
+                "run the any-hit shader at most once per primitive and ray (DXR's NO_DUPLICATE_ANYHIT_INVOCATION)");
   sub->add_flag("--no-oracle", args->no_oracle, "skip the Embree comparison");
   sub->add_flag("--json", args->json, "print one JSON document (with histograms)");
   sub->add_flag("--quiet", args->quiet, "no progress indicator");

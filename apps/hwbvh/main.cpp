@@ -1,6 +1,6 @@
 // hwbvh: command-line front end. Parsing and printing only; the work is done by the library.
 //
-// Exit codes: 0 success, 1 runtime failure, 2 bad usage or bad input (design.md "Interfaces users expect").
+// Exit codes: 0 success, 1 runtime failure, 2 bad usage or bad input (docs/design.md, "Errors").
 #include <exception>
 #include <iostream>
 #include <new>

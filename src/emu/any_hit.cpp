@@ -25,8 +25,19 @@ TraceOptions with_shader(TraceOptions options, const std::optional<AnyHitShader>
   return options;
 }
 
+std::optional<bool> AnyHitRecord::find(uint32_t geometry_id, uint32_t primitive_id) const {
+  const uint64_t key = uint64_t{geometry_id} << 32 | primitive_id;
+  for (const auto& [k, accepted] : outcomes_)
+    if (k == key) return accepted;
+  return std::nullopt;
+}
+
+void AnyHitRecord::add(uint32_t geometry_id, uint32_t primitive_id, bool accepted) {
+  outcomes_.emplace_back(uint64_t{geometry_id} << 32 | primitive_id, accepted);
+}
+
 bool resolve_non_opaque(const TraceOptions& options, uint32_t geometry_id, uint32_t primitive_id, Vec2 barycentrics,
-                        std::optional<xe3::SubTriangleState> state, RayCounters& c) {
+                        std::optional<xe3::SubTriangleState> state, RayCounters& c, AnyHitRecord& record) {
   if (!options.any_hit_shader) return true;
   if (options.stoc && state == xe3::SubTriangleState::Transparent) {
     ++c.stoc_skipped_transparent;
@@ -36,8 +47,13 @@ bool resolve_non_opaque(const TraceOptions& options, uint32_t geometry_id, uint3
     ++c.stoc_accepted_opaque;
     return true;
   }
+  if (options.no_duplicate_any_hit) {
+    if (const std::optional<bool> seen = record.find(geometry_id, primitive_id)) return *seen;
+  }
   ++c.any_hit_invocations;
-  return options.any_hit_shader->passes(geometry_id, primitive_id, barycentrics);
+  const bool accepted = options.any_hit_shader->passes(geometry_id, primitive_id, barycentrics);
+  if (options.no_duplicate_any_hit) record.add(geometry_id, primitive_id, accepted);
+  return accepted;
 }
 
 }  // namespace hwbvh::emu

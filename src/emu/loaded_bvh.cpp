@@ -26,7 +26,7 @@ Vec3 LoadedBvh::triangle_normal(uint32_t geometry_id, uint32_t primitive_id) con
 TraceOutput LoadedBvh::trace(std::span<const Ray> rays, std::span<const uint32_t> wave_begin,
                              const TraceOptions& options, const Executor& executor) const {
   switch (target) {
-    case blob::Target::Rtip20: return trace_rays_rtip20(Bvh4Section::from(nodes, file), rays, options, executor);
+    case blob::Target::Rtip20: return trace_rays_rtip20(Bvh4Section::from(nodes, file), rays, wave_begin, options, executor);
     case blob::Target::Xe3: return trace_rays_xe3(Xe3Section::from(nodes, file), rays, wave_begin, options, executor);
     case blob::Target::Rtip31: break;
   }

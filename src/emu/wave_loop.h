@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "hwbvh/core/parallel.h"
 #include "hwbvh/emu/rtip31/traversal.h"
 #include "hwbvh/emu/wavefront.h"
 
@@ -44,6 +45,34 @@ void run_lockstep_wave(std::span<Lane> lanes, WaveStats& stats, std::vector<uint
     stats.primitive_lane_steps += primitive;
     stats.mixed_iterations += (box > 0 && primitive > 0) ? 1 : 0;
   }
+}
+
+/// Rays [0, ray_count) in consecutive waves of 32: the boundaries used when the caller gives none.
+std::vector<uint32_t> consecutive_waves(std::size_t ray_count);
+
+/// Traces `rays` in the waves `wave_begin` gives (checked as check_wave_boundaries does), 32 lanes at most per wave
+/// in lockstep, each lane made by `make_lane(ray)`. Each wave writes only its own output slots, so results are
+/// identical at any thread count. The wave layer of every target except RT IP 3.1, whose loop is specialised
+/// (wavefront.cpp).
+template <class Lane, class MakeLane>
+TraceOutput trace_waves(std::span<const Ray> rays, std::span<const uint32_t> wave_begin, bool record_node_sequence,
+                        const Executor& executor, MakeLane make_lane) {
+  check_wave_boundaries(wave_begin, rays.size());
+  const std::size_t wave_count = wave_begin.size();
+  TraceOutput out;
+  out.rays.resize(rays.size());
+  out.waves.resize(wave_count);
+  if (record_node_sequence) out.node_sequences.resize(rays.size());
+  executor.for_each(0, wave_count, [&](std::size_t w) {
+    const std::size_t first = wave_begin[w];
+    const std::size_t count = (w + 1 < wave_count ? wave_begin[w + 1] : rays.size()) - first;
+    std::vector<Lane> lanes;
+    lanes.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) lanes.push_back(make_lane(rays[first + i]));
+    run_lockstep_wave(std::span<Lane>(lanes), out.waves[w], record_node_sequence ? &out.node_sequences[first] : nullptr);
+    for (std::size_t i = 0; i < count; ++i) out.rays[first + i] = lanes[i].result();
+  });
+  return out;
 }
 
 /// run_lockstep_wave for RT IP 3.1 lanes (rtip31/traversal.cpp), where the steps are compiled into the loop: on a CPU with

@@ -102,9 +102,7 @@ class CachePool {
 
 TraceOutput trace_rays(const NodeMemory& memory, uint32_t root, std::span<const Ray> rays,
                        const TraceOptions& options, const Executor& executor) {
-  std::vector<uint32_t> wave_begin;
-  for (size_t first = 0; first < rays.size(); first += kWaveSize) wave_begin.push_back(static_cast<uint32_t>(first));
-  return trace_rays(memory, root, rays, wave_begin, options, executor);
+  return trace_rays(memory, root, rays, detail::consecutive_waves(rays.size()), options, executor);
 }
 
 TraceOutput trace_rays(const NodeMemory& memory, uint32_t root, std::span<const Ray> rays,
@@ -159,6 +157,12 @@ void check_wave_boundaries(std::span<const uint32_t> wave_begin, std::size_t ray
     }
   }
   if (wave_count == 0 && ray_count != 0) throw Error(ErrorKind::BadInput, "", "rays given without wave boundaries");
+}
+
+std::vector<uint32_t> consecutive_waves(std::size_t ray_count) {
+  std::vector<uint32_t> wave_begin;
+  for (size_t first = 0; first < ray_count; first += kWaveSize) wave_begin.push_back(static_cast<uint32_t>(first));
+  return wave_begin;
 }
 
 }  // namespace detail

@@ -1,7 +1,9 @@
 #include "hwbvh/scene/camera.h"
 
 #include <array>
+#include <algorithm>
 #include <charconv>
+#include <limits>
 #include <cmath>
 #include <numbers>
 
@@ -93,30 +95,63 @@ std::string format_camera(const Camera& c) {
   return out;
 }
 
-Camera auto_frame(const Aabb& scene_bounds, float aspect) {
-  if (scene_bounds.empty()) throw_bad_input("", "cannot frame an empty scene");
+Camera auto_frame(std::span<const Vec3> points, float aspect) {
+  Aabb bounds;
+  for (const Vec3& p : points) bounds.grow(p);
+  if (bounds.empty()) throw_bad_input("", "cannot frame an empty scene");
   if (!(aspect > 0.0f) || !std::isfinite(aspect)) throw_bad_input("", "image aspect ratio must be positive");
-
-  // Frame the bounding sphere, so the whole box is visible whatever the view direction.
-  const Vec3 center = scene_bounds.center();
-  float radius = 0.5f * glm::length(scene_bounds.extent());
-  if (!(radius > 0.0f)) radius = 1.0f;  // a single point: any distance shows it
 
   // 35 degrees to the right of +z and 25 degrees above the horizon: a classic three-quarter view.
   const float azimuth = 35.0f * kDegToRad, elevation = 25.0f * kDegToRad;
-  const Vec3 dir{std::sin(azimuth) * std::cos(elevation), std::sin(elevation),
-                 std::cos(azimuth) * std::cos(elevation)};
+  const Vec3 back{std::sin(azimuth) * std::cos(elevation), std::sin(elevation),
+                  std::cos(azimuth) * std::cos(elevation)};  // from the target towards the eye
+  const Vec3 world_up{0.0f, 1.0f, 0.0f};
+  const Vec3 right = glm::normalize(glm::cross(world_up, back));
+  const Vec3 view_up = glm::cross(back, right);
 
   Camera c;
   c.fov_deg = 45.0f;
-  const float tan_half_v = std::tan(0.5f * c.fov_deg * kDegToRad);
-  // The narrower of the two half-angles decides; 5% margin keeps silhouettes off the border.
-  const float half = std::atan(tan_half_v * std::min(1.0f, aspect));
-  const float distance = 1.05f * radius / std::sin(half);
-  c.target = center;
-  c.eye = center + distance * dir;
-  c.up = Vec3{0.0f, 1.0f, 0.0f};
+  c.up = world_up;
+  const Vec3 center = bounds.center();
+  const float radius = 0.5f * glm::length(bounds.extent());
+  if (!(radius > 0.0f)) {  // a single point: any distance shows it
+    c.target = center;
+    c.eye = center + back;
+    return c;
+  }
+  // Per image axis a (a unit vector in the view plane, half-angle tangent tan_a), a point at offset q from the
+  // centre lies at depth D - q.back from an eye D behind a target shifted by s along a, and is inside the image
+  // when |q.a - s| <= (D - q.back) tan_a. The least D over s is (A + B) / 2 with A = max(q.a / tan_a + q.back)
+  // and B = max(-q.a / tan_a + q.back), reached at s = tan_a (A - B) / 2; the larger of the two axes' D decides.
+  // 5% margin: the tangents are those of an image 0.95 times as large.
+  const float tan_v = 0.95f * std::tan(0.5f * c.fov_deg * kDegToRad);
+  const float tan_h = tan_v * aspect;
+  constexpr float kLowest = -std::numeric_limits<float>::infinity();
+  float a_h = kLowest, b_h = kLowest, a_v = kLowest, b_v = kLowest, nearest = kLowest;  // nearest: max q.back
+  for (const Vec3& p : points) {
+    const Vec3 q = p - center;
+    const float x = glm::dot(q, right), y = glm::dot(q, view_up), z = glm::dot(q, back);
+    a_h = std::max(a_h, x / tan_h + z);
+    b_h = std::max(b_h, -x / tan_h + z);
+    a_v = std::max(a_v, y / tan_v + z);
+    b_v = std::max(b_v, -y / tan_v + z);
+    nearest = std::max(nearest, z);
+  }
+  // Every point stays in front of the eye, also for a flat scene seen edge-on.
+  const float distance = std::max({0.5f * (a_h + b_h), 0.5f * (a_v + b_v), nearest + 1e-3f * radius});
+  c.target = center + (0.5f * tan_h * (a_h - b_h)) * right + (0.5f * tan_v * (a_v - b_v)) * view_up;
+  c.eye = c.target + distance * back;
   return c;
+}
+
+Camera auto_frame(const Aabb& scene_bounds, float aspect) {
+  if (scene_bounds.empty()) throw_bad_input("", "cannot frame an empty scene");
+  std::array<Vec3, 8> corners;
+  for (int k = 0; k < 8; ++k) {
+    corners[k] = {(k & 1) ? scene_bounds.max.x : scene_bounds.min.x, (k & 2) ? scene_bounds.max.y : scene_bounds.min.y,
+                  (k & 4) ? scene_bounds.max.z : scene_bounds.min.z};
+  }
+  return auto_frame(corners, aspect);
 }
 
 }  // namespace hwbvh

@@ -25,7 +25,7 @@
 namespace hwbvh::stats {
 namespace {
 
-using TraceFn = std::function<emu::TraceOutput(std::span<const Ray>, const emu::TraceOptions&)>;
+using TraceFn = std::function<emu::TraceOutput(std::span<const Ray>, std::span<const uint32_t>, const emu::TraceOptions&)>;
 
 struct Variant {
   std::string name;
@@ -86,8 +86,8 @@ Variant rtip31_variant(const Scene& scene, const SceneSections& s, const Compare
   const auto encoded = rdna4::encode(scene, build::build_wide_bvh(scene, bo).bvh, eo);
   v.bytes = encoded.stats.node_bytes;
   const auto loaded = load_variant(blob::Target::Rtip31, encoded.dwords, s);
-  v.trace = [&executor, loaded](std::span<const Ray> rays, const emu::TraceOptions& t) {
-    return emu::trace_rays(loaded->bvh.memory(), loaded->bvh.root, rays, emu::with_shader(t, loaded->shader), executor);
+  v.trace = [&executor, loaded](std::span<const Ray> rays, std::span<const uint32_t> waves, const emu::TraceOptions& t) {
+    return loaded->bvh.trace(rays, waves, emu::with_shader(t, loaded->shader), executor);
   };
   return v;
 }
@@ -108,8 +108,9 @@ Variant xe3_variant(const Scene& scene, const SceneSections& s, const CompareOpt
   v.bytes = encoded.stats.node_bytes;
   const auto loaded = load_variant(blob::Target::Xe3, encoded.dwords, s);
   const auto section = std::make_shared<const emu::Xe3Section>(emu::Xe3Section::from(loaded->bvh.nodes, s.source));
-  v.trace = [&executor, loaded, section](std::span<const Ray> rays, const emu::TraceOptions& t) {
-    return emu::trace_rays_xe3(*section, rays, emu::with_shader(t, loaded->shader), executor);
+  v.trace = [&executor, loaded, section](std::span<const Ray> rays, std::span<const uint32_t> waves,
+                                         const emu::TraceOptions& t) {
+    return emu::trace_rays_xe3(*section, rays, waves, emu::with_shader(t, loaded->shader), executor);
   };
   return v;
 }
@@ -128,11 +129,13 @@ std::pair<Variant, Variant> bvh4_variants(const Scene& scene, const SceneSection
   const auto section = std::make_shared<const emu::Bvh4Section>(emu::Bvh4Section::from(loaded->bvh.nodes, s.source));
   Variant bvh4{"rtip20 BVH4", encoded.stats.node_bytes, {}};
   Variant bvh4x2{"rtip31 BVH4x2", encoded.stats.node_bytes, {}};
-  bvh4.trace = [&executor, loaded, section](std::span<const Ray> rays, const emu::TraceOptions& t) {
-    return emu::trace_rays_rtip20(*section, rays, emu::with_shader(t, loaded->shader), executor);
+  bvh4.trace = [&executor, loaded, section](std::span<const Ray> rays, std::span<const uint32_t> waves,
+                                            const emu::TraceOptions& t) {
+    return emu::trace_rays_rtip20(*section, rays, waves, emu::with_shader(t, loaded->shader), executor);
   };
-  bvh4x2.trace = [&executor, loaded, section](std::span<const Ray> rays, const emu::TraceOptions& t) {
-    return emu::trace_rays_bvh4x2(*section, rays, emu::with_shader(t, loaded->shader), executor);
+  bvh4x2.trace = [&executor, loaded, section](std::span<const Ray> rays, std::span<const uint32_t> waves,
+                                              const emu::TraceOptions& t) {
+    return emu::trace_rays_bvh4x2(*section, rays, waves, emu::with_shader(t, loaded->shader), executor);
   };
   return {std::move(bvh4), std::move(bvh4x2)};
 }
@@ -148,7 +151,7 @@ VariantRow run_variant(const Variant& v, const std::vector<std::pair<RayKind, Ra
     emu::TraceOptions t = o.trace;
     t.any_hit = is_occlusion(kind);
     t.record_node_sequence = o.machine.has_value();
-    const emu::TraceOutput out = v.trace(batch.rays, t);
+    const emu::TraceOutput out = v.trace(batch.rays, batch.wave_begin, t);
     total += out.total_counters();
     row.rays += out.rays.size();
     std::vector<emu::Disagreement> outcome(out.rays.size());
@@ -159,10 +162,7 @@ VariantRow run_variant(const Variant& v, const std::vector<std::pair<RayKind, Ra
                                             oracle.trace_closest(batch.rays[i]));
     }, 256);
     for (emu::Disagreement d : outcome) ++row.agreement.by_cause[static_cast<std::size_t>(d)];
-    if (o.machine) {
-      row.machine = emu::run_machine_model(*o.machine, out.node_sequences);
-      row.machine_cycles += row.machine->cycles;
-    }
+    if (o.machine) row.machine.emplace_back(kind, emu::run_machine_model(*o.machine, out.node_sequences, batch.wave_begin));
   }
   const auto per_ray = [&](uint64_t x) { return row.rays ? static_cast<double>(x) / static_cast<double>(row.rays) : 0.0; };
   row.steps = per_ray(total.steps);
@@ -196,14 +196,14 @@ CompareReport compare_targets(const Scene& scene, const CompareOptions& o) {
 
   // Rays: generated once, from the scene bounds and the BVH8 + OBB variant's primary hits, then shared.
   const Aabb bounds = scene.bounds();
-  const Camera camera = o.camera ? *o.camera : auto_frame(bounds, static_cast<float>(o.width) / static_cast<float>(o.height));
+  const Camera camera = o.camera ? *o.camera : auto_frame(scene.positions, static_cast<float>(o.width) / static_cast<float>(o.height));
   const RayBatch primary = primary_rays(camera, o.width, o.height, executor);
   std::vector<std::pair<RayKind, RayBatch>> batches;
   std::vector<SurfaceHit> hits;
   const bool secondary = std::any_of(o.kinds.begin(), o.kinds.end(), is_occlusion);
   if (secondary) {
     emu::TraceOptions t = o.trace;
-    const emu::TraceOutput out = variants[bvh8_obb].trace(primary.rays, t);
+    const emu::TraceOutput out = variants[bvh8_obb].trace(primary.rays, primary.wave_begin, t);
     hits.resize(out.rays.size());
     for (std::size_t i = 0; i < out.rays.size(); ++i) {
       const auto& r = out.rays[i];
@@ -239,6 +239,23 @@ CompareReport compare_targets(const Scene& scene, const CompareOptions& o) {
   return report;
 }
 
+std::optional<uint64_t> VariantRow::machine_cycles() const {
+  uint64_t sum = 0;
+  for (const auto& [kind, m] : machine) {
+    if (m.status != emu::MachineStatus::Completed) return std::nullopt;
+    sum += m.cycles;
+  }
+  return sum;
+}
+
+std::string VariantRow::machine_cell() const {
+  if (const std::optional<uint64_t> cycles = machine_cycles()) return fmt::format("{}", *cycles);
+  for (const auto& [kind, m] : machine) {
+    if (m.status != emu::MachineStatus::Completed) return fmt::format("{} ({})", emu::to_string(m.status), ray_kind_name(kind));
+  }
+  return {};
+}
+
 std::string compare_to_text(const CompareReport& r) {
   std::string kinds;
   for (RayKind k : r.kinds) kinds += (kinds.empty() ? "" : ",") + std::string(ray_kind_name(k));
@@ -256,7 +273,7 @@ std::string compare_to_text(const CompareReport& r) {
     out += fmt::format("{:>10.3f}%", v.agreement.rays() ? 100.0 * static_cast<double>(v.agreement.agreeing()) /
                                                               static_cast<double>(v.agreement.rays())
                                                         : 100.0);
-    out += r.machine ? fmt::format("{:>12}\n", v.machine_cycles) : "\n";
+    out += r.machine ? fmt::format("{:>12}\n", v.machine_cell()) : "\n";
   }
   out += "(per ray: steps, tests and stack pushes + pops, averaged over all rays)\n";
   if (r.any_hit_shader) {
@@ -275,7 +292,16 @@ std::string compare_to_json(const CompareReport& r) {
                                {"triangle_tests_per_ray", v.triangle_tests}, {"stack_ops_per_ray", v.stack_ops},
                                {"any_hit_invocations_per_ray", v.any_hit_invocations},
                                {"oracle_agreeing", v.agreement.agreeing()}, {"oracle_rays", v.agreement.rays()}};
-    if (r.machine) row["machine_model_cycles"] = v.machine_cycles;
+    if (r.machine) {
+      const std::optional<uint64_t> cycles = v.machine_cycles();
+      row["machine_model_cycles"] = cycles ? nlohmann::ordered_json(*cycles) : nlohmann::ordered_json(nullptr);
+      nlohmann::ordered_json runs = nlohmann::ordered_json::array();
+      for (const auto& [kind, m] : v.machine) {
+        runs.push_back({{"ray_type", ray_kind_name(kind)}, {"status", emu::to_string(m.status)}, {"cycles", m.cycles},
+                        {"rays_completed", m.rays_completed}, {"rays", m.rays}});
+      }
+      row["machine_model_runs"] = runs;
+    }
     rows.push_back(row);
   }
   nlohmann::ordered_json kinds = nlohmann::ordered_json::array();

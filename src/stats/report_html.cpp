@@ -165,8 +165,14 @@ std::string build_section(const SceneReport& s) {
   return "<h3>Build</h3>\n" + table({}, rows);
 }
 
-std::string dist_cells(const Distribution& d) {
-  return fmt::format("{} / {} / {} / {}", fixed(d.mean, 2), fixed(d.median, 0), fixed(d.p95, 0), fixed(d.max, 0));
+std::string dist_cells(const Distribution& d, double hit_mean) {
+  return fmt::format("{} / {} / {} / {} / {}", fixed(d.mean, 2), fixed(hit_mean, 2), fixed(d.median, 0),
+                     fixed(d.p95, 0), fixed(d.max, 0));
+}
+
+// A counter's mean over all rays and over the rays that hit.
+std::string mean_cells(const KindStats& k, uint64_t emu::RayCounters::*counter, int precision) {
+  return fixed(k.per_ray(k.totals.*counter), precision) + " / " + fixed(k.per_hit(k.hit_totals.*counter), precision);
 }
 
 std::string traversal_section(const StatsReport& st) {
@@ -176,27 +182,33 @@ std::string traversal_section(const StatsReport& st) {
   const std::pair<const char*, Cell> metrics[] = {
       {"rays", [](const KindStats& k) { return fmt::format("{}", k.rays); }},
       {"hits (occluded for ao, shadow)", [](const KindStats& k) { return fmt::format("{}", k.hits); }},
-      {"steps: mean / median / p95 / max", [](const KindStats& k) { return dist_cells(k.steps); }},
-      {"box tests: mean / median / p95 / max", [](const KindStats& k) { return dist_cells(k.box_tests); }},
-      {"triangle tests: mean / median / p95 / max", [](const KindStats& k) { return dist_cells(k.triangle_tests); }},
-      {"box-node steps", [](const KindStats& k) { return fixed(k.per_ray(k.totals.box_node_steps), 2); }},
-      {"primitive-node steps", [](const KindStats& k) { return fixed(k.per_ray(k.totals.primitive_node_steps), 2); }},
-      {"steps on OBB nodes", [](const KindStats& k) { return fixed(k.per_ray(k.totals.obb_steps), 2); }},
-      {"stack pushes", [](const KindStats& k) { return fixed(k.per_ray(k.totals.stack_pushes), 2); }},
-      {"stack pops", [](const KindStats& k) { return fixed(k.per_ray(k.totals.stack_pops), 2); }},
-      {"stack overflows", [](const KindStats& k) { return fixed(k.per_ray(k.totals.stack_lost), 4); }},
+      {"steps: mean / hit mean / median / p95 / max",
+       [](const KindStats& k) { return dist_cells(k.steps, k.per_hit(k.hit_totals.steps)); }},
+      {"box tests: mean / hit mean / median / p95 / max",
+       [](const KindStats& k) { return dist_cells(k.box_tests, k.per_hit(k.hit_totals.box_tests)); }},
+      {"triangle tests: mean / hit mean / median / p95 / max",
+       [](const KindStats& k) { return dist_cells(k.triangle_tests, k.per_hit(k.hit_totals.triangle_tests)); }},
+      {"box-node steps: mean / hit mean", [](const KindStats& k) { return mean_cells(k, &emu::RayCounters::box_node_steps, 2); }},
+      {"primitive-node steps: mean / hit mean",
+       [](const KindStats& k) { return mean_cells(k, &emu::RayCounters::primitive_node_steps, 2); }},
+      {"steps on OBB nodes: mean / hit mean", [](const KindStats& k) { return mean_cells(k, &emu::RayCounters::obb_steps, 2); }},
+      {"stack pushes: mean / hit mean", [](const KindStats& k) { return mean_cells(k, &emu::RayCounters::stack_pushes, 2); }},
+      {"stack pops: mean / hit mean", [](const KindStats& k) { return mean_cells(k, &emu::RayCounters::stack_pops, 2); }},
+      {"stack overflows: mean / hit mean", [](const KindStats& k) { return mean_cells(k, &emu::RayCounters::stack_lost, 4); }},
       {"max stack depth (all rays)", [](const KindStats& k) { return fmt::format("{}", k.totals.max_stack_depth); }},
-      {"walk-back steps", [](const KindStats& k) { return fixed(k.per_ray(k.totals.walk_back_steps), 4); }},
+      {"walk-back steps: mean / hit mean", [](const KindStats& k) { return mean_cells(k, &emu::RayCounters::walk_back_steps, 4); }},
       {"SIMD efficiency", [](const KindStats& k) { return percent(k.waves.simd_efficiency()); }},
       {"step-limit hits", [](const KindStats& k) { return fmt::format("{}", k.totals.step_limit_hits); }},
       {"faulted rays", [](const KindStats& k) { return fmt::format("{}", k.faulted_rays); }},
   };
   // Alpha-tested scenes only (the counters are zero otherwise).
   const std::pair<const char*, Cell> any_hit_metrics[] = {
-      {"any-hit invocations", [](const KindStats& k) { return fixed(k.per_ray(k.totals.any_hit_invocations), 4); }},
-      {"STOC: transparent, skipped",
-       [](const KindStats& k) { return fixed(k.per_ray(k.totals.stoc_skipped_transparent), 4); }},
-      {"STOC: opaque, accepted", [](const KindStats& k) { return fixed(k.per_ray(k.totals.stoc_accepted_opaque), 4); }},
+      {"any-hit invocations: mean / hit mean",
+       [](const KindStats& k) { return mean_cells(k, &emu::RayCounters::any_hit_invocations, 4); }},
+      {"STOC: transparent, skipped: mean / hit mean",
+       [](const KindStats& k) { return mean_cells(k, &emu::RayCounters::stoc_skipped_transparent, 4); }},
+      {"STOC: opaque, accepted: mean / hit mean",
+       [](const KindStats& k) { return mean_cells(k, &emu::RayCounters::stoc_accepted_opaque, 4); }},
   };
   std::vector<Row> rows;
   const auto add_rows = [&](std::span<const std::pair<const char*, Cell>> list) {
@@ -365,7 +377,7 @@ std::string compare_section(const CompareReport& c) {
             fixed(v.box_tests, 2), fixed(v.triangle_tests, 2), fixed(v.stack_ops, 2)};
     if (c.any_hit_shader) row.push_back(fixed(v.any_hit_invocations, 2));
     row.push_back(percent(rate(v.agreement)));
-    if (c.machine) row.push_back(fmt::format("{}", v.machine_cycles));
+    if (c.machine) row.push_back(v.machine_cell());
     rows.push_back(std::move(row));
   }
   return fmt::format(

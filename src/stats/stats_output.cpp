@@ -8,13 +8,28 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json distribution_json(const Distribution& d) {
-  return Json{{"mean", d.mean}, {"median", d.median}, {"p95", d.p95}, {"max", d.max},
+Json distribution_json(const Distribution& d, double hit_mean) {
+  return Json{{"mean", d.mean}, {"mean_over_hits", hit_mean}, {"median", d.median}, {"p95", d.p95}, {"max", d.max},
               {"histogram", {{"bin_width", d.bin_width}, {"counts", d.histogram}}}};
 }
 
 double agreement_rate(const emu::AgreementStats& a) {
   return a.rays() ? static_cast<double>(a.agreeing()) / static_cast<double>(a.rays()) : 1.0;
+}
+
+// The per-ray means of the counters that have no distribution of their own, by `mean` of their sums `t`.
+template <class Mean>
+Json counter_means(const emu::RayCounters& t, Mean mean) {
+  return Json{{"box_node_steps", mean(t.box_node_steps)},
+              {"primitive_node_steps", mean(t.primitive_node_steps)},
+              {"obb_steps", mean(t.obb_steps)},
+              {"stack_pushes", mean(t.stack_pushes)},
+              {"stack_pops", mean(t.stack_pops)},
+              {"stack_overflows", mean(t.stack_lost)},
+              {"walk_back_steps", mean(t.walk_back_steps)},
+              {"any_hit_invocations", mean(t.any_hit_invocations)},
+              {"stoc_skipped_transparent", mean(t.stoc_skipped_transparent)},
+              {"stoc_accepted_opaque", mean(t.stoc_accepted_opaque)}};
 }
 
 Json kind_json(const KindStats& k) {
@@ -26,21 +41,12 @@ Json kind_json(const KindStats& k) {
       {"ray_type", ray_kind_name(k.kind)},
       {"rays", k.rays},
       {"hits", k.hits},
-      {"steps", distribution_json(k.steps)},
-      {"box_tests", distribution_json(k.box_tests)},
-      {"triangle_tests", distribution_json(k.triangle_tests)},
-      {"any_hit_invocations", distribution_json(k.any_hit_invocations)},
-      {"per_ray",
-       {{"box_node_steps", k.per_ray(t.box_node_steps)},
-        {"primitive_node_steps", k.per_ray(t.primitive_node_steps)},
-        {"obb_steps", k.per_ray(t.obb_steps)},
-        {"stack_pushes", k.per_ray(t.stack_pushes)},
-        {"stack_pops", k.per_ray(t.stack_pops)},
-        {"stack_overflows", k.per_ray(t.stack_lost)},
-        {"walk_back_steps", k.per_ray(t.walk_back_steps)},
-        {"any_hit_invocations", k.per_ray(t.any_hit_invocations)},
-        {"stoc_skipped_transparent", k.per_ray(t.stoc_skipped_transparent)},
-        {"stoc_accepted_opaque", k.per_ray(t.stoc_accepted_opaque)}}},
+      {"steps", distribution_json(k.steps, k.per_hit(k.hit_totals.steps))},
+      {"box_tests", distribution_json(k.box_tests, k.per_hit(k.hit_totals.box_tests))},
+      {"triangle_tests", distribution_json(k.triangle_tests, k.per_hit(k.hit_totals.triangle_tests))},
+      {"any_hit_invocations", distribution_json(k.any_hit_invocations, k.per_hit(k.hit_totals.any_hit_invocations))},
+      {"per_ray", counter_means(t, [&](uint64_t x) { return k.per_ray(x); })},
+      {"per_hit", counter_means(k.hit_totals, [&](uint64_t x) { return k.per_hit(x); })},
       {"totals",
        {{"steps", t.steps}, {"box_node_steps", t.box_node_steps}, {"primitive_node_steps", t.primitive_node_steps},
         {"box_tests", t.box_tests}, {"triangle_tests", t.triangle_tests}, {"obb_steps", t.obb_steps},
@@ -77,8 +83,16 @@ std::string machine_rows(const emu::MachineResult& m) {
   return out;
 }
 
-std::string dist_row(const char* label, const Distribution& d) {
-  return fmt::format("  {:<26}{:>10.2f}{:>10.0f}{:>10.0f}{:>10.0f}\n", label, d.mean, d.median, d.p95, d.max);
+// A distribution's row: mean over all rays, mean over the rays that hit, median, p95, max.
+std::string dist_row(const char* label, const Distribution& d, double hit_mean) {
+  return fmt::format("  {:<26}{:>10.2f}{:>10.2f}{:>10.0f}{:>10.0f}{:>10.0f}\n", label, d.mean, hit_mean, d.median, d.p95,
+                     d.max);
+}
+
+// A counter's row: mean over all rays and over the rays that hit, with `precision` decimals.
+std::string mean_row(const char* label, const KindStats& k, uint64_t emu::RayCounters::*counter, int precision) {
+  return fmt::format("  {:<26}{:>10.{}f}{:>10.{}f}", label, k.per_ray(k.totals.*counter), precision,
+                     k.per_hit(k.hit_totals.*counter), precision);
 }
 
 }  // namespace
@@ -112,24 +126,24 @@ std::string stats_to_text(const StatsReport& report) {
   }
   for (const KindStats& k : report.kinds) {
     const emu::RayCounters& t = k.totals;
-    out += fmt::format("\n{} rays: {} ({} hit{})\n", ray_kind_name(k.kind), k.rays, k.hits,
-                       is_occlusion(k.kind) ? " = occluded" : "");
-    out += fmt::format("  {:<26}{:>10}{:>10}{:>10}{:>10}\n", "per ray", "mean", "median", "p95", "max");
-    out += dist_row("steps", k.steps);
-    out += dist_row("box tests", k.box_tests);
-    out += dist_row("triangle tests", k.triangle_tests);
-    out += fmt::format("  {:<26}{:>10.2f}\n", "box-node steps", k.per_ray(t.box_node_steps));
-    out += fmt::format("  {:<26}{:>10.2f}\n", "primitive-node steps", k.per_ray(t.primitive_node_steps));
-    out += fmt::format("  {:<26}{:>10.2f}\n", "steps on OBB nodes", k.per_ray(t.obb_steps));
-    out += fmt::format("  {:<26}{:>10.2f}\n", "stack pushes", k.per_ray(t.stack_pushes));
-    out += fmt::format("  {:<26}{:>10.2f}\n", "stack pops", k.per_ray(t.stack_pops));
-    out += fmt::format("  {:<26}{:>10.4f}   (max stack depth {})\n", "stack overflows", k.per_ray(t.stack_lost),
-                       t.max_stack_depth);
-    out += fmt::format("  {:<26}{:>10.4f}\n", "walk-back steps", k.per_ray(t.walk_back_steps));
+    out += fmt::format("\n{} rays: {} ({} hit{}; hit mean: the mean over those)\n", ray_kind_name(k.kind), k.rays,
+                       k.hits, is_occlusion(k.kind) ? " = occluded" : "");
+    out += fmt::format("  {:<26}{:>10}{:>10}{:>10}{:>10}{:>10}\n", "per ray", "mean", "hit mean", "median", "p95", "max");
+    out += dist_row("steps", k.steps, k.per_hit(k.hit_totals.steps));
+    out += dist_row("box tests", k.box_tests, k.per_hit(k.hit_totals.box_tests));
+    out += dist_row("triangle tests", k.triangle_tests, k.per_hit(k.hit_totals.triangle_tests));
+    out += mean_row("box-node steps", k, &emu::RayCounters::box_node_steps, 2) + "\n";
+    out += mean_row("primitive-node steps", k, &emu::RayCounters::primitive_node_steps, 2) + "\n";
+    out += mean_row("steps on OBB nodes", k, &emu::RayCounters::obb_steps, 2) + "\n";
+    out += mean_row("stack pushes", k, &emu::RayCounters::stack_pushes, 2) + "\n";
+    out += mean_row("stack pops", k, &emu::RayCounters::stack_pops, 2) + "\n";
+    out += mean_row("stack overflows", k, &emu::RayCounters::stack_lost, 4) +
+           fmt::format("   (max stack depth {})\n", t.max_stack_depth);
+    out += mean_row("walk-back steps", k, &emu::RayCounters::walk_back_steps, 4) + "\n";
     if (report.any_hit_shader) {
-      out += dist_row("any-hit invocations", k.any_hit_invocations);
-      out += fmt::format("  {:<26}{:>10.4f}\n", "STOC skipped transparent", k.per_ray(t.stoc_skipped_transparent));
-      out += fmt::format("  {:<26}{:>10.4f}\n", "STOC accepted opaque", k.per_ray(t.stoc_accepted_opaque));
+      out += dist_row("any-hit invocations", k.any_hit_invocations, k.per_hit(k.hit_totals.any_hit_invocations));
+      out += mean_row("STOC skipped transparent", k, &emu::RayCounters::stoc_skipped_transparent, 4) + "\n";
+      out += mean_row("STOC accepted opaque", k, &emu::RayCounters::stoc_accepted_opaque, 4) + "\n";
     }
     out += fmt::format("  {:<26}{:>9.1f}%   ({} wave iterations)\n", "SIMD efficiency",
                        100.0 * k.waves.simd_efficiency(), k.waves.iterations);

@@ -72,7 +72,10 @@ KindStats trace_kind(const emu::LoadedBvh& bvh, RayKind kind, const RayBatch& ba
   for (std::size_t i = 0; i < out.rays.size(); ++i) {
     const emu::RayResult& r = out.rays[i];
     ks.totals += r.counters;
-    ks.hits += r.hit ? 1 : 0;
+    if (r.hit) {
+      ++ks.hits;
+      ks.hit_totals += r.counters;
+    }
     if (r.fault != emu::NodeFault::None && ks.faulted_rays++ == 0) {
       ks.first_fault = r.fault;
       ks.first_fault_node = r.fault_node;
@@ -191,7 +194,7 @@ StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& requested) 
   report.any_hit_shader = shader.has_value();
   report.stoc = options.trace.stoc;
   report.camera = options.camera ? *options.camera
-                                 : auto_frame(bvh.bounds, static_cast<float>(options.width) / static_cast<float>(options.height));
+                                 : auto_frame(bvh.geometry.positions, static_cast<float>(options.width) / static_cast<float>(options.height));
 
   std::optional<emu::Oracle> oracle;
   if (options.oracle) {

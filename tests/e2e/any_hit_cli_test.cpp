@@ -1,6 +1,6 @@
 // End-to-end any-hit emulation (binary path in HWBVH_CLI): `hwbvh stats --stoc on|off` on alpha-card blobs of every
-// target (rtip20: no --stoc) reports the any-hit counters with the same hits, and `hwbvh render --mode any-hit`
-// draws them.
+// target (rtip20: no --stoc) reports the any-hit counters with the same hits, --no-duplicate-any-hit runs the shader
+// once per triangle, and `hwbvh render --mode any-hit` draws them.
 #include <sys/wait.h>
 
 #include <fstream>
@@ -83,6 +83,32 @@ TEST_F(AnyHitCli, StatsStocOnAndOffOnEveryTarget) {
   }
   std::string text;
   EXPECT_EQ(hwbvh("stats " + quote(path("xe3.hwbvh")) + " --stoc maybe --quiet", &text), 2);
+}
+
+// Spatial splits (--quality high) reference one alpha-tested triangle from several leaves: without the flag a ray can
+// run the shader on it more than once, with --no-duplicate-any-hit never; the hits do not change.
+TEST_F(AnyHitCli, NoDuplicateAnyHitRunsFewerShadersOnSpatialSplitsWithTheSameHits) {
+  const std::string scene = quote(test::project_scene("alpha-cards.obj").string());
+  for (const std::string target : {"rtip31", "rtip20", "xe3"}) {
+    SCOPED_TRACE(target);
+    const std::string blob = path(target + ".hwbvh");
+    ASSERT_EQ(hwbvh("build " + scene + " -o " + quote(blob) + " --target " + target + " --quality high --quiet"), 0)
+        << last_error_;
+    std::string again_text, once_text;
+    // --stoc off so that every non-opaque candidate runs the shader (rtip20 has no STOC: refused there, not needed).
+    const std::string common = "stats " + quote(blob) + " --rays primary,ao --width 64 --height 64 --quiet --json" +
+                               (target == "rtip20" ? "" : " --stoc off");
+    ASSERT_EQ(hwbvh(common, &again_text), 0) << last_error_;
+    ASSERT_EQ(hwbvh(common + " --no-duplicate-any-hit", &once_text), 0) << last_error_;
+    const auto again = nlohmann::json::parse(again_text), once = nlohmann::json::parse(once_text);
+    for (std::size_t k = 0; k < again["ray_types"].size(); ++k) {
+      const auto &a = again["ray_types"][k], &b = once["ray_types"][k];
+      EXPECT_EQ(a["hits"], b["hits"]);
+      EXPECT_EQ(a["totals"]["steps"], b["totals"]["steps"]);
+      EXPECT_EQ(b["oracle"]["agreement_rate"], 1.0);
+      EXPECT_LT(b["totals"]["any_hit_invocations"].get<uint64_t>(), a["totals"]["any_hit_invocations"].get<uint64_t>());
+    }
+  }
 }
 
 TEST_F(AnyHitCli, RenderAnyHitHeatmap) {

@@ -109,7 +109,7 @@ TEST_F(Cli, HelpVersionAndUsageErrors) {
 
 TEST_F(Cli, BuildInfoDumpOnCornellBox) {
   const std::string obj = scene("cornell-box.obj");
-  if (obj.empty()) GTEST_SKIP() << "scenes/cornell-box.obj not present";
+  ASSERT_FALSE(obj.empty()) << "scenes/cornell-box.obj is missing";
   const std::string out = path("cornell.hwbvh");
 
   CliRun r = hwbvh("build " + quote(obj) + " -o " + quote(out));
@@ -153,7 +153,7 @@ TEST_F(Cli, BuildInfoDumpOnCornellBox) {
 
 TEST_F(Cli, JsonOutputsParse) {
   const std::string obj = scene("cornell-box.obj");
-  if (obj.empty()) GTEST_SKIP() << "scenes/cornell-box.obj not present";
+  ASSERT_FALSE(obj.empty()) << "scenes/cornell-box.obj is missing";
   const std::string out = path("cornell.hwbvh");
 
   CliRun r = hwbvh("build " + quote(obj) + " -o " + quote(out) + " --json --quiet --quality low --obb off");
@@ -204,7 +204,7 @@ std::string opacity_block(const std::string& out) {
 // and the same block `build` printed.
 TEST_F(Cli, BuildAndInfoShowOpacityOfAlphaTestedBlobs) {
   const std::string obj = scene("alpha-cards.obj");
-  if (obj.empty()) GTEST_SKIP() << "scenes/alpha-cards.obj not present";
+  ASSERT_FALSE(obj.empty()) << "scenes/alpha-cards.obj is missing";
   for (const std::string target : {"rtip31", "rtip20"}) {
     SCOPED_TRACE(target);
     const std::string out = path(target + ".hwbvh");
@@ -247,13 +247,13 @@ TEST_F(Cli, EveryProjectSceneBuildsAndInspects) {
     EXPECT_EQ(r.code, 0) << e.path() << ": " << r.err;
     EXPECT_TRUE(nlohmann::json::parse(r.out)["problems"].empty()) << e.path();
   }
-  if (scenes == 0) GTEST_SKIP() << "no scenes/*.obj";
+  EXPECT_GT(scenes, 0) << "no scenes/*.obj";
 }
 
 TEST_F(Cli, BlobsAreByteIdenticalAtAnyThreadCount) {
   for (const char* name : {"cornell-box.obj", "overflow-fan.obj", "alpha-cards.obj"}) {
     const std::string obj = scene(name);
-    if (obj.empty()) continue;
+    ASSERT_FALSE(obj.empty()) << name << " is missing";
     for (const char* quality : {"medium", "high"}) {
       const std::string a = path("t1.hwbvh"), b = path("t2.hwbvh");
       const std::string common = " --quality " + std::string(quality) + " --quiet";
@@ -288,7 +288,7 @@ TEST_F(Cli, BadScenesExitTwoAndLeaveNoOutput) {
 
 TEST_F(Cli, WriteFailuresExitOneAndOverwritingTheInputIsRefused) {
   const std::string obj = scene("cornell-box.obj");
-  if (obj.empty()) GTEST_SKIP() << "scenes/cornell-box.obj not present";
+  ASSERT_FALSE(obj.empty()) << "scenes/cornell-box.obj is missing";
   CliRun r = hwbvh("build " + quote(obj) + " -o " + quote(path("no-such-dir/out.hwbvh")));
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_THAT(r.err, HasSubstr("out.hwbvh"));
@@ -303,7 +303,7 @@ TEST_F(Cli, WriteFailuresExitOneAndOverwritingTheInputIsRefused) {
 
 TEST_F(Cli, CorruptedBlobsExitTwoWithAClearMessage) {
   const std::string obj = scene("cornell-box.obj");
-  if (obj.empty()) GTEST_SKIP() << "scenes/cornell-box.obj not present";
+  ASSERT_FALSE(obj.empty()) << "scenes/cornell-box.obj is missing";
   const std::string good = path("good.hwbvh");
   ASSERT_EQ(hwbvh("build " + quote(obj) + " -o " + quote(good) + " --quiet").code, 0);
   const std::string bytes = read_text(good);
@@ -328,7 +328,7 @@ TEST_F(Cli, CorruptedBlobsExitTwoWithAClearMessage) {
 
 TEST_F(Cli, DumpReportsAHostileNodeSectionWithValidChecksums) {
   const std::string obj = scene("cornell-box.obj");
-  if (obj.empty()) GTEST_SKIP() << "scenes/cornell-box.obj not present";
+  ASSERT_FALSE(obj.empty()) << "scenes/cornell-box.obj is missing";
   const std::string good = path("good.hwbvh"), bad = path("hostile.hwbvh");
   ASSERT_EQ(hwbvh("build " + quote(obj) + " -o " + quote(good) + " --quiet").code, 0);
   blob::Blob b = blob::read_file(good);

@@ -69,7 +69,7 @@ class RenderCli : public ::testing::Test {
 
 TEST_F(RenderCli, EveryModeWritesADecodablePngOfTheRequestedSize) {
   const std::string b = blob("cornell-box.obj");
-  if (b.empty()) GTEST_SKIP() << "scenes/cornell-box.obj not present";
+  ASSERT_FALSE(b.empty()) << "scenes/cornell-box.obj is missing";
   for (const render::Mode m : render::all_modes()) {
     const std::string mode = render::mode_name(m), png = path(mode + ".png");
     const Outcome r = hwbvh("render " + quote(b) + " -o " + quote(png) + " --mode " + mode + " --width 40 --height 24");
@@ -91,11 +91,11 @@ TEST_F(RenderCli, EveryModeWritesADecodablePngOfTheRequestedSize) {
 
 TEST_F(RenderCli, CameraAndCountersMatchStats) {
   const std::string b = blob("cornell-box.obj");
-  if (b.empty()) GTEST_SKIP() << "scenes/cornell-box.obj not present";
+  ASSERT_FALSE(b.empty()) << "scenes/cornell-box.obj is missing";
   const Outcome render = hwbvh("render " + quote(b) + " -o " + quote(path("s.png")) + " --mode steps --width 64 --height 32");
   ASSERT_EQ(render.code, 0) << render.err;
   const Outcome stats = hwbvh("stats " + quote(b) + " --rays primary --no-oracle --width 64 --height 32 --json");
-  if (stats.code != 0) GTEST_SKIP() << "hwbvh stats unavailable: " << stats.err;
+  ASSERT_EQ(stats.code, 0) << stats.err;
   const auto json = nlohmann::json::parse(stats.out, nullptr, false);
   ASSERT_FALSE(json.is_discarded()) << stats.out;
   // The camera line of render is the camera stats reports, in the same syntax.
@@ -116,7 +116,7 @@ TEST_F(RenderCli, CameraAndCountersMatchStats) {
 
 TEST_F(RenderCli, ComparisonsPutPanelsSideBySide) {
   const std::string a = blob("cornell-box.obj"), b = blob("cornell-box.obj", "--obb off");
-  if (a.empty()) GTEST_SKIP() << "scenes/cornell-box.obj not present";
+  ASSERT_FALSE(a.empty()) << "scenes/cornell-box.obj is missing";
   Outcome r = hwbvh("render " + quote(a) + " --compare " + quote(b) + " -o " + quote(path("c.png")) +
                 " --mode steps --width 48 --height 32 --max 10");
   ASSERT_EQ(r.code, 0) << r.err;
@@ -137,7 +137,7 @@ TEST_F(RenderCli, ComparisonsPutPanelsSideBySide) {
 
 TEST_F(RenderCli, BadUsageAndBadInputExitTwoWithoutOutput) {
   const std::string b = blob("cornell-box.obj");
-  if (b.empty()) GTEST_SKIP() << "scenes/cornell-box.obj not present";
+  ASSERT_FALSE(b.empty()) << "scenes/cornell-box.obj is missing";
   const std::string out = path("out.png");
   const std::string base = "render " + quote(b) + " -o " + quote(out);
   const char* bad_usage[] = {
@@ -188,7 +188,7 @@ TEST_F(RenderCli, BadUsageAndBadInputExitTwoWithoutOutput) {
 
 TEST_F(RenderCli, WriteFailureExitsOneAndLeavesNothing) {
   const std::string b = blob("cornell-box.obj");
-  if (b.empty()) GTEST_SKIP() << "scenes/cornell-box.obj not present";
+  ASSERT_FALSE(b.empty()) << "scenes/cornell-box.obj is missing";
   const Outcome r = hwbvh("render " + quote(b) + " -o " + quote(path("no-such-dir/out.png")) + " --mode steps --width 8 --height 8");
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_THAT(r.err, HasSubstr("out.png"));

@@ -21,10 +21,10 @@ constexpr const char* kChromium = "/usr/bin/chromium";
 class ReportBrowser : public test::ReportCliTest {
  protected:
   void SetUp() override {
-    if (!std::filesystem::exists(kChromium)) GTEST_SKIP() << kChromium << " not installed (scripts/install-deps.sh)";
+    ASSERT_TRUE(std::filesystem::exists(kChromium)) << kChromium << " not installed (scripts/install-deps.sh)";
     // A scene whose heatmaps have many colours, at a small size.
     const auto scene = test::project_scene("rotated-objects.obj");
-    if (!std::filesystem::exists(scene)) GTEST_SKIP() << "scenes/rotated-objects.obj not present";
+    ASSERT_TRUE(std::filesystem::exists(scene)) << scene;
     html_ = path("report.html");
     const test::Outcome r = hwbvh("report " + quote(scene.string()) + " -o " + quote(html_) +
                                   " --width 160 --height 120 --ao-samples 1 --quiet");

@@ -22,7 +22,7 @@ class ReportCli : public test::ReportCliTest {
 };
 
 TEST_F(ReportCli, ObjAndBlobInOnePage) {
-  if (cornell().empty()) GTEST_SKIP() << "scenes/cornell-box.obj not present";
+  ASSERT_FALSE(cornell().empty()) << "scenes/cornell-box.obj is missing";
   const std::string blob = path("cornell.hwbvh"), html = path("report.html");
   ASSERT_EQ(hwbvh("build " + quote(cornell()) + " -o " + quote(blob) + " --quiet --target rtip20").code, 0);
   const test::Outcome r = hwbvh("report " + quote(cornell()) + " " + quote(blob) + " -o " + quote(html) + kSmall);
@@ -46,7 +46,7 @@ TEST_F(ReportCli, ObjAndBlobInOnePage) {
 }
 
 TEST_F(ReportCli, CompareAndMachineAddTheirSections) {
-  if (cornell().empty()) GTEST_SKIP() << "scenes/cornell-box.obj not present";
+  ASSERT_FALSE(cornell().empty()) << "scenes/cornell-box.obj is missing";
   const std::string html = path("report.html");
   const test::Outcome r = hwbvh("report " + quote(cornell()) + " -o " + quote(html) + kSmall +
                                 " --rays primary,random --random-rays 256 --compare --machine rdna4");
@@ -62,7 +62,7 @@ TEST_F(ReportCli, CompareAndMachineAddTheirSections) {
 // `hwbvh compare`'s table).
 TEST_F(ReportCli, AlphaTestedSceneShowsOpacityAndAnyHitColumn) {
   const auto cards = test::project_scene("alpha-cards.obj");
-  if (!std::filesystem::exists(cards)) GTEST_SKIP() << "scenes/alpha-cards.obj not present";
+  ASSERT_TRUE(std::filesystem::exists(cards)) << cards;
   const std::string html = path("report.html");
   const test::Outcome r =
       hwbvh("report " + quote(cards.string()) + " -o " + quote(html) + kSmall + " --rays primary,shadow --compare");
@@ -102,7 +102,7 @@ TEST_F(ReportCli, BadUsageAndBadInputExitTwoWithoutOutput) {
 }
 
 TEST_F(ReportCli, WriteFailureExitsOneAndLeavesNothing) {
-  if (cornell().empty()) GTEST_SKIP() << "scenes/cornell-box.obj not present";
+  ASSERT_FALSE(cornell().empty()) << "scenes/cornell-box.obj is missing";
   const std::string html = path("no-such-dir/report.html");
   const test::Outcome r = hwbvh("report " + quote(cornell()) + " -o " + quote(html) + kSmall);
   EXPECT_EQ(r.code, 1) << r.err;

@@ -35,9 +35,11 @@ const Variant kVariants[] = {
     {"rtip20", blob::Target::Rtip20, 0},
 };
 
-LoadedBvh load(const std::string& scene_name, const Variant& v) {
+LoadedBvh load(const std::string& scene_name, const Variant& v,
+               build::BuildQuality quality = build::BuildQuality::Medium) {
   const Scene scene = load_obj(test::project_scene(scene_name));
   pipeline::BuildBlobOptions o;
+  o.build.quality = quality;
   o.target = v.target;
   o.xe3_stoc_level = v.target == blob::Target::Xe3 ? v.stoc_level : 1;
   o.rtip31_stoc_level = v.target == blob::Target::Rtip31 ? v.stoc_level : 0;
@@ -79,6 +81,16 @@ void expect_same_hits(const std::vector<RayResult>& a, const std::vector<RayResu
   }
 }
 
+// Traces `batch` with `base` and with `changed` (options that must not change any hit) and checks the hits agree.
+std::pair<TraceOutput, TraceOutput> trace_with_same_hits(const LoadedBvh& bvh, const RayBatch& batch,
+                                                         const TraceOptions& base, const TraceOptions& changed,
+                                                         const std::string& what) {
+  std::pair<TraceOutput, TraceOutput> out{bvh.trace(batch.rays, batch.wave_begin, base, Executor(1)),
+                                          bvh.trace(batch.rays, batch.wave_begin, changed, Executor(1))};
+  expect_same_hits(out.first.rays, out.second.rays, what);
+  return out;
+}
+
 class AnyHitOnAlphaCards : public ::testing::TestWithParam<Variant> {};
 
 TEST_P(AnyHitOnAlphaCards, StocChangesOnlyWhoDecidesAndHitsMatchTheGroundTruth) {
@@ -99,9 +111,7 @@ TEST_P(AnyHitOnAlphaCards, StocChangesOnlyWhoDecidesAndHitsMatchTheGroundTruth) 
     on.any_hit = shadow;
     TraceOptions off = on;
     off.stoc = false;
-    const TraceOutput a = bvh.trace(batch.rays, batch.wave_begin, on, Executor(1));
-    const TraceOutput b = bvh.trace(batch.rays, batch.wave_begin, off, Executor(1));
-    expect_same_hits(a.rays, b.rays, what);
+    const auto [a, b] = trace_with_same_hits(bvh, batch, on, off, what);
 
     AgreementStats agreement;
     for (std::size_t i = 0; i < a.rays.size(); ++i) {
@@ -170,20 +180,68 @@ TEST(AnyHit, ResolveFollowsTheContract) {
   const std::optional<AnyHitShader> shader = AnyHitShader::of(bvh);
   TraceOptions o = with_shader({}, shader);
   RayCounters c;
-  EXPECT_FALSE(resolve_non_opaque(o, 0, 0, {0.25f, 0.25f}, xe3::SubTriangleState::Transparent, c));
-  EXPECT_TRUE(resolve_non_opaque(o, 0, 0, {0.25f, 0.25f}, xe3::SubTriangleState::Opaque, c));
+  AnyHitRecord record;
+  EXPECT_FALSE(resolve_non_opaque(o, 0, 0, {0.25f, 0.25f}, xe3::SubTriangleState::Transparent, c, record));
+  EXPECT_TRUE(resolve_non_opaque(o, 0, 0, {0.25f, 0.25f}, xe3::SubTriangleState::Opaque, c, record));
   EXPECT_EQ(c.stoc_skipped_transparent, 1u);
   EXPECT_EQ(c.stoc_accepted_opaque, 1u);
   EXPECT_EQ(c.any_hit_invocations, 0u);
-  (void)resolve_non_opaque(o, 0, 0, {0.25f, 0.25f}, xe3::SubTriangleState::Unknown, c);
-  (void)resolve_non_opaque(o, 0, 0, {0.25f, 0.25f}, std::nullopt, c);
+  (void)resolve_non_opaque(o, 0, 0, {0.25f, 0.25f}, xe3::SubTriangleState::Unknown, c, record);
+  (void)resolve_non_opaque(o, 0, 0, {0.25f, 0.25f}, std::nullopt, c, record);
   EXPECT_EQ(c.any_hit_invocations, 2u);
   o.stoc = false;  // STOC off: the state is not consulted
-  (void)resolve_non_opaque(o, 0, 0, {0.25f, 0.25f}, xe3::SubTriangleState::Transparent, c);
+  (void)resolve_non_opaque(o, 0, 0, {0.25f, 0.25f}, xe3::SubTriangleState::Transparent, c, record);
   EXPECT_EQ(c.any_hit_invocations, 3u);
   EXPECT_EQ(c.stoc_skipped_transparent, 1u);
   // Unknown ids pass (the shader has no data for them).
   EXPECT_TRUE(shader->passes(0xFFFFFFu, 0xFFFFFFu, {0.25f, 0.25f}));
+}
+
+// NO_DUPLICATE_ANYHIT_INVOCATION: the shader runs once per primitive and ray; a repeated candidate on the same
+// primitive takes the recorded outcome, also a rejection.
+TEST(AnyHit, NoDuplicateInvocationRunsTheShaderOncePerPrimitive) {
+  const LoadedBvh bvh = load("alpha-cards.obj", kVariants[2]);
+  const std::optional<AnyHitShader> shader = AnyHitShader::of(bvh);
+  TraceOptions o = with_shader({}, shader);
+  o.no_duplicate_any_hit = true;
+  // A point of triangle (0, 0) where its alpha test fails, and one where it passes (the cards have both).
+  Vec2 fails{-1.0f}, passes{-1.0f};
+  for (int i = 0; i < 64 && (fails.x < 0 || passes.x < 0); ++i) {
+    const Vec2 b{static_cast<float>(i % 8) / 8.0f * 0.9f, static_cast<float>(i / 8) / 8.0f * (1.0f - (i % 8) / 8.0f * 0.9f)};
+    (shader->passes(0, 0, b) ? passes : fails) = b;
+  }
+  ASSERT_GE(fails.x, 0.0f);
+  RayCounters c;
+  AnyHitRecord record;
+  EXPECT_FALSE(resolve_non_opaque(o, 0, 0, fails, std::nullopt, c, record));
+  EXPECT_FALSE(resolve_non_opaque(o, 0, 0, fails, std::nullopt, c, record));
+  EXPECT_EQ(c.any_hit_invocations, 1u);
+  (void)resolve_non_opaque(o, 0, 1, fails, std::nullopt, c, record);  // another primitive: runs
+  EXPECT_EQ(c.any_hit_invocations, 2u);
+  o.no_duplicate_any_hit = false;  // without the flag every candidate runs the shader
+  (void)resolve_non_opaque(o, 0, 0, fails, std::nullopt, c, record);
+  EXPECT_EQ(c.any_hit_invocations, 3u);
+}
+
+// With spatial splits (high quality) one triangle sits in several leaves and a ray can meet it twice. The flag
+// removes exactly those repeated invocations: the same hits on every target, fewer any-hit invocations where
+// the splits duplicated any.
+TEST(AnyHit, NoDuplicateInvocationOnSpatialSplitsKeepsTheHits) {
+  uint64_t saved = 0;
+  for (const Variant& v : {kVariants[2], kVariants[3], kVariants[6]}) {
+    const LoadedBvh bvh = load("alpha-cards.obj", v, build::BuildQuality::High);
+    const std::optional<AnyHitShader> shader = AnyHitShader::of(bvh);
+    const RayBatch batch = random_rays(bvh.bounds, 4096, 7);
+    TraceOptions every = with_shader({}, shader);
+    every.stoc = false;
+    TraceOptions once = every;
+    once.no_duplicate_any_hit = true;
+    const auto [a, b] = trace_with_same_hits(bvh, batch, every, once, v.name);
+    for (std::size_t i = 0; i < a.rays.size(); ++i)
+      ASSERT_LE(b.rays[i].counters.any_hit_invocations, a.rays[i].counters.any_hit_invocations) << v.name << " " << i;
+    saved += a.total_counters().any_hit_invocations - b.total_counters().any_hit_invocations;
+  }
+  EXPECT_GT(saved, 0u);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "blob/scratch_dir.h"
 #include "fixtures/paths.h"
+#include "fixtures/random_scene.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/wavefront.h"
 #include "hwbvh/pipeline/pipeline.h"
@@ -312,6 +313,52 @@ TEST(Render, FaultedRaysAreMagentaAndCounted) {
     EXPECT_EQ(count_color(crop(img, 0, 0, kW, kH), style::kFault), faulted) << mode_name(m);
   }
   EXPECT_TRUE(contains_caption(render(f, Mode::Steps), std::to_string(faulted) + " rays faulted", style::kFault));
+}
+
+// A check that does not come from the code: one 2 x 2 quad seen head-on. Its two triangles' boxes are both the
+// whole quad, so the tree is a root box node over two one-triangle leaves, and by docs/counters.md a pixel whose
+// ray misses the quad takes 1 step (the root) and one that hits it 3 (the root, then both leaves), with 1 triangle
+// test per leaf. docs/render.md maps 0 .. max linearly onto viridis: with the image's maximum (3) a hit is the top
+// colour; with --max 2 a miss sits at the middle. The colours are matplotlib's published #fde725 and #21918c.
+TEST(Render, HeadOnQuadHasTheStepsAndColoursWorkedOutByHand) {
+  const pipeline::BuildBlobResult built = pipeline::build_blob(test::quad_grid(1, 2.0f), {});
+  const emu::LoadedBvh bvh = emu::load_bvh(built.blob, "quad.hwbvh");
+  ViewOptions v;
+  v.width = v.height = kW;  // square, and as wide as contains_caption expects
+  v.camera = parse_camera("1,1,-5, 1,1,0, 0,1,0, 40");
+  const Frame f = trace_frame(bvh, v);
+  const auto near_rgb = [](Rgb a, Rgb b) {
+    return std::abs(a.r - b.r) <= 1 && std::abs(a.g - b.g) <= 1 && std::abs(a.b - b.b) <= 1;
+  };
+  constexpr Rgb kTop{253, 231, 37}, kMiddle{33, 145, 140};
+  const Image own = render(f, Mode::Steps), two = render(f, Mode::Steps, 2.0);
+  // The quad's edges lie at |ndc| = tan(atan(1/5)) / tan(20 deg) = 0.55 of the half-image. Pixel centres within
+  // 0.45 of the centre see it; those beyond 0.65 on both axes cannot (nor can the box around it, which
+  // quantization grows by far less).
+  const auto ndc = [](uint32_t i) { return std::abs((i + 0.5) / kW * 2.0 - 1.0); };
+  uint64_t checked = 0;
+  for (uint32_t y = 0; y < kW; ++y) {
+    for (uint32_t x = 0; x < kW; ++x) {
+      const bool inside = ndc(x) <= 0.45 && ndc(y) <= 0.45, outside = ndc(x) >= 0.65 && ndc(y) >= 0.65;
+      if (!inside && !outside) continue;
+      SCOPED_TRACE(testing::Message() << "pixel " << x << ", " << y);
+      const emu::RayResult& r = f.results[y * kW + x];
+      EXPECT_EQ(r.hit, inside);
+      EXPECT_EQ(r.counters.box_node_steps, 1u);
+      EXPECT_EQ(r.counters.primitive_node_steps, inside ? 2u : 0u);
+      EXPECT_EQ(r.counters.box_tests, 8u);
+      EXPECT_EQ(r.counters.triangle_tests, inside ? 2u : 0u);
+      EXPECT_TRUE(inside ? near_rgb(own.at(x, y), kTop) && near_rgb(two.at(x, y), kTop)
+                         : near_rgb(two.at(x, y), kMiddle));
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, kW * kW / 4);
+  // The legend's range is the counters' maximum, the 3 steps of a hit.
+  EXPECT_EQ(max_counter(f, Mode::Steps), 3u);
+  EXPECT_TRUE(contains_caption(own, "max 3 (image)"));
+  EXPECT_TRUE(contains_caption(render(f, Mode::TriTests), "max 2 (image)"));
+  EXPECT_TRUE(contains_caption(render(f, Mode::BoxTests), "max 8 (image)"));
 }
 
 // ---- comparisons ------------------------------------------------------------------------------------------------

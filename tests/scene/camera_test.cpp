@@ -1,10 +1,13 @@
 #include "hwbvh/scene/camera.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <string>
 
+#include <glm/common.hpp>
 #include <glm/geometric.hpp>
 #include <gtest/gtest.h>
 
@@ -46,13 +49,36 @@ TEST(AutoFrame, EveryCornerOfTheSceneIsInsideTheImage) {
 TEST(AutoFrame, IsAThreeQuarterViewFromAbove) {
   const Aabb box{{-1, -1, -1}, {1, 1, 1}};
   const Camera c = auto_frame(box, 1.0f);
-  EXPECT_EQ(c.target, box.center());
-  EXPECT_GT(c.eye.x, 0.0f);  // front-right, above
-  EXPECT_GT(c.eye.y, 0.0f);
-  EXPECT_GT(c.eye.z, 0.0f);
-  EXPECT_GT(c.eye.z, c.eye.x);
+  const Vec3 back = glm::normalize(c.eye - c.target);  // 35 degrees right of +z, 25 degrees up
+  EXPECT_NEAR(back.y, std::sin(25.0f * std::numbers::pi_v<float> / 180.0f), 1e-5f);
+  EXPECT_NEAR(back.x / back.z, std::tan(35.0f * std::numbers::pi_v<float> / 180.0f), 1e-5f);
   const Camera again = auto_frame(box, 1.0f);
   EXPECT_EQ(format_camera(c), format_camera(again));
+}
+
+// The fit is tight: on the axis that binds, the outermost corners touch 95% of the half-image on both sides;
+// on the other axis no corner is further out than that.
+TEST(AutoFrame, TheBoxFillsTheImageOnItsTighterAxis) {
+  const std::array<Aabb, 4> boxes{Aabb{{-1, -1, -1}, {1, 1, 1}}, Aabb{{0, 0, 0}, {100, 1, 3}},
+                                  Aabb{{10, -3, 0}, {11, 40, 0}}, Aabb{{-2, 0, -7}, {30, 5, 1}}};
+  for (const Aabb& box : boxes) {
+    for (float aspect : {0.5f, 1.0f, 16.0f / 9.0f, 4.0f}) {
+      const Camera c = auto_frame(box, aspect);
+      Vec3 lo(std::numeric_limits<float>::infinity()), hi(-std::numeric_limits<float>::infinity());
+      for (int corner = 0; corner < 8; ++corner) {
+        const Vec3 p{corner & 1 ? box.max.x : box.min.x, corner & 2 ? box.max.y : box.min.y,
+                     corner & 4 ? box.max.z : box.min.z};
+        const Vec3 ndc = project(c, aspect, p);
+        lo = glm::min(lo, ndc);
+        hi = glm::max(hi, ndc);
+      }
+      const bool horizontal_binds = std::abs(hi.x - 0.95f) < 1e-3f && std::abs(lo.x + 0.95f) < 1e-3f;
+      const bool vertical_binds = std::abs(hi.y - 0.95f) < 1e-3f && std::abs(lo.y + 0.95f) < 1e-3f;
+      EXPECT_TRUE(horizontal_binds || vertical_binds) << "aspect " << aspect << " x " << lo.x << ".." << hi.x
+                                                      << " y " << lo.y << ".." << hi.y;
+      EXPECT_LE(std::max({hi.x, hi.y, -lo.x, -lo.y}), 0.95f + 1e-3f);
+    }
+  }
 }
 
 TEST(AutoFrame, RejectsEmptyBoundsAndBadAspect) {

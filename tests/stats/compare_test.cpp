@@ -2,6 +2,7 @@
 // test on alpha-tested scenes.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "fixtures/paths.h"
 #include "hwbvh/stats/compare.h"
@@ -21,18 +22,23 @@ void expect_every_row_agrees(const CompareReport& report) {
   }
 }
 
+CompareOptions options(uint32_t width, uint32_t height, uint32_t random_rays, std::vector<RayKind> kinds) {
+  CompareOptions o;
+  o.width = width;
+  o.height = height;
+  o.random_rays = random_rays;
+  o.kinds = std::move(kinds);
+  return o;
+}
+
 TEST(Compare, EveryVariantAgreesWithEmbreeAndBvh8NeedsFewerSteps) {
   const Scene scene = load_obj(test::project_scene("rotated-objects.obj"));
-  CompareOptions o;
-  o.width = 64;
-  o.height = 48;
-  o.random_rays = 2048;
-  o.kinds = {RayKind::Primary, RayKind::Shadow, RayKind::Random};
+  CompareOptions o = options(64, 48, 2048, {RayKind::Primary, RayKind::Shadow, RayKind::Random});
   o.machine = emu::load_machine_preset("rdna4");
   const CompareReport report = compare_targets(scene, o);
   ASSERT_EQ(report.rows.size(), 5u);
   expect_every_row_agrees(report);
-  for (const VariantRow& row : report.rows) EXPECT_GT(row.machine_cycles, 0u) << row.name;
+  for (const VariantRow& row : report.rows) EXPECT_GT(row.machine_cycles().value_or(0), 0u) << row.name;
   const VariantRow& bvh4 = report.rows[0];
   const VariantRow& bvh8 = report.rows[2];
   const VariantRow& bvh8_obb = report.rows[3];
@@ -43,16 +49,42 @@ TEST(Compare, EveryVariantAgreesWithEmbreeAndBvh8NeedsFewerSteps) {
   EXPECT_EQ(report.rows[4].name, "xe3 QBVH6");
 }
 
+// Every ray type's machine run is kept; a run that stopped at the cycle limit is shown with its status and never
+// summed into the cycles as if it were a cost.
+TEST(Compare, MachineRunsAreKeptPerRayTypeAndUnfinishedRunsAreNotSummed) {
+  const Scene scene = load_obj(test::project_scene("cornell-box.obj"));
+  CompareOptions o = options(32, 16, 256, {RayKind::Primary, RayKind::Random});
+  o.machine = emu::load_machine_preset("rdna4");
+  const CompareReport finished = compare_targets(scene, o);
+  for (const VariantRow& row : finished.rows) {
+    SCOPED_TRACE(row.name);
+    ASSERT_EQ(row.machine.size(), 2u);
+    EXPECT_EQ(row.machine[0].first, RayKind::Primary);
+    EXPECT_EQ(row.machine[1].first, RayKind::Random);
+    EXPECT_EQ(row.machine_cycles(), row.machine[0].second.cycles + row.machine[1].second.cycles);
+    EXPECT_EQ(row.machine_cell(), std::to_string(*row.machine_cycles()));
+  }
+  o.machine->max_cycles = 200;  // far too few for 512 rays
+  const CompareReport stopped = compare_targets(scene, o);
+  for (const VariantRow& row : stopped.rows) {
+    SCOPED_TRACE(row.name);
+    EXPECT_EQ(row.machine[0].second.status, emu::MachineStatus::CycleLimit);
+    EXPECT_FALSE(row.machine_cycles().has_value());
+    EXPECT_EQ(row.machine_cell(), "cycle_limit (primary)");
+  }
+  EXPECT_THAT(compare_to_text(stopped), testing::HasSubstr("cycle_limit (primary)"));
+  const auto json = nlohmann::json::parse(compare_to_json(stopped));
+  EXPECT_TRUE(json["variants"][0]["machine_model_cycles"].is_null());
+  EXPECT_EQ(json["variants"][0]["machine_model_runs"][1]["ray_type"], "random");
+  EXPECT_EQ(json["variants"][0]["machine_model_runs"][0]["status"], "cycle_limit");
+}
+
 // On alpha-tested cards every row runs the scene's alpha test as its any-hit shader and agrees with Embree running
 // the same test in its filter; the BVH8 + OBB row counts exactly what `hwbvh stats` counts on an rtip31 blob of
 // the scene without a STOC sideband (the compare build has no opacity bake).
 TEST(Compare, AlphaTestedSceneRunsTheAnyHitShaderOnEveryVariant) {
   const Scene scene = load_obj(test::project_scene("alpha-cards.obj"));
-  CompareOptions o;
-  o.width = 48;
-  o.height = 32;
-  o.random_rays = 1024;
-  o.kinds = {RayKind::Primary, RayKind::Shadow, RayKind::Random};
+  CompareOptions o = options(48, 32, 1024, {RayKind::Primary, RayKind::Shadow, RayKind::Random});
   const CompareReport report = compare_targets(scene, o);
   EXPECT_TRUE(report.any_hit_shader);
   ASSERT_EQ(report.rows.size(), 5u);

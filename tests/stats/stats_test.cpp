@@ -1,6 +1,8 @@
 // Traversal statistics end to end: the emulator agrees with Embree on every scene, counters are deterministic
 // at any thread count, small stacks overflow and walk back without changing hits, OBBs do not change hits.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "fixtures/paths.h"
 #include "hwbvh/stats/stats_output.h"
@@ -107,6 +109,38 @@ TEST(Stats, OverflowFanOverflowsAnEightEntryRingAndWalksBack) {
   EXPECT_GT(lost, 0u);
   EXPECT_GT(walk_back, 0u);
   expect_agreement(report);
+}
+
+// The "hit mean" figures are sums over exactly the rays that hit, divided by their number, in every output.
+TEST(Stats, HitMeansAreOverTheRaysThatHit) {
+  const auto bvh = test::load_scene_bvh(test::project_scene("cornell-box.obj"));
+  auto options = test::small_stats_options();
+  options.kinds = {RayKind::Primary, RayKind::Shadow};
+  options.keep_results = true;
+  options.oracle = false;
+  const StatsReport report = run_stats(bvh, options);
+  const std::string text = stats_to_text(report);
+  const auto json = nlohmann::json::parse(stats_to_json(report));
+  for (std::size_t i = 0; i < report.kinds.size(); ++i) {
+    const KindStats& k = report.kinds[i];
+    uint64_t hits = 0, steps = 0, pushes = 0;
+    for (const emu::RayResult& r : k.results) {
+      if (!r.hit) continue;
+      ++hits;
+      steps += r.counters.steps;
+      pushes += r.counters.stack_pushes;
+    }
+    ASSERT_GT(hits, 0u);
+    ASSERT_LT(hits, k.rays);  // some rays miss, so the two means differ
+    EXPECT_EQ(k.hits, hits);
+    EXPECT_EQ(k.hit_totals.steps, steps);
+    const double steps_mean = static_cast<double>(steps) / static_cast<double>(hits);
+    EXPECT_NE(steps_mean, k.steps.mean);
+    EXPECT_DOUBLE_EQ(json["ray_types"][i]["steps"]["mean_over_hits"].get<double>(), steps_mean);
+    EXPECT_DOUBLE_EQ(json["ray_types"][i]["per_hit"]["stack_pushes"].get<double>(),
+                     static_cast<double>(pushes) / static_cast<double>(hits));
+    EXPECT_NE(text.find(fmt::format("{:>10.2f}{:>10.2f}", k.steps.mean, steps_mean)), std::string::npos) << text;
+  }
 }
 
 TEST(Stats, SummarizeUsesNearestRank) {

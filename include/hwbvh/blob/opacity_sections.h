@@ -1,5 +1,5 @@
 #pragma once
-// The two opacity sections of a .hwbvh blob (docs/blob-format.md §8, §9; docs/opacity.md):
+// The two opacity sections of a .hwbvh blob (docs/blob-format.md §10, §11; docs/opacity.md):
 //   AlphaTest (type 5): the any-hit shader's data, in every blob of an alpha-tested scene: cutoff, textures, per
 //     triangle its texture and texture coordinates. The emulator's any-hit model and the Embree oracle's filter
 //     read it.

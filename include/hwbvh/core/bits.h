@@ -1,7 +1,7 @@
 #pragma once
 // Bit-field helpers for hardware layouts stored as little-endian dword arrays.
 //
-// Node layouts in shared/spec are given as "bit b of a node is bit (b mod 32) of dword (b div 32)", with
+// Node layouts in docs/*-format.md are given as "bit b of a node is bit (b mod 32) of dword (b div 32)", with
 // multi-bit fields stored least-significant bit first and allowed to straddle two dwords (an LSB-first
 // bit stream). These helpers read and write such fields; they never use compiler bitfields.
 #include <bit>

@@ -8,7 +8,7 @@
 //     (counter stoc_skipped_transparent), Opaque -> accepted without the shader (stoc_accepted_opaque);
 //   - otherwise (Unknown, STOC off, no STOC data) the any-hit shader runs (any_hit_invocations): the alpha test
 //     AlphaTest::passes at the hit's barycentrics; the candidate is accepted iff it passes. An Xe3 triangle's swstoc
-//     bit does not change this: the software STOC test runs inside the any-hit shader (xe3-stoc.md §4), so an
+//     bit does not change this: the software STOC test runs inside the any-hit shader (docs/xe3-format.md §4), so an
 //     unknown sub-triangle still costs one invocation.
 // The shader reads the blob's AlphaTest section (LoadedBvh::alpha_test), never the node bytes: it is the
 // application's shader. The bake is conservative, so hits are identical with STOC on and off.
@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "hwbvh/core/geometry.h"
+#include "hwbvh/emu/any_hit_record.h"
 #include "hwbvh/emu/counters.h"
 #include "hwbvh/emu/loaded_bvh.h"
 #include "hwbvh/emu/rtip31/traversal.h"
@@ -47,8 +48,9 @@ TraceOptions with_shader(TraceOptions options, const std::optional<AnyHitShader>
 
 /// The contract above for one candidate on a non-opaque triangle: true if it is accepted. `state` is the STOC state
 /// the traversal found for the hit's sub-triangle (nullopt: none); it is used only when options.stoc. Counts the
-/// any-hit counters in `c`.
+/// any-hit counters in `c`. With options.no_duplicate_any_hit, a primitive whose shader already ran for this ray
+/// (in `record`) takes that outcome without running it again (DXR's NO_DUPLICATE_ANYHIT_INVOCATION).
 bool resolve_non_opaque(const TraceOptions& options, uint32_t geometry_id, uint32_t primitive_id, Vec2 barycentrics,
-                        std::optional<xe3::SubTriangleState> state, RayCounters& c);
+                        std::optional<xe3::SubTriangleState> state, RayCounters& c, AnyHitRecord& record);
 
 }  // namespace hwbvh::emu

@@ -1,5 +1,5 @@
 #pragma once
-// The Embree oracle (design.md rule 3): every emulated ray's closest hit is checked against Embree 3's
+// The Embree oracle (docs/design.md, "The oracle"): every emulated ray's closest hit is checked against Embree 3's
 // rtcIntersect1 on the same triangles, and every shadow ray against rtcOccluded1. The triangles come from the
 // blob's Geometry section, the same one the emulated BVH was encoded from: one Embree triangle geometry per
 // geometry id, with Embree's geomID = our geometry id and primID = our primitive id, so ids compare directly.

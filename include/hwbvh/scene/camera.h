@@ -2,6 +2,7 @@
 // Pinhole camera: where primary rays come from. The CLI spells a camera as `--camera eye,target,up,fov`, i.e.
 // ten comma-separated numbers "ex,ey,ez,tx,ty,tz,ux,uy,uz,fov" with fov the vertical field of view in degrees.
 // Image rows run top to bottom: pixel row 0 looks towards +up.
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -17,8 +18,11 @@ struct Camera {
 };
 
 /// A deterministic three-quarter view (from the front-right, above; +y up, looking towards -z as OBJ scenes
-/// usually expect) whose view frustum contains the whole bounding sphere of `scene_bounds`.
-/// `aspect` is image width / height and must be > 0. Throws hwbvh::Error(BadInput) for empty bounds.
+/// usually expect) fitted to `points` (the scene's vertices): their projections fill the image to 5% of its
+/// border on the tighter axis and are centred on each axis (the target moves in the view plane to do so).
+/// `aspect` is image width / height and must be > 0. Throws hwbvh::Error(BadInput) for no points.
+[[nodiscard]] Camera auto_frame(std::span<const Vec3> points, float aspect);
+/// auto_frame of the box's eight corners: every point of the box is in view.
 [[nodiscard]] Camera auto_frame(const Aabb& scene_bounds, float aspect);
 
 /// Parses "ex,ey,ez,tx,ty,tz,ux,uy,uz,fov" (spaces around numbers allowed). Throws hwbvh::Error(BadInput)

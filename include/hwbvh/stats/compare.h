@@ -44,8 +44,14 @@ struct VariantRow {
   double stack_ops = 0.0;           ///< pushes + pops
   double any_hit_invocations = 0.0;  ///< any-hit shader (alpha test) runs; 0 without alpha-tested triangles
   emu::AgreementStats agreement;
-  std::optional<emu::MachineResult> machine;  ///< summed cycles over kinds are in machine_cycles
-  uint64_t machine_cycles = 0;
+  /// The machine model's run per ray kind (in the order of CompareReport::kinds), when a preset was given.
+  std::vector<std::pair<RayKind, emu::MachineResult>> machine;
+
+  /// Cycles summed over the ray kinds, or nullopt if a run did not complete (deadlock, cycle limit): such a run's
+  /// cycles are not a cost and are never summed.
+  [[nodiscard]] std::optional<uint64_t> machine_cycles() const;
+  /// The table cell: the summed cycles, or the first unfinished run's status and ray type ("deadlocked (ao)").
+  [[nodiscard]] std::string machine_cell() const;
 };
 
 struct CompareReport {

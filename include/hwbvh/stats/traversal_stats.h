@@ -38,7 +38,7 @@ struct StatsOptions {
   std::vector<RayKind> kinds{RayKind::Primary, RayKind::AmbientOcclusion, RayKind::Shadow};
   uint32_t width = 256;                ///< primary-ray image size
   uint32_t height = 256;
-  std::optional<Camera> camera;        ///< default: auto_frame(scene bounds, width / height)
+  std::optional<Camera> camera;        ///< default: auto_frame(the scene's vertices, width / height)
   uint32_t ao_samples = 4;             ///< AO rays per primary hit
   std::optional<float> ao_distance;    ///< AO tmax; default 0.1 x the scene-bounds diagonal
   uint32_t random_rays = 16384;
@@ -74,6 +74,7 @@ struct KindStats {
   Distribution triangle_tests;
   Distribution any_hit_invocations;  ///< per ray (all zero without an any-hit shader)
   emu::RayCounters totals;           ///< sums over rays (max_stack_depth: maximum)
+  emu::RayCounters hit_totals;       ///< the same over the rays that hit (or are occluded) only
   uint64_t faulted_rays = 0;         ///< rays stopped by a malformed node
   emu::NodeFault first_fault = emu::NodeFault::None;  ///< the fault of the first faulted ray, in ray order
   uint32_t first_fault_node = 0xFFFFFFFFu;            ///< the node pointer it faulted on
@@ -86,6 +87,8 @@ struct KindStats {
   std::vector<uint32_t> pixel;           ///< per ray its pixel (y * width + x), when the kind has an image
 
   [[nodiscard]] double per_ray(uint64_t total) const { return rays ? static_cast<double>(total) / static_cast<double>(rays) : 0.0; }
+  /// Mean over the rays that hit, of a counter summed in hit_totals; 0 when no ray hit.
+  [[nodiscard]] double per_hit(uint64_t hit_total) const { return hits ? static_cast<double>(hit_total) / static_cast<double>(hits) : 0.0; }
   [[nodiscard]] double rays_per_second() const { return emulation_seconds > 0 ? static_cast<double>(rays) / emulation_seconds : 0.0; }
 };
 

@@ -14,7 +14,7 @@ namespace {
 constexpr uint32_t kMaxSimds = 64;
 constexpr uint32_t kMaxWaveSlots = 64;
 constexpr uint32_t kMaxRaysPerLane = 16;
-constexpr uint32_t kMaxInstructionVgprs = 256;  // an instruction addresses at most 256 VGPRs (spec §8.1)
+constexpr uint32_t kMaxInstructionVgprs = 256;  // an instruction addresses at most 256 VGPRs (machine-model.md §8.1)
 
 }  // namespace
 

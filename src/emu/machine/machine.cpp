@@ -20,7 +20,7 @@
 namespace hwbvh::emu {
 namespace {
 
-constexpr uint32_t kBoxTestsPerNode = 8;  // a box node's 8 children (spec §4.6)
+constexpr uint32_t kBoxTestsPerNode = 8;  // a box node's 8 children (machine-model.md §4.6)
 // [assumption] A primitive step tests its pair's two triangles: the node sequence does not say whether the pair
 // holds one or two, so this is an upper bound (the functional counters have the exact number).
 constexpr uint32_t kTriangleTestsPerPair = 2;

@@ -51,7 +51,7 @@ bool prepare_ray(const Ray& ray, Bvh4RayOperands& op, float& tmin, float& closes
 // no STOC data on this target). The ids and the opaque bit come from the triangle node, as GPURT fetches them.
 // Returns true if the hit was accepted.
 bool take_hit(const Bvh4Section& section, uint32_t pointer, const Bvh4TriangleHit& h, const TraceOptions& options,
-              float tmin, float& closest_t, RayResult& result) {
+              float tmin, float& closest_t, RayResult& result, AnyHitRecord& any_hit_record) {
   if (h.procedural || !(h.t < closest_t)) return false;
   rdna3::TriangleNodeDwords node;
   const uint64_t first = rdna3::node_byte_offset(pointer) / 4;
@@ -59,7 +59,7 @@ bool take_hit(const Bvh4Section& section, uint32_t pointer, const Bvh4TriangleHi
   const rdna3::DecodedTriangle tri = rdna3::decode_triangle(node, pointer);
   const bool opaque = options.flags.force_opaque || (!options.flags.force_non_opaque && tri.id.opaque);
   if (!opaque && !resolve_non_opaque(options, tri.geometry_id, tri.primitive_id, h.barycentrics, std::nullopt,
-                                     result.counters)) {
+                                     result.counters, any_hit_record)) {
     return false;
   }
   closest_t = h.t;
@@ -95,28 +95,13 @@ bool end_step(const StackTraffic& traffic, bool no_next_node, uint32_t step_limi
   return true;
 }
 
-// The wave layer of wavefront.h for any lane type: waves of 32 rays in lockstep, each wave writing only its own
-// output slots, so results are identical at any thread count.
+// The wave layer (wave_loop.h) with RT IP 2.0 or BVH4x2 lanes.
 template <class Lane>
-TraceOutput run_waves(const Bvh4Section& section, std::span<const Ray> rays, const TraceOptions& options,
-                      const Executor& executor) {
+TraceOutput run_waves(const Bvh4Section& section, std::span<const Ray> rays, std::span<const uint32_t> wave_begin,
+                      const TraceOptions& options, const Executor& executor) {
   options.validate();
-  TraceOutput out;
-  const size_t wave_count = (rays.size() + kWaveSize - 1) / kWaveSize;
-  out.rays.resize(rays.size());
-  out.waves.resize(wave_count);
-  if (options.record_node_sequence) out.node_sequences.resize(rays.size());
-  executor.for_each(0, wave_count, [&](size_t w) {
-    const size_t first = w * kWaveSize;
-    const size_t count = std::min<size_t>(kWaveSize, rays.size() - first);
-    std::vector<Lane> lanes;
-    lanes.reserve(count);
-    for (size_t i = 0; i < count; ++i) lanes.emplace_back(section, rays[first + i], options);
-    detail::run_lockstep_wave(std::span<Lane>(lanes), out.waves[w],
-                              options.record_node_sequence ? &out.node_sequences[first] : nullptr);
-    for (size_t i = 0; i < count; ++i) out.rays[first + i] = lanes[i].result();
-  });
-  return out;
+  return detail::trace_waves<Lane>(rays, wave_begin, options.record_node_sequence, executor,
+                                   [&](const Ray& ray) { return Lane(section, ray, options); });
 }
 
 template <class Lane>
@@ -166,7 +151,7 @@ StepInfo Rtip20Traversal::step() {
   if (info.kind == NodeKind::Primitive) {
     ++c.primitive_node_steps;
     const Bvh4TriangleHit hit = read_triangle_result(res.dw, Bvh4Version::Rtip20);
-    if (take_hit(*section_, node_, hit, *options_, tmin_, closest_t_, result_) && options_->any_hit) {
+    if (take_hit(*section_, node_, hit, *options_, tmin_, closest_t_, result_, any_hit_record_) && options_->any_hit) {
       done_ = true;  // the loop ends before the stack operation
       return info;
     }
@@ -238,7 +223,7 @@ StepInfo Bvh4x2Traversal::step() {
     std::array<uint32_t, 4> dw;
     std::copy_n(res.dw.begin() + static_cast<std::ptrdiff_t>(first_dword), 4, dw.begin());
     const Bvh4TriangleHit hit = read_triangle_result(dw, Bvh4Version::Rtip30);
-    return take_hit(*section_, node, hit, *options_, tmin_, closest_t_, result_) && options_->any_hit;
+    return take_hit(*section_, node, hit, *options_, tmin_, closest_t_, result_, any_hit_record_) && options_->any_hit;
   };
   // Node 0's children go to slots 0..3 (on top of the stack), node 1's to slots 4..7; a triangle's slots are
   // replaced by push controls.
@@ -292,12 +277,22 @@ RayResult trace_ray_bvh4x2(const Bvh4Section& section, const Ray& ray, const Tra
 
 TraceOutput trace_rays_rtip20(const Bvh4Section& section, std::span<const Ray> rays, const TraceOptions& options,
                               const Executor& executor) {
-  return run_waves<Rtip20Traversal>(section, rays, options, executor);
+  return run_waves<Rtip20Traversal>(section, rays, detail::consecutive_waves(rays.size()), options, executor);
+}
+
+TraceOutput trace_rays_rtip20(const Bvh4Section& section, std::span<const Ray> rays, std::span<const uint32_t> wave_begin,
+                              const TraceOptions& options, const Executor& executor) {
+  return run_waves<Rtip20Traversal>(section, rays, wave_begin, options, executor);
 }
 
 TraceOutput trace_rays_bvh4x2(const Bvh4Section& section, std::span<const Ray> rays, const TraceOptions& options,
                               const Executor& executor) {
-  return run_waves<Bvh4x2Traversal>(section, rays, options, executor);
+  return run_waves<Bvh4x2Traversal>(section, rays, detail::consecutive_waves(rays.size()), options, executor);
+}
+
+TraceOutput trace_rays_bvh4x2(const Bvh4Section& section, std::span<const Ray> rays, std::span<const uint32_t> wave_begin,
+                              const TraceOptions& options, const Executor& executor) {
+  return run_waves<Bvh4x2Traversal>(section, rays, wave_begin, options, executor);
 }
 
 }  // namespace hwbvh::emu

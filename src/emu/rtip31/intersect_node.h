@@ -1,5 +1,5 @@
 #pragma once
-// The intersector's per-node work (shared/spec/rtip31-format.md §5.3 box path, §5.4 primitive path), inline so
+// The intersector's per-node work (docs/rtip31-format.md §5.3 box path, §5.4 primitive path), inline so
 // that the traversal loop (traversal.cpp) compiles it into its own step instead of calling through a stack of
 // functions; the instruction (intersect.cpp) is built on the same code. Internal to the emu module.
 #include <algorithm>

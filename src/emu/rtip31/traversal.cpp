@@ -79,7 +79,7 @@ void RayTraversal::process_primitive_hits(const IntersectDwords& dw) {
     // STOC sideband and the any-hit shader (any_hit.h).
     if (s.procedural || !(s.t < closest_t_)) continue;
     if (s.non_opaque && !resolve_non_opaque(*options_, s.geometry_id, s.primitive_id, {s.u, s.v},
-                                            sideband_state(*options_, s), result_.counters)) {
+                                            sideband_state(*options_, s), result_.counters, any_hit_record_)) {
       continue;
     }
     closest_t_ = s.t;

@@ -173,7 +173,10 @@ void Xe3Traversal::step_leaf(StepInfo& info) {
       if (!is_opaque(options_->flags, leaf.opaque)) {
         std::optional<xe3::SubTriangleState> state;
         if (options_->stoc) state = leaf_state(dw, stoc3, leaf, k, h.barycentrics, section_->header.order);
-        if (!resolve_non_opaque(*options_, leaf.geometry_index, leaf.primitive(k), h.barycentrics, state, c)) continue;
+        if (!resolve_non_opaque(*options_, leaf.geometry_index, leaf.primitive(k), h.barycentrics, state, c,
+                                any_hit_record_)) {
+          continue;
+        }
       }
       result_.hit = true;
       result_.t = h.t;
@@ -232,29 +235,13 @@ void Xe3Traversal::finish_subtree(uint32_t depth) {
 
 namespace {
 
-// The wave layer of wavefront.h for the Xe3 lane: waves of 1..32 rays in lockstep, each wave writing only its own
-// output slots, so results are identical at any thread count.
+// The wave layer (wave_loop.h) with Xe3 lanes.
 TraceOutput run_waves(const Xe3Section& section, std::span<const Ray> rays, std::span<const uint32_t> wave_begin,
                       const TraceOptions& options, const Executor& executor, const Xe3StackOptions& stack) {
   options.validate();
   stack.validate();
-  detail::check_wave_boundaries(wave_begin, rays.size());
-  const size_t wave_count = wave_begin.size();
-  TraceOutput out;
-  out.rays.resize(rays.size());
-  out.waves.resize(wave_count);
-  if (options.record_node_sequence) out.node_sequences.resize(rays.size());
-  executor.for_each(0, wave_count, [&](size_t w) {
-    const size_t first = wave_begin[w];
-    const size_t count = (w + 1 < wave_count ? wave_begin[w + 1] : rays.size()) - first;
-    std::vector<Xe3Traversal> lanes;
-    lanes.reserve(count);
-    for (size_t i = 0; i < count; ++i) lanes.emplace_back(section, rays[first + i], options, stack);
-    detail::run_lockstep_wave(std::span<Xe3Traversal>(lanes), out.waves[w],
-                              options.record_node_sequence ? &out.node_sequences[first] : nullptr);
-    for (size_t i = 0; i < count; ++i) out.rays[first + i] = lanes[i].result();
-  });
-  return out;
+  return detail::trace_waves<Xe3Traversal>(rays, wave_begin, options.record_node_sequence, executor,
+                                           [&](const Ray& ray) { return Xe3Traversal(section, ray, options, stack); });
 }
 
 }  // namespace
@@ -270,9 +257,7 @@ RayResult trace_ray_xe3(const Xe3Section& section, const Ray& ray, const TraceOp
 
 TraceOutput trace_rays_xe3(const Xe3Section& section, std::span<const Ray> rays, const TraceOptions& options,
                            const Executor& executor, const Xe3StackOptions& stack) {
-  std::vector<uint32_t> wave_begin;
-  for (size_t first = 0; first < rays.size(); first += kWaveSize) wave_begin.push_back(static_cast<uint32_t>(first));
-  return run_waves(section, rays, wave_begin, options, executor, stack);
+  return run_waves(section, rays, detail::consecutive_waves(rays.size()), options, executor, stack);
 }
 
 TraceOutput trace_rays_xe3(const Xe3Section& section, std::span<const Ray> rays, std::span<const uint32_t> wave_begin,

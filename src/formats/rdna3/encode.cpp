@@ -1,4 +1,4 @@
-// Whole-tree RT IP 2.0 encoder (shared/spec/rtip31-format.md §8.1, §8.3; layout in node_section.h).
+// Whole-tree RT IP 2.0 encoder (docs/rtip31-format.md §8.1, §8.3; layout in node_section.h).
 //
 // Steps:
 //   1. Slots: WideBvh<4> nodes are numbered breadth-first, so box node n goes to byte 128 + 128 n; triangle nodes

@@ -1,4 +1,4 @@
-// RT IP 3.1 box node encoder (shared/spec/rtip31-format.md §2.2-2.5, Appendix D items 2, 5).
+// RT IP 3.1 box node encoder (docs/rtip31-format.md §2.2-2.5, Appendix D items 2, 5).
 #include "hwbvh/formats/rdna4/box_node.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// RT IP 3.1 node decoder (shared/spec/rtip31-format.md §2.2-2.6, §3.2, §4.2-4.7, Appendix A).
+// RT IP 3.1 node decoder (docs/rtip31-format.md §2.2-2.6, §3.2, §4.2-4.7, Appendix A).
 //
 // Written from the spec without looking at the encoder's packing code: every field position below is read off
 // the spec's tables. Any 32 dwords decode without undefined behaviour; all stream reads are range-checked

@@ -1,4 +1,4 @@
-// Whole-tree RT IP 3.1 encoder (shared/spec/rtip31-format.md §2.4, §2.7, §3.4, §4.8).
+// Whole-tree RT IP 3.1 encoder (docs/rtip31-format.md §2.4, §2.7, §3.4, §4.8).
 //
 // Steps:
 //   1. OBB choice, bottom-up: per box node, candidate rotations from its children; accept the one whose child

@@ -1,4 +1,4 @@
-// RT IP 3.1 OBB index selection, builder side (shared/spec/rtip31-format.md §3.4, Appendix B).
+// RT IP 3.1 OBB index selection, builder side (docs/rtip31-format.md §3.4, Appendix B).
 //
 // Computed in float, like GPURT's shader code, so that the axis-angle cells match its choice.
 #include "hwbvh/formats/rdna4/obb.h"

@@ -1,5 +1,5 @@
 #pragma once
-// Private: OBB data tables of shared/spec/rtip31-format.md, generated into obb_tables.cpp by gen_obb_tables.py.
+// Private: OBB data tables of docs/rtip31-format.md, generated into obb_tables.cpp by gen_obb_tables.py.
 #include <array>
 #include <cstdint>
 

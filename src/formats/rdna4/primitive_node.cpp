@@ -1,4 +1,4 @@
-// RT IP 3.1 compressed primitive node encoder (shared/spec/rtip31-format.md §4.1-4.6, Appendix D item 6).
+// RT IP 3.1 compressed primitive node encoder (docs/rtip31-format.md §4.1-4.6, Appendix D item 6).
 #include "hwbvh/formats/rdna4/primitive_node.h"
 
 #include <algorithm>

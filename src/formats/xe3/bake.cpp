@@ -1,4 +1,4 @@
-// The conservative opacity bake (shared/spec/xe3-stoc.md §5.2; docs/opacity.md §2).
+// The conservative opacity bake (docs/xe3-format.md §5.2; docs/opacity.md §2).
 #include "hwbvh/formats/xe3/bake.h"
 
 #include <algorithm>

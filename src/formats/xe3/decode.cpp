@@ -1,4 +1,4 @@
-// Xe3 node decoder (shared/spec/xe3-stoc.md §1.1 to §1.4, §6.1). Fields are addressed by the byte offsets of the
+// Xe3 node decoder (docs/xe3-format.md §1.1 to §1.4, §6.1). Fields are addressed by the byte offsets of the
 // spec's tables.
 #include "hwbvh/formats/xe3/decode.h"
 

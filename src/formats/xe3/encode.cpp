@@ -1,4 +1,4 @@
-// Whole-tree Xe3 encoder (shared/spec/xe3-stoc.md §1, §5.2, §6.1; layout in node_section.h).
+// Whole-tree Xe3 encoder (docs/xe3-format.md §1, §5.2, §6.1; layout in node_section.h).
 //
 // Steps:
 //   1. Leaves: each leaf child's pairs become its leaf list (quads, or two lone triangles for a pair that cannot be a

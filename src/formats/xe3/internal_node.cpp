@@ -1,4 +1,4 @@
-// InternalNode6 encoder (shared/spec/xe3-stoc.md §6.1).
+// InternalNode6 encoder (docs/xe3-format.md §6.1).
 #include "hwbvh/formats/xe3/internal_node.h"
 
 #include <algorithm>

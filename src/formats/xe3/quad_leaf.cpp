@@ -1,4 +1,4 @@
-// QuadLeaf and STOC3 leaf encoders (shared/spec/xe3-stoc.md §1.1 to §1.4).
+// QuadLeaf and STOC3 leaf encoders (docs/xe3-format.md §1.1 to §1.4).
 #include "hwbvh/formats/xe3/quad_leaf.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Sub-triangle numbering and STOC mask summaries (shared/spec/xe3-stoc.md §3.3, §3.4, §5.2).
+// Sub-triangle numbering and STOC mask summaries (docs/xe3-format.md §3.3, §3.4, §5.2).
 #include "hwbvh/formats/xe3/stoc.h"
 
 #include <algorithm>

@@ -2,9 +2,13 @@
 // and in-order vs out-of-order returns on node sequences recorded from a real encoded BVH.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 #include "emu/machine/node_cache.h"
+#include "fixtures/paths.h"
 #include "fixtures/random_scene.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/build/builder.h"
@@ -245,14 +249,29 @@ const Sequences& scene_sequences() {
   return sequences;
 }
 
-void print_row(const char* label, const MachineResult& r) {
-  std::printf("  %-28s avg waves/SIMD %5.2f (peak %2u)  cycles %8llu  rays/1000clk %6.2f  RA box %5.1f%%  tri %5.1f%%"
-              "  busy %5.1f%%  vgpr waits %llu  hit rate %4.1f%%  fetch latency %6.1f\n",
-              label, r.average_active_waves_per_simd, r.peak_active_waves_per_simd,
-              static_cast<unsigned long long>(r.cycles), r.rays_per_1000_cycles, 100 * r.ra_box_utilization,
-              100 * r.ra_triangle_utilization, 100 * r.ra_busy_fraction,
-              static_cast<unsigned long long>(r.waves_waited_on_vgprs), 100 * r.cache_hit_rate,
-              r.mean_node_fetch_latency);
+// docs/machine-model.md's worked example quotes these runs; each of its table rows must be what the model gives.
+std::string doc_table_row(const char* label, const MachineResult& r) {
+  std::string cycles = std::to_string(r.cycles);
+  for (int i = static_cast<int>(cycles.size()) - 3; i > 0; i -= 3) cycles.insert(static_cast<std::size_t>(i), ",");
+  char row[256];
+  std::snprintf(row, sizeof row, "| %s | %.2f (%u) | %s | %.1f | %.1f %% | %.1f %% | %.1f %% |", label,
+                r.average_active_waves_per_simd, r.peak_active_waves_per_simd, cycles.c_str(), r.rays_per_1000_cycles,
+                100 * r.ra_box_utilization, 100 * r.ra_triangle_utilization, 100 * r.ra_busy_fraction);
+  return row;
+}
+
+const std::string& machine_model_doc() {
+  static const std::string text = [] {
+    std::ifstream in(hwbvh::test::source_dir() / "docs" / "machine-model.md");
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }();
+  return text;
+}
+
+void expect_quoted(const std::string& figure) {
+  EXPECT_NE(machine_model_doc().find(figure), std::string::npos) << "docs/machine-model.md should quote: " << figure;
 }
 
 TEST(MachineModel, DynamicAllocationRaisesActiveWavesWhenShadingIsThePeak) {
@@ -261,10 +280,6 @@ TEST(MachineModel, DynamicAllocationRaisesActiveWavesWhenShadingIsThePeak) {
   const MachineResult st = run_machine_model(load_machine_preset("rdna4"), s);
   const MachineResult d16 = run_machine_model(load_machine_preset("rdna4-dvgpr16"), s);
   const MachineResult d32 = run_machine_model(load_machine_preset("rdna4-dvgpr32"), s);
-  std::printf("machine model (model outputs), 4096 camera rays, 3000-triangle soup, shading phase 128 VGPRs:\n");
-  print_row("rdna4 static", st);
-  print_row("rdna4-dvgpr16", d16);
-  print_row("rdna4-dvgpr32", d32);
   for (const MachineResult* r : {&st, &d16, &d32}) {
     EXPECT_EQ(r->status, MachineStatus::Completed) << r->message;
     EXPECT_EQ(r->rays_completed, 4096u);
@@ -275,6 +290,14 @@ TEST(MachineModel, DynamicAllocationRaisesActiveWavesWhenShadingIsThePeak) {
   EXPECT_GT(d16.average_active_waves_per_simd, st.average_active_waves_per_simd);
   EXPECT_GT(d32.average_active_waves_per_simd, st.average_active_waves_per_simd);
   EXPECT_GT(d16.peak_active_waves_per_simd, 10u);
+
+  expect_quoted(doc_table_row("`rdna4` (static, 10 waves)", st));
+  expect_quoted(doc_table_row("`rdna4-dvgpr16`", d16));
+  expect_quoted(doc_table_row("`rdna4-dvgpr32`", d32));
+  const double fewer = 100.0 * (1.0 - static_cast<double>(d16.cycles) / static_cast<double>(st.cycles));
+  expect_quoted("about " + std::to_string(std::lround(fewer)) + " % fewer cycles (" +
+                std::to_string(d16.waves_waited_on_vgprs) + " and " + std::to_string(d32.waves_waited_on_vgprs) +
+                " waves waited");
 }
 
 TEST(MachineModel, InOrderReturnsDifferFromOutOfOrder) {
@@ -283,13 +306,18 @@ TEST(MachineModel, InOrderReturnsDifferFromOutOfOrder) {
   const MachineResult in_order =
       run_machine_model(preset("rdna4", R"("memory": {"in_order_returns": true})"), s);
   const MachineResult r3 = run_machine_model(load_machine_preset("rdna3"), s);
-  std::printf("machine model (model outputs), same rays: out-of-order vs in-order returns, and rdna3:\n");
-  print_row("rdna4 (out of order)", ooo);
-  print_row("rdna4 in-order returns", in_order);
-  print_row("rdna3", r3);
   EXPECT_NE(in_order.cycles, ooo.cycles);
   EXPECT_GT(in_order.mean_node_fetch_latency, ooo.mean_node_fetch_latency);
   EXPECT_GT(r3.cycles, ooo.cycles);
+
+  expect_quoted(doc_table_row("`rdna4`, in-order returns", in_order));
+  expect_quoted(doc_table_row("`rdna3`", r3));
+  char more[128];
+  std::snprintf(more, sizeof more, "%.1f %% more cycles",
+                100.0 * (static_cast<double>(in_order.cycles) / static_cast<double>(ooo.cycles) - 1.0));
+  expect_quoted(more);
+  expect_quoted("latency " + std::to_string(std::lround(in_order.mean_node_fetch_latency)) + " instead of " +
+                std::to_string(std::lround(ooo.mean_node_fetch_latency)) + " cycles");
 }
 
 }  // namespace

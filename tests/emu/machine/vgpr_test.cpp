@@ -1,4 +1,4 @@
-// VGPR allocation rules of the machine model (shared/spec/rdna4-isa-occupancy.md §8): static occupancy, and the
+// VGPR allocation rules of the machine model (docs/machine-model.md §8): static occupancy, and the
 // dynamic register file's blocks, slots, all-or-nothing requests, 8-block cap and deadlock-avoidance reserve.
 #include <gtest/gtest.h>
 

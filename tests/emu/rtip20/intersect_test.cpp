@@ -1,5 +1,5 @@
 // IMAGE_BVH_INTERSECT_RAY (RT IP 2.0) and IMAGE_BVH_DUAL_INTERSECT_RAY (BVH4x2) on RT IP 2.0 nodes
-// (rtip31-format.md §5.7, §8; rdna4-isa-occupancy.md §4.5).
+// (docs/rtip31-format.md §5.7, §8; docs/rdna3-format.md, `image_bvh_dual_intersect_ray`).
 #include <gtest/gtest.h>
 
 #include <limits>

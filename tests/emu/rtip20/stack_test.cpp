@@ -1,5 +1,5 @@
 // The stack instructions of the BVH4 targets against the spec: RDNA 3's DS_BVH_STACK_RTN_B32 (push4/pop1,
-// rtip31-format.md §6.6, rdna4-isa-occupancy.md §5.2, §5.5) and DS_BVH_STACK_PUSH8_POP2_RTN_B64 as the BVH4x2
+// docs/rtip31-format.md §6.6) and DS_BVH_STACK_PUSH8_POP2_RTN_B64 as the BVH4x2
 // loop drives it (§6.3, §6.5).
 #include <gtest/gtest.h>
 

@@ -327,5 +327,36 @@ TEST(Bvh4Comparison, DualIntersectTakesFewerStepsOnTheSameTree) {
   EXPECT_GT(r20.steps, 0u);
 }
 
+// Camera rays go in 8x4 pixel tiles, one tile per wave, partial tiles at the image's edges (ray_gen.h): both loops
+// trace exactly those waves, as the RT IP 3.1 and Xe3 emulators do, with the same per-ray results as consecutive
+// waves of 32 give (only the wave statistics depend on how rays are grouped).
+TEST(Bvh4Traversal, CameraTilesAreTheWaves) {
+  const Encoded e = encode_scene(load_obj(hwbvh::test::project_scene("rotated-objects.obj")));
+  const Bvh4Section section = Bvh4Section::from(e.bvh.dwords);
+  const RayBatch batch = primary_rays(auto_frame(e.scene.positions, 20.0f / 10.0f), 20, 10);
+  ASSERT_EQ(batch.wave_begin.size(), 9u);  // 3 x 3 tiles, the last column 4 pixels wide and the last row 2 high
+  for (const Loop loop : {Loop::Rtip20, Loop::Bvh4x2}) {
+    SCOPED_TRACE(loop == Loop::Rtip20 ? "rtip20" : "bvh4x2");
+    TraceOptions o;
+    o.record_node_sequence = true;
+    const TraceOutput tiles = loop == Loop::Rtip20
+                                  ? trace_rays_rtip20(section, batch.rays, batch.wave_begin, o, Executor(2))
+                                  : trace_rays_bvh4x2(section, batch.rays, batch.wave_begin, o, Executor(2));
+    const TraceOutput flat = trace(loop, section, batch.rays, o, Executor(2));
+    ASSERT_EQ(tiles.waves.size(), batch.wave_begin.size());
+    EXPECT_EQ(flat.waves.size(), 7u);  // 200 rays in waves of 32
+    for (std::size_t w = 0; w < tiles.waves.size(); ++w) {
+      const std::size_t end = w + 1 < batch.wave_begin.size() ? batch.wave_begin[w + 1] : batch.rays.size();
+      EXPECT_EQ(tiles.waves[w].lanes, end - batch.wave_begin[w]) << "wave " << w;
+    }
+    EXPECT_EQ(tiles.node_sequences, flat.node_sequences);
+    for (std::size_t i = 0; i < batch.rays.size(); ++i) {
+      EXPECT_EQ(tiles.rays[i].hit, flat.rays[i].hit) << i;
+      EXPECT_EQ(tiles.rays[i].t, flat.rays[i].t) << i;
+      EXPECT_EQ(tiles.rays[i].counters.steps, flat.rays[i].counters.steps) << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hwbvh::emu

@@ -1,4 +1,4 @@
-// IMAGE_BVH8_INTERSECT_RAY emulation (rtip31-format.md §5) on hand-built nodes.
+// IMAGE_BVH8_INTERSECT_RAY emulation (docs/rtip31-format.md §5) on hand-built nodes.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,4 +1,4 @@
-// DS_BVH_STACK_PUSH8_POP1 / PUSH8_POP2 emulation (rtip31-format.md §6).
+// DS_BVH_STACK_PUSH8_POP1 / PUSH8_POP2 emulation (docs/rtip31-format.md §6).
 #include <gtest/gtest.h>
 
 #include <random>

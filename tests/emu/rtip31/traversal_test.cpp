@@ -1,4 +1,4 @@
-// The TraceRay3_1 loop (rtip31-format.md §7) on tiny hand-built trees whose steps and tests are known exactly.
+// The TraceRay3_1 loop (docs/rtip31-format.md §7) on tiny hand-built trees whose steps and tests are known exactly.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,4 +1,4 @@
-// RT IP 2.0 FP32 box node (rtip31-format.md §8.1): golden bytes assembled by hand from the spec's table, and the
+// RT IP 2.0 FP32 box node (docs/rtip31-format.md §8.1): golden bytes assembled by hand from the spec's table, and the
 // decoder reading them back.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// RT IP 2.0 triangle node with pair compression (rtip31-format.md §8.3): golden bytes assembled by hand from the
+// RT IP 2.0 triangle node with pair compression (docs/rtip31-format.md §8.3): golden bytes assembled by hand from the
 // spec's table, the I/J swizzle, what can and cannot be paired, and the decoder.
 #include <gtest/gtest.h>
 

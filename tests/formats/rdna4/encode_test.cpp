@@ -102,7 +102,7 @@ TEST(Rdna4Encode, ByteIdenticalAtOneAndTwoThreads) {
 
 TEST(Rdna4Encode, RotatedObjectsSceneUsesObbs) {
   const auto path = test::project_scene("rotated-objects.obj");
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "scenes/rotated-objects.obj not present yet";
+  ASSERT_TRUE(std::filesystem::exists(path)) << path;
   const Scene scene = load_obj(path);
   const Encoded with = encode_scene(scene, build::BuildQuality::Medium, true);
   const Encoded without = encode_scene(scene, build::BuildQuality::Medium, false);

@@ -63,7 +63,7 @@ TEST(ObbMatrix, SpotChecksAgainstAppendixA) {
 TEST(ObbMatrix, MatchesTheDecodedTableInTheSpec) {
   const std::filesystem::path spec = test::shared_dir() / "spec" / "rtip31-format.md";
   std::ifstream in(spec);
-  if (!in) GTEST_SKIP() << "shared spec not present";
+  if (!in) GTEST_SKIP() << "../shared/spec is absent";
   std::string line;
   while (std::getline(in, line) && line.rfind("#### Decoded matrices", 0) != 0) {
   }

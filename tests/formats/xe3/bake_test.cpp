@@ -1,4 +1,4 @@
-// The conservative opacity bake (bake.h, xe3-stoc.md §5.2): conservativeness against the ground truth on random
+// The conservative opacity bake (bake.h, docs/xe3-format.md §5.2): conservativeness against the ground truth on random
 // textures and triangles, an exact texel-overlap reference on small textures, hierarchy, restate, determinism, and
 // the pine tree's speed.
 #include "hwbvh/formats/xe3/bake.h"

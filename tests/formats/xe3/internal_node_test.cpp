@@ -1,4 +1,4 @@
-// InternalNode6 (xe3-stoc.md §6.1): golden bytes worked out by hand from the quantization rule, conservative
+// InternalNode6 (docs/xe3-format.md §6.1): golden bytes worked out by hand from the quantization rule, conservative
 // quantization on random boxes, node types and empty slots, and the decoder.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Xe3 QuadLeaf with STOC1 bits and the 128-byte STOC3 leaf (xe3-stoc.md §1.1 to §1.4): golden bytes assembled by
+// Xe3 QuadLeaf with STOC1 bits and the 128-byte STOC3 leaf (docs/xe3-format.md §1.1 to §1.4): golden bytes assembled by
 // hand from the spec's tables, which triangles form a quad, and the decoder.
 #include <gtest/gtest.h>
 

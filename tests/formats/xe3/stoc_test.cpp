@@ -1,4 +1,4 @@
-// Sub-triangle numbering (xe3-stoc.md §3.3, §3.4) and STOC mask summaries (§5.2): the spec's tables, the Vulkan
+// Sub-triangle numbering (docs/xe3-format.md §3.3, §3.4) and STOC mask summaries (§5.2): the spec's tables, the Vulkan
 // reference index function re-implemented from its description, and the reduction rules.
 #include <gtest/gtest.h>
 
@@ -23,7 +23,7 @@ Vec2 centroid(MicroTriangle m, uint32_t level) {
 }
 
 // The bit-parallel form of the Vulkan appendix's BarycentricsToSpaceFillingCurveIndex, written from the
-// description in xe3-stoc.md §3.4 step 4 (independent of the recursive descent in stoc.cpp).
+// description in docs/xe3-format.md §3.4 step 4 (independent of the recursive descent in stoc.cpp).
 uint32_t vulkan_bird_index(float u, float v, uint32_t level) {
   u = std::clamp(u, 0.0f, 1.0f);
   v = std::clamp(v, 0.0f, 1.0f);

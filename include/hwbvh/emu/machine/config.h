@@ -2,7 +2,7 @@
 // Parameters of the machine model (docs/machine-model.md): one RDNA-style compute unit — SIMDs with wave slots and
 // a VGPR file, one shared ray accelerator, a per-CU node cache over a fixed-latency backing store, the LDS — and
 // the ray-tracing kernel it runs, as phases with VGPR needs. Hardware facts and their sources are in
-// shared/spec/rdna4-isa-occupancy.md: §4.6 ray accelerator throughput, §7 bvhcnt, §8.1 static allocation,
+// docs/machine-model.md: §4.6 ray accelerator throughput, §7 bvhcnt, §8.1 static allocation,
 // §8.2 dynamic VGPRs (ISA §3.3.3), §9 memory. The values live in preset files (presets/*.json), where every
 // parameter carries its unit and the source of its value; the built-in presets are compiled into the library.
 //

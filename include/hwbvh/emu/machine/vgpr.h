@@ -1,5 +1,5 @@
 #pragma once
-// VGPR allocation of one SIMD, static and dynamic (shared/spec/rdna4-isa-occupancy.md §8; RDNA 4 ISA §3.3.3).
+// VGPR allocation of one SIMD, static and dynamic (docs/machine-model.md §8; RDNA 4 ISA §3.3.3).
 //
 // Static: every wave holds its kernel's peak VGPR count, rounded up to the granule, for its whole life, so
 //   waves per SIMD = min(slots, floor(file / roundup(V, granule)))        (granule 24 for wave32 on RDNA 4)

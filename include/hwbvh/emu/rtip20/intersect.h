@@ -1,6 +1,6 @@
 #pragma once
 // IMAGE_BVH_INTERSECT_RAY of RT IP 2.0 (RDNA 2/3) and IMAGE_BVH_DUAL_INTERSECT_RAY (RDNA 4's BVH4x2 mode) as
-// GPURT's software emulation models them (shared/spec/rtip31-format.md §5.7, §8; rdna4-isa-occupancy.md §4), on the
+// GPURT's software emulation models them (docs/rtip31-format.md §5.7, §8; RDNA 4 ISA guide §10.9), on the
 // RT IP 2.0 node section of formats/rdna3. The node bytes are read only through that format's decoder.
 //
 // image_bvh_intersect_ray: one node, four result dwords.
@@ -19,7 +19,7 @@
 // image_bvh_dual_intersect_ray: two node pointers tested in one instruction (BVH4x2), each exactly as above with
 //   version Rtip30: DW0..3 = node 0, DW4..7 = node 1 (all 0xFFFFFFFF when node 1 is INVALID_NODE), DW8/DW9 = the
 //   geometry id of a triangle node 0 / 1. GPURT's emulation sorts the two box results separately; whether the
-//   hardware interleaves them when wide sort is enabled is not modelled (rdna4-isa-occupancy.md §4.5).
+//   hardware interleaves them when wide sort is enabled is not modelled (docs/rdna3-format.md, `image_bvh_dual_intersect_ray`).
 #include <array>
 #include <cstdint>
 

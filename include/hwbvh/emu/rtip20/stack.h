@@ -1,6 +1,6 @@
 #pragma once
 // DS_BVH_STACK_RTN_B32 of RDNA 3 (RT IP 2.0; RDNA 4 calls it DS_BVH_STACK_PUSH4_POP1_RTN_B32) as GPURT's software
-// emulation models it (shared/spec/rtip31-format.md §6.6, rdna4-isa-occupancy.md §5.2, §5.5): one instruction
+// emulation models it (docs/rtip31-format.md §6.6; docs/rdna3-format.md, `ds_bvh_stack_rtn`): one instruction
 // takes the four results of a BVH4 intersect, pushes up to three of them and returns the fourth, or pops.
 //
 //   packed address: [31:18] stack base in dwords   [17:0] stack index (counts pushes minus pops, saturating at

@@ -5,7 +5,7 @@
 // target alike.
 //
 // Rtip20Traversal: GPURT's TraceRay2_0 (RDNA 2/3). One step = one IMAGE_BVH_INTERSECT_RAY + one DS_BVH_STACK_RTN
-// (rtip31-format.md §5.7, §6.6; rdna4-isa-occupancy.md §5.5, §6):
+// (docs/rtip31-format.md §5.7, §6.6, §7.2):
 //
 //   node = root, last = INVALID_NODE
 //   while node < TERMINAL_NODE:
@@ -20,7 +20,7 @@
 //       node = parent(prev) from the section's parent table
 //
 // Bvh4x2Traversal: RDNA 4's BVH4x2 mode on the same 4-wide nodes, after GPURT's TraceRay3_0. One step = one
-// IMAGE_BVH_DUAL_INTERSECT_RAY on two nodes + one DS_BVH_STACK_PUSH8_POP2 (rtip31/lds_stack.h, rtip31-format.md §6.5):
+// IMAGE_BVH_DUAL_INTERSECT_RAY on two nodes + one DS_BVH_STACK_PUSH8_POP2 (rtip31/lds_stack.h, docs/rtip31-format.md §6.5):
 //
 //   node0 = root, node1 = INVALID_NODE, last = INVALID_NODE
 //   while node0 < 0xFFFFFFF8:
@@ -49,6 +49,7 @@
 #include <span>
 #include <string>
 
+#include "hwbvh/emu/any_hit_record.h"
 #include "hwbvh/emu/rtip20/intersect.h"
 #include "hwbvh/emu/rtip20/stack.h"
 #include "hwbvh/emu/rtip31/traversal.h"
@@ -93,6 +94,7 @@ class Rtip20Traversal {
   bool after_triangle1_ = false;  ///< the previous step tested triangle 1 of a pair (GPURT's trianglePairIntersected)
   bool done_ = false;
   RayResult result_;
+  AnyHitRecord any_hit_record_;
 };
 
 /// One lane of the BVH4x2 loop; same contract as Rtip20Traversal (stack.size is the push8/pop2 ring).
@@ -115,6 +117,7 @@ class Bvh4x2Traversal {
   uint32_t last_ = rdna3::kInvalidNode;
   bool done_ = false;
   RayResult result_;
+  AnyHitRecord any_hit_record_;
 };
 
 /// Traces one ray to completion with the RT IP 2.0 loop.
@@ -126,8 +129,13 @@ RayResult trace_ray_bvh4x2(const Bvh4Section& section, const Ray& ray, const Tra
 /// identical results at any thread count. Throws hwbvh::Error(BadInput) for invalid options.
 TraceOutput trace_rays_rtip20(const Bvh4Section& section, std::span<const Ray> rays, const TraceOptions& options,
                               const Executor& executor);
-/// The same with the BVH4x2 loop.
+/// Same, with explicit waves as in trace_rays (wavefront.h), e.g. the camera's 8x4 pixel tiles.
+TraceOutput trace_rays_rtip20(const Bvh4Section& section, std::span<const Ray> rays, std::span<const uint32_t> wave_begin,
+                              const TraceOptions& options, const Executor& executor);
+/// The same two with the BVH4x2 loop.
 TraceOutput trace_rays_bvh4x2(const Bvh4Section& section, std::span<const Ray> rays, const TraceOptions& options,
                               const Executor& executor);
+TraceOutput trace_rays_bvh4x2(const Bvh4Section& section, std::span<const Ray> rays, std::span<const uint32_t> wave_begin,
+                              const TraceOptions& options, const Executor& executor);
 
 }  // namespace hwbvh::emu

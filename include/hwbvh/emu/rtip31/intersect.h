@@ -1,5 +1,5 @@
 #pragma once
-// IMAGE_BVH8_INTERSECT_RAY as emulated (shared/spec/rtip31-format.md §5, GPURT's
+// IMAGE_BVH8_INTERSECT_RAY as emulated (docs/rtip31-format.md §5, GPURT's
 // `image_bvh8_intersect_ray_3_1`): one 128-byte RT IP 3.1 node tested against one ray, returning the 10 result
 // dwords the shader sees.
 //

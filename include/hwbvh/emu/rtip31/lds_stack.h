@@ -1,6 +1,6 @@
 #pragma once
 // DS_BVH_STACK_PUSH8_POP1_RTN_B32 and DS_BVH_STACK_PUSH8_POP2_RTN_B64 as emulated
-// (shared/spec/rtip31-format.md §6, GPURT's rtip3_ds_stack_emulation): a per-lane ring of node pointers in LDS
+// (docs/rtip31-format.md §6, GPURT's rtip3_ds_stack_emulation): a per-lane ring of node pointers in LDS
 // plus a packed 32-bit stack address that travels in a VGPR.
 //
 //   packed address:  [31] blas_to_tlas_pop  [30] overflowed  [29] tlas_in_stack  [28:15] base

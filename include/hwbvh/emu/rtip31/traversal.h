@@ -1,5 +1,5 @@
 #pragma once
-// The per-lane traversal loop of GPURT's TraceRay3_1 for one BLAS (shared/spec/rtip31-format.md §7.1, §7.2, §7.4).
+// The per-lane traversal loop of GPURT's TraceRay3_1 for one BLAS (docs/rtip31-format.md §7.1, §7.2, §7.4).
 // One step = one loop iteration = one IMAGE_BVH8_INTERSECT_RAY + one DS_BVH_STACK_PUSH8_POP1:
 //
 //   node = root, last = INVALID_NODE
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "hwbvh/core/geometry.h"
+#include "hwbvh/emu/any_hit_record.h"
 #include "hwbvh/emu/counters.h"
 #include "hwbvh/emu/rtip31/intersect.h"
 #include "hwbvh/emu/rtip31/lds_stack.h"
@@ -40,6 +41,10 @@ struct TraceOptions {
   const AnyHitShader* any_hit_shader = nullptr;
   /// Consult STOC states (Xe3 leaf masks, the RT IP 3.1 sideband) before running the any-hit shader.
   bool stoc = true;
+  /// Every geometry carries DXR's NO_DUPLICATE_ANYHIT_INVOCATION (Vulkan: NO_DUPLICATE_ANY_HIT_INVOCATION_BIT): the
+  /// any-hit shader runs at most once per primitive and ray, also where spatial splits put the triangle in several
+  /// leaves (any_hit.h AnyHitRecord).
+  bool no_duplicate_any_hit = false;
   uint32_t step_limit = kDefaultStepLimit;  ///< a ray still running after this many steps is stopped and flagged
   bool record_node_sequence = false;        ///< wavefront: keep each ray's node pointers, one per step
 
@@ -109,6 +114,7 @@ class RayTraversal {
   float t_max_ = 0.0f;
   float closest_t_ = 0.0f;
   LdsStack stack_;
+  AnyHitRecord any_hit_record_;
   uint32_t node_;
   uint32_t last_ = rdna4::kInvalidNode;
   uint32_t parent_ = rdna4::kInvalidNode;

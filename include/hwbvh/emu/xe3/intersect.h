@@ -1,6 +1,6 @@
 #pragma once
 // The node tests of an Intel Xe3 ray-tracing unit as the emulator models them, on nodes read through the Xe3 decoder
-// (formats/xe3/decode.h). Intel does not document the unit's arithmetic (shared/spec/xe3-stoc.md §6.2 lists what is
+// (formats/xe3/decode.h). Intel does not document the unit's arithmetic (docs/xe3-format.md §6.2 lists what is
 // public); the choices here are ours and docs/xe3-format.md records them:
 //
 //   InternalNode6: the six slots' dequantized boxes against the interval [t_min, t_far] with a slab test in f32

@@ -3,7 +3,7 @@
 // the same TraceOptions, RayResult, RayCounters, StepInfo and wave statistics as the RT IP 3.1 emulator (rtip31/traversal.h,
 // wavefront.h), so that oracle and statistics code treat every target alike.
 //
-// Stack model. What is public (shared/spec/xe3-stoc.md §6.2): the unit keeps a short stack (the spilled state holds
+// Stack model. What is public (docs/xe3-format.md §6.2): the unit keeps a short stack (the spilled state holds
 // 4 entries with per-entry "last child" bits) and a restart trail of a 3-bit counter for each of 29 levels, after
 // Vaidyanathan, Woop and Benthin, "Wide BVH Traversal with a Short Stack" (HPG 2019), which generalises Laine's
 // restart trail. The exact protocol is not public; ours (docs/xe3-format.md):
@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "hwbvh/core/parallel.h"
+#include "hwbvh/emu/any_hit_record.h"
 #include "hwbvh/emu/rtip31/traversal.h"
 #include "hwbvh/emu/wavefront.h"
 #include "hwbvh/formats/xe3/node_section.h"
@@ -108,6 +109,7 @@ class Xe3Traversal {
   std::vector<Entry> stack_;  ///< bottom first
   bool done_ = false;
   RayResult result_;
+  AnyHitRecord any_hit_record_;
 };
 
 /// Traces one ray to completion (closest hit, or first hit when options.any_hit).

@@ -1,5 +1,5 @@
 #pragma once
-// RT IP 2.0 FP32 box node encoder (shared/spec/rtip31-format.md §8.1).
+// RT IP 2.0 FP32 box node encoder (docs/rtip31-format.md §8.1).
 //
 // 128 bytes, four children, no quantization:
 //   bytes   0..15   child pointers 0..3 (full node pointers; 0xFFFFFFFF for an empty slot)

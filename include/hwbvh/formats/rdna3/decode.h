@@ -1,5 +1,5 @@
 #pragma once
-// RT IP 2.0 decoder: reads FP32 box nodes and triangle nodes exactly as shared/spec/rtip31-format.md §8.1 and §8.3
+// RT IP 2.0 decoder: reads FP32 box nodes and triangle nodes exactly as docs/rtip31-format.md §8.1 and §8.3
 // lay them out. Written independently of the encoders (its own byte reading, no shared packing code), so tests
 // and the emulator check the encoders against the spec rather than against themselves. Every function is total:
 // any bytes decode without undefined behaviour.

@@ -1,5 +1,5 @@
 #pragma once
-// RT IP 2.0 (RDNA 2 / RDNA 3) node pointers and sentinels (shared/spec/rtip31-format.md §1.2, §1.3).
+// RT IP 2.0 (RDNA 2 / RDNA 3) node pointers and sentinels (docs/rtip31-format.md §1.2, §1.3).
 //
 //   pointer = (byte_offset >> 3) | type      byte_offset = (pointer & ~7) << 3      (64-byte granule)
 //   type:  0, 1 triangle 0 / triangle 1 of a triangle node (64 B; 2, 3 exist in hardware, unused here)

@@ -11,7 +11,7 @@
 //                   box node), padded with 0xFFFFFFFF to a multiple of 64 bytes
 //
 // RT IP 2.0 box nodes have no parent field, and the stackless walk-back after a stack overflow needs the parent
-// of box and triangle nodes alike (shared/spec/rtip31-format.md §6.6, §7.2). GPURT stores one parent dword per
+// of box and triangle nodes alike (docs/rtip31-format.md §6.6, §7.2). GPURT stores one parent dword per
 // 64-byte node in metadata before its acceleration-structure header; we keep the same table after the nodes so
 // that node pointers stay relative to byte 0 of the section.
 #include <cstddef>

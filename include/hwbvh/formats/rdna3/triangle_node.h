@@ -1,5 +1,5 @@
 #pragma once
-// RT IP 2.0 triangle node encoder with GPURT's pair compression (shared/spec/rtip31-format.md §8.3).
+// RT IP 2.0 triangle node encoder with GPURT's pair compression (docs/rtip31-format.md §8.3).
 //
 //   bytes  0..47   v0, v1, v2, v3 (3 x f32 each)
 //   bytes 48..51   geometry index [23:0], geometry flags [25:24] (D3D12 flags: bit 24 = OPAQUE)

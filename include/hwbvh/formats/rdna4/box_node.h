@@ -1,5 +1,5 @@
 #pragma once
-// RT IP 3.1 quantized BVH8 box node encoder (shared/spec/rtip31-format.md §2).
+// RT IP 3.1 quantized BVH8 box node encoder (docs/rtip31-format.md §2).
 //
 // A box node is 128 bytes: DW0 internal base, DW1 leaf base, DW2 parent pointer, DW3..5 float origin,
 // DW6 exponents / index in parent / child count, DW7 OBB index, then 8 child-info records of 96 bits

@@ -1,5 +1,5 @@
 #pragma once
-// RT IP 3.1 decoder: reads 128-byte nodes exactly as the spec describes (shared/spec/rtip31-format.md §2-§4).
+// RT IP 3.1 decoder: reads 128-byte nodes exactly as the spec describes (docs/rtip31-format.md §2-§4).
 // Written independently of the encoder (its own bit reading, no shared packing code) so that the tests and
 // the emulator check the encoder against the spec rather than against itself. Every function is total: any
 // 128 bytes decode without undefined behaviour; malformed primitive nodes are reported, never read past.

@@ -1,5 +1,5 @@
 #pragma once
-// RT IP 3.1 node pointers and sentinels (shared/spec/rtip31-format.md §1.1, §1.3).
+// RT IP 3.1 node pointers and sentinels (docs/rtip31-format.md §1.1, §1.3).
 //
 //   pointer = (byte_offset >> 3) | type      byte_offset = (pointer & ~0xF) << 3   (128-byte nodes)
 //   pointer & 7:  0..3 primitive node (pair index = (p & 3) | ((p & 8) >> 1)), 5 box node, 6 instance node

@@ -1,5 +1,5 @@
 #pragma once
-// RT IP 3.1 oriented bounding boxes, builder side (shared/spec/rtip31-format.md §3.4, Appendix B).
+// RT IP 3.1 oriented bounding boxes, builder side (docs/rtip31-format.md §3.4, Appendix B).
 //
 // A box node may name one of 104 hardware rotations (DW7 [6:0], 127 = none); the hardware matrices are
 // decoded by decode.h's obb_matrix. The builder maps a candidate rotation to an index through the axis-angle

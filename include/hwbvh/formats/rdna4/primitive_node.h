@@ -1,5 +1,5 @@
 #pragma once
-// RT IP 3.1 compressed primitive node encoder (shared/spec/rtip31-format.md §4).
+// RT IP 3.1 compressed primitive node encoder (docs/rtip31-format.md §4).
 //
 // A primitive node is 128 bytes holding up to 8 triangle pairs: a 52-bit header, a vertex section of unique
 // float32 vertices with a shared per-axis prefix and trailing-zero count removed, geometry- and primitive-ID

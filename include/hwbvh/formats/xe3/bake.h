@@ -1,5 +1,5 @@
 #pragma once
-// The conservative opacity bake (shared/spec/xe3-stoc.md §5.2): per alpha-tested triangle, the state of each of its
+// The conservative opacity bake (docs/xe3-format.md §5.2): per alpha-tested triangle, the state of each of its
 // 4^L sub-triangles (stoc.h numbering, bird order) at level L = 0..12. A sub-triangle is Opaque (Transparent) only
 // if every texel it can sample passes (fails) the alpha test (alpha_test.h). "Can sample" is over-approximated: the
 // texels whose cells the sub-triangle's UV image touches under nearest sampling with wrapping, widened by a small
@@ -15,7 +15,7 @@
 namespace hwbvh::xe3 {
 
 /// Conservative bake of one triangle at `level` (0..12): 4^level states in bird order. Opaque/Transparent only if
-/// every texel the sub-triangle can sample agrees (spec xe3-stoc.md §5.2); Unknown otherwise. Triangles that are
+/// every texel the sub-triangle can sample agrees (docs/xe3-format.md §5.2); Unknown otherwise. Triangles that are
 /// not alpha-tested bake to all Opaque. Throws hwbvh::Error(BadInput) for level > 12 or tri out of range.
 std::vector<SubTriangleState> bake_opacity(const AlphaTest& alpha, uint32_t tri, uint32_t level);
 

@@ -1,5 +1,5 @@
 #pragma once
-// Xe3 decoder: reads InternalNode6, QuadLeaf and STOC3 leaf bytes exactly as shared/spec/xe3-stoc.md §1 and §6.1 lay
+// Xe3 decoder: reads InternalNode6, QuadLeaf and STOC3 leaf bytes exactly as docs/xe3-format.md §1 and §6.1 lay
 // them out (field tables in internal_node.h and quad_leaf.h). Written independently of the encoders (its own byte
 // reading, no shared packing code), so tests, the tree checker and the emulator check the encoders against the spec
 // rather than against themselves. Every function is total: any bytes decode without undefined behaviour.

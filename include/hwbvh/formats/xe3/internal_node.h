@@ -1,5 +1,5 @@
 #pragma once
-// Intel QBVH6 InternalNode6 encoder (shared/spec/xe3-stoc.md §6.1). 64 bytes, six children:
+// Intel QBVH6 InternalNode6 encoder (docs/xe3-format.md §6.1). 64 bytes, six children:
 //
 //   bytes  0..11  lower (3 x f32): origin of the quantization grid       bytes 12..15  childOffset (i32, blocks)
 //   byte   16     nodeType: 0 mixed (child types in childData), else a "fat leaf" whose children are all this type

@@ -1,5 +1,5 @@
 #pragma once
-// Intel Xe3 BVH building blocks (shared/spec/xe3-stoc.md §1 and §6.1): sizes, node types and the PrimLeafDesc bits.
+// Intel Xe3 BVH building blocks (docs/xe3-format.md §1 and §6.1): sizes, node types and the PrimLeafDesc bits.
 //
 // Everything is addressed in 64-byte blocks. An InternalNode6 is one block; its children lie contiguously after it:
 // child i starts at block (node + childOffset + sum of blockIncr of children 0..i-1). A leaf child is a list of
@@ -35,7 +35,7 @@ inline constexpr uint32_t kNodeTypeQuad128 = 5;  ///< 128-byte quad leaf; hwbvh 
 inline constexpr uint32_t kNodeTypeMeshlet = 6;
 inline constexpr uint32_t kNodeTypeInvalid = 7;
 
-/// Leaf sub-types (PrimLeafDesc dword 1 [27:24]). The STOC3 value is not public (§1.2, §9 question 5); hwbvh
+/// Leaf sub-types (PrimLeafDesc dword 1 [27:24]). The STOC3 value is not public (§1.2, §9); hwbvh
 /// writes 0, the value of the ordinary quad (docs/xe3-format.md).
 inline constexpr uint32_t kSubTypeQuad = 0;
 inline constexpr uint32_t kSubTypeStoc3 = 0;

@@ -1,6 +1,6 @@
 #pragma once
 // The Xe3 node section: the bytes the ray-tracing unit reads, after a 128-byte header of ours. Intel's builder also
-// puts the root InternalNode6 at byte 128 of the BVH (shared/spec/xe3-stoc.md §6.1); its header is not the
+// puts the root InternalNode6 at byte 128 of the BVH (docs/xe3-format.md §6.1); its header is not the
 // hardware's business and neither is this one, which lets tools check a section on its own.
 //
 //   byte 0      header, little-endian dwords:

@@ -1,6 +1,6 @@
 #pragma once
 // Xe3 leaf encoders: the 64-byte QuadLeaf with its STOC1 bits and the 128-byte STOC3 leaf
-// (shared/spec/xe3-stoc.md §1.1 to §1.4).
+// (docs/xe3-format.md §1.1 to §1.4).
 //
 // QuadLeaf (64 bytes):
 //   bytes  0..7   PrimLeafDesc (layout.h)          bytes  8..11  primIndex0          bytes 12..15  flags dword

@@ -1,5 +1,5 @@
 #pragma once
-// Sub-Triangle Opacity Culling (STOC) states and sub-triangle numbering (shared/spec/xe3-stoc.md §2, §3, §5.2).
+// Sub-Triangle Opacity Culling (STOC) states and sub-triangle numbering (docs/xe3-format.md §2, §3, §5.2).
 //
 // A triangle's barycentric domain at subdivision level L is split into 4^L micro-triangles on a 2^L x 2^L grid:
 // cell (iu, iv) holds an upright micro-triangle (corners (iu, iv), (iu+1, iv), (iu, iv+1) in units of 2^-L of the
