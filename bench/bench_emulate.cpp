@@ -14,12 +14,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "bench_common.h"
 #include "hwbvh/core/bits.h"
+#include "hwbvh/core/fnv1a.h"
 #include "hwbvh/core/parallel.h"
 #include "hwbvh/emu/loaded_bvh.h"
 #include "hwbvh/emu/wavefront.h"
@@ -92,31 +94,28 @@ class EmbreeTracer {
 
 /// FNV-1a over every ray's hit, ids, barycentrics and counters.
 uint64_t results_hash(const emu::TraceOutput& out) {
-  uint64_t h = 1469598103934665603ull;
-  const auto mix = [&h](uint64_t v) {
-    for (int i = 0; i < 8; ++i) h = (h ^ ((v >> (8 * i)) & 0xFF)) * 1099511628211ull;
-  };
+  Fnv1a64 h;
   for (const emu::RayResult& r : out.rays) {
-    mix(r.hit);
-    mix(float_bits(r.t));
-    mix(r.primitive_id);
-    mix(r.geometry_id);
-    mix(float_bits(r.barycentrics.x));
-    mix(float_bits(r.barycentrics.y));
-    mix(r.front_face);
+    h.add_le64(r.hit);
+    h.add_le64(float_bits(r.t));
+    h.add_le64(r.primitive_id);
+    h.add_le64(r.geometry_id);
+    h.add_le64(float_bits(r.barycentrics.x));
+    h.add_le64(float_bits(r.barycentrics.y));
+    h.add_le64(r.front_face);
     const emu::RayCounters& c = r.counters;
     for (uint64_t v : {c.steps, c.box_node_steps, c.primitive_node_steps, c.box_tests, c.triangle_tests, c.obb_steps,
                        c.stack_pushes, c.stack_pops, c.stack_lost, c.walk_back_steps, c.max_stack_depth,
                        c.step_limit_hits})
-      mix(v);
-    mix(static_cast<uint64_t>(r.fault));
+      h.add_le64(v);
+    h.add_le64(static_cast<uint64_t>(r.fault));
   }
   for (const emu::WaveStats& w : out.waves) {
     for (uint64_t v : {uint64_t{w.lanes}, w.iterations, w.active_lane_steps, w.box_lane_steps, w.primitive_lane_steps,
                        w.mixed_iterations})
-      mix(v);
+      h.add_le64(v);
   }
-  return h;
+  return h.value();
 }
 
 using bench::median_of;
@@ -134,7 +133,7 @@ struct Options {
   int threads = 0;
   uint32_t size = 512;
   uint32_t random = 512 * 512;
-  emu::TriangleTest triangle_test = emu::TriangleTest::Watertight;
+  std::optional<emu::TriangleTest> triangle_test;  ///< empty: RT IP 3.1's own (the traversal's default path)
 };
 
 void run_rays(const char* name, const emu::LoadedBvh& bvh, const RayBatch& batch, const Options& opt,
@@ -225,7 +224,7 @@ int main(int argc, char** argv) {
   }
   bench::print_header("bench_emulate", opt.threads);
   std::printf("# triangle test: %s; emulator with all counters; embree rtcIntersect1, build quality high\n",
-              emu::triangle_test_name(opt.triangle_test));
+              emu::triangle_test_name(opt.triangle_test.value_or(emu::kRtip31TriangleTest)));
   if (scenes.empty()) {
     const std::string ogre = std::string(HWBVH_SHARED_DIR) + "/scenes/ogre.obj";
     if (std::filesystem::exists(ogre)) scenes.push_back(ogre);

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Long fuzzing runs, one target at a time (fuzz/README.md). Each target keeps the corpus it grows in
 # BUILD_DIR/long/<target>/ (so a second run continues where the first stopped), starts from fuzz/regressions/<target>/
-# and fuzz/corpus/<target>/, and stops after SECONDS, or after HWBVH_FUZZ_RUNS executions when that is set. Crashing
-# inputs go to BUILD_DIR/artifacts/; a summary line per target (executions, seconds, exit code) goes to
-# BUILD_DIR/long/summary.txt.
+# and fuzz/corpus/<target>/ (emu: fuzz/corpus/blob/), and stops after SECONDS, or after HWBVH_FUZZ_RUNS executions
+# when that is set. Crashing inputs go to BUILD_DIR/artifacts/; a summary line per target (executions, seconds, exit
+# code) goes to BUILD_DIR/long/summary.txt.
 #
 #   fuzz/long-run.sh SECONDS [TARGET...]         (default: every fuzz_* target; BUILD_DIR: HWBVH_FUZZ_BUILD or build-fuzz)
 #   e.g. fuzz/long-run.sh 14400 emu              four hours of the emulator target
@@ -25,7 +25,9 @@ stop=(-max_total_time="$seconds")
 mkdir -p "$build/long" "$build/artifacts"
 status=0
 for t in "${targets[@]}"; do
-  seeds=("$root/fuzz/corpus/$t")
+  seed_dir=$t
+  [[ $t == emu ]] && seed_dir=blob  # fuzz_emu reads blob files and shares fuzz_blob's seeds (as fuzz/CMakeLists.txt)
+  seeds=("$root/fuzz/corpus/$seed_dir")
   [[ -d $root/fuzz/regressions/$t ]] && seeds=("$root/fuzz/regressions/$t" "${seeds[@]}")
   mkdir -p "$build/long/$t"
   dict=()

@@ -105,8 +105,7 @@ void write_scene(Corpus& corpus, const fs::path& obj) {
     const std::vector<std::byte> file = blob::serialize(b);
     if (file.size() <= kMaxBlobSeed) {
       // Not ".hwbvh": .gitignore leaves out blob files so that built ones are never committed by accident.
-      corpus.write("blob", stem + ".blob", file);
-      corpus.write("emu", stem + ".blob", file);
+      corpus.write("blob", stem + ".blob", file);  // also fuzz_emu's seeds (fuzz/CMakeLists.txt)
     }
     const auto& nodes = b.require(blob::SectionType::Nodes, stem).data;
     if (target == blob::Target::Rtip31) {

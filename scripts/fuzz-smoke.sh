@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Configures the fuzz build with clang (fuzz/CMakeLists.txt: libFuzzer + AddressSanitizer + UndefinedBehaviorSanitizer),
 # builds every fuzz target and runs the CTest label fuzz-smoke: each target replays fuzz/regressions/<target>/ and its
-# seed corpus fuzz/corpus/<target>/, then fuzzes for HWBVH_FUZZ_SMOKE_SECONDS (default 10) seconds. Exits non-zero on
-# any crash, sanitizer report or broken invariant; crashing inputs are kept in BUILD_DIR/artifacts/.
+# seed corpus fuzz/corpus/<target>/ (emu: fuzz/corpus/blob/), then fuzzes for HWBVH_FUZZ_SMOKE_SECONDS (default 10)
+# seconds. Exits non-zero on any crash, sanitizer report or broken invariant; crashing inputs are kept in
+# BUILD_DIR/artifacts/.
 #
 #   scripts/fuzz-smoke.sh [BUILD_DIR]          (default build-fuzz; HWBVH_JOBS sets the build parallelism)
 set -euo pipefail

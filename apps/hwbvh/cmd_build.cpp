@@ -1,6 +1,5 @@
 // hwbvh build SCENE.obj -o OUT.hwbvh: OBJ scene -> encoded BVH of one target (RT IP 3.1 by default) in a blob file,
 // with a report (and, for alpha-tested scenes, the opacity rows `hwbvh info` prints too).
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -11,6 +10,7 @@
 #include "hwbvh/pipeline/pipeline.h"
 #include "output.h"
 #include "progress.h"
+#include "target_options.h"
 
 namespace hwbvh::cli {
 namespace {
@@ -29,22 +29,30 @@ struct BuildArgs {
   int threads = 0;
   bool json = false;
   bool quiet = false;
+  // The options that some targets have no use for (refused there when given).
+  CLI::Option* stoc_level_option = nullptr;
+  CLI::Option* stoc_order_option = nullptr;
+  CLI::Option* opacity_level_option = nullptr;
+  CLI::Option* obb_option = nullptr;
+  CLI::Option* obb_ratio_option = nullptr;
 };
 
-// Refuses "-o" naming the input scene, which the atomic rename would otherwise replace.
-void check_output_is_not_input(const BuildArgs& a) {
-  std::error_code ec;
-  if (std::filesystem::equivalent(a.scene, a.output, ec))
-    throw Error(ErrorKind::BadInput, a.output, "the output would overwrite the input scene");
+// RT IP 2.0 stores no sub-triangle opacity, and only RT IP 3.1 box nodes have OBBs.
+void refuse_unused_options(const BuildArgs& a, blob::Target target) {
+  using blob::Target;
+  for (CLI::Option* o : {a.stoc_level_option, a.stoc_order_option, a.opacity_level_option})
+    refuse_unless(o, {Target::Rtip31, Target::Xe3}, target, "this build");
+  for (CLI::Option* o : {a.obb_option, a.obb_ratio_option}) refuse_unless(o, {Target::Rtip31}, target, "this build");
 }
 
 int run_build(const BuildArgs& a) {
-  check_output_is_not_input(a);
+  check_output_is_not_input(a.output, {a.scene});
   pipeline::BuildBlobOptions options;
   const std::map<std::string, build::BuildQuality> qualities = {
       {"low", build::BuildQuality::Low}, {"medium", build::BuildQuality::Medium}, {"high", build::BuildQuality::High}};
   options.build.quality = qualities.at(a.quality);  // CLI11 checked membership
   options.target = a.target == "rtip20" ? blob::Target::Rtip20 : a.target == "xe3" ? blob::Target::Xe3 : blob::Target::Rtip31;
+  refuse_unused_options(a, options.target);
   if (a.stoc_level) {
     if (options.target == blob::Target::Xe3 && *a.stoc_level != 0 && *a.stoc_level != 1 && *a.stoc_level != 3)
       throw Error(ErrorKind::BadInput, "", "--stoc-level: xe3 takes 0, 1 or 3");
@@ -96,14 +104,15 @@ Command add_build_command(CLI::App& app) {
                   "hardware format: rtip31 (RDNA 4 BVH8), rtip20 (RDNA 2/3 BVH4), xe3 (Intel QBVH6 + QuadLeaf)")
       ->check(CLI::IsMember({"rtip31", "rtip20", "xe3"}))
       ->capture_default_str();
-  sub->add_option("--stoc-level", args->stoc_level,
+  args->stoc_level_option = sub->add_option("--stoc-level", args->stoc_level,
                   "sub-triangle opacity (STOC) level of alpha-tested triangles. xe3: 0 none, 1 STOC1 (default), 3 STOC3 "
-                  "leaves; rtip31: Stoc sideband level, 0 none, 1..12 (default 3)")
+                  "leaves; rtip31: Stoc sideband level, 0 none, 1..12 (default 3); not rtip20")
       ->check(CLI::Range(0u, 12u));
-  sub->add_option("--stoc-order", args->stoc_order, "sub-triangle bit order in leaf masks and the sideband")
+  args->stoc_order_option =
+      sub->add_option("--stoc-order", args->stoc_order, "sub-triangle bit order in leaf masks and the sideband")
       ->check(CLI::IsMember({"bird", "row"}))
       ->capture_default_str();
-  sub->add_option("--opacity-level", args->opacity_level,
+  args->opacity_level_option = sub->add_option("--opacity-level", args->opacity_level,
                   "opacity bake depth 0..12: full-resolution states (xe3 STOC3 leaves point to them)")
       ->check(CLI::Range(0u, 12u))
       ->capture_default_str();
@@ -113,10 +122,10 @@ Command add_build_command(CLI::App& app) {
   sub->add_option("--quality", args->quality, "BVH build quality; high adds spatial splits")
       ->check(CLI::IsMember({"low", "medium", "high"}))
       ->capture_default_str();
-  sub->add_option("--obb", args->obb, "oriented bounding boxes in box nodes")
+  args->obb_option = sub->add_option("--obb", args->obb, "oriented bounding boxes in box nodes (rtip31 only)")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
-  sub->add_option("--obb-ratio", args->obb_ratio,
+  args->obb_ratio_option = sub->add_option("--obb-ratio", args->obb_ratio,
                   "accept a node's OBB only if its children's OBB area < R x their AABB area")
       ->check(CLI::Range(0.0f, 1.0f))
       ->capture_default_str();

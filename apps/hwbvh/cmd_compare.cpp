@@ -1,10 +1,8 @@
 // hwbvh compare SCENE.obj: one table across hardware targets (RDNA 2/3 BVH4, RDNA 4 BVH4x2, BVH8 with and
 // without OBBs, Intel Xe3 QBVH6), the same rays through each. On an alpha-tested scene every row runs the alpha
 // test as an any-hit shader, unbaked, and the table gains an any-hit column (stats/compare.h).
-#include <algorithm>
 #include <cstdio>
 #include <memory>
-#include <sstream>
 
 #include "commands.h"
 #include "hwbvh/emu/machine/config.h"
@@ -32,12 +30,7 @@ struct CompareArgs {
 
 int run_compare(const CompareArgs& a) {
   stats::CompareOptions o;
-  o.kinds.clear();
-  std::stringstream in(a.rays);
-  for (std::string name; std::getline(in, name, ',');) {
-    const stats::RayKind k = stats::parse_ray_kind(name);
-    if (std::find(o.kinds.begin(), o.kinds.end(), k) == o.kinds.end()) o.kinds.push_back(k);
-  }
+  o.kinds = stats::parse_ray_kinds(a.rays);
   o.width = a.width;
   o.height = a.height;
   if (!a.camera.empty()) o.camera = parse_camera(a.camera);
@@ -74,7 +67,10 @@ Command add_compare_command(CLI::App& app) {
   sub->add_option("--height", args->height, "primary-ray image height")->check(CLI::Range(1u, 16384u))->capture_default_str();
   sub->add_option("--camera", args->camera, "eye,target,up,fov (ten numbers); default: framed from the scene bounds");
   sub->add_option("--random-rays", args->random_rays, "number of random rays")->check(CLI::Range(1u, 100000000u))->capture_default_str();
-  sub->add_option("--stack-size", args->stack_size, "LDS stack ring entries per lane")->check(CLI::Range(2u, 64u))->capture_default_str();
+  sub->add_option("--stack-size", args->stack_size,
+                  "LDS stack ring entries per lane (the xe3 row keeps its 4-entry short stack)")
+      ->check(CLI::Range(2u, 64u))
+      ->capture_default_str();
   sub->add_option("--quality", args->quality, "BVH build quality")->check(CLI::IsMember({"low", "medium", "high"}))->capture_default_str();
   sub->add_option("--machine", args->machine, "also run the machine model (preset name or JSON file)");
   sub->add_option("--threads", args->threads, "worker threads; 0 = all")->check(CLI::Range(0, 4096))->capture_default_str();

@@ -44,7 +44,7 @@ int run_info(const InfoArgs& a) {
     }
     print_json({{"file", a.file},
                 {"file_size", layout.file_size},
-                {"format_version", blob::kFormatVersion},
+                {"format_version", layout.version},
                 {"target", blob::target_name(b.target)},
                 {"sections", std::move(sections)},
                 {"report", report_json(report)},
@@ -54,7 +54,7 @@ int run_info(const InfoArgs& a) {
   Table t;
   t.row("file", a.file);
   t.row("file size", fmt::format("{} bytes", layout.file_size));
-  t.row("format version", fmt::format("{}", blob::kFormatVersion));
+  t.row("format version", fmt::format("{}", layout.version));
   t.row("geometries", fmt::format("{}", count("geometries")));
   t.row("materials", fmt::format("{}", count("materials")));
   add_report_rows(t, report);

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -14,6 +13,7 @@
 #include "hwbvh/render/png.h"
 #include "hwbvh/render/render.h"
 #include "output.h"
+#include "target_options.h"
 
 namespace hwbvh::cli {
 namespace {
@@ -34,15 +34,14 @@ struct RenderArgs {
   uint32_t step_limit = emu::kDefaultStepLimit;
   std::string stoc = "on";
   int threads = 0;
+  TargetTraceOptions target_options;
 };
 
-// Refuses "-o" naming an input blob, which the atomic rename would otherwise replace.
-void check_output_is_not_input(const RenderArgs& a) {
-  for (const std::string& input : {a.file, a.compare}) {
-    std::error_code ec;
-    if (!input.empty() && std::filesystem::equivalent(input, a.output, ec))
-      throw Error(ErrorKind::BadInput, a.output, "the output would overwrite the input blob");
-  }
+// Loads a blob and refuses the options its target has no use for.
+emu::LoadedBvh load_checked(const std::string& file, const RenderArgs& a) {
+  emu::LoadedBvh bvh = emu::load_bvh_file(file);
+  a.target_options.refuse_unused(bvh);
+  return bvh;
 }
 
 uint64_t largest_counter(const render::Frame& frame, render::Mode mode) {
@@ -58,7 +57,7 @@ void add_frame_rows(Table& t, const std::string& name, const render::Frame& fram
 }
 
 int run_render(const RenderArgs& a) {
-  check_output_is_not_input(a);
+  check_output_is_not_input(a.output, {a.file, a.compare});
   const render::Mode mode = render::parse_mode(a.mode);
   render::ViewOptions view;
   view.width = a.width;
@@ -71,14 +70,14 @@ int run_render(const RenderArgs& a) {
   view.threads = a.threads;
   view.validate();
 
-  const render::Frame frame = render::trace_frame(emu::load_bvh_file(a.file), view);
+  const render::Frame frame = render::trace_frame(load_checked(a.file, a), view);
   Table t;
   t.row("output", a.output);
   render::Image image;
   if (!a.compare.empty()) {
     render::ViewOptions same = view;
     same.camera = frame.camera;  // B is seen through A's camera, so the pixels correspond
-    const render::Frame other = render::trace_frame(emu::load_bvh_file(a.compare), same);
+    const render::Frame other = render::trace_frame(load_checked(a.compare, a), same);
     image = render::render_comparison(frame, mode, other, mode, a.max);
     t.row("mode", render::mode_name(mode));
     add_frame_rows(t, "A", frame, mode);
@@ -127,19 +126,23 @@ Command add_render_command(CLI::App& app) {
       ->capture_default_str();
   CLI::Option* max = sub->add_option("--max", args->max_value, "top of the heatmap scale (depth: far distance); default: the image maximum")
       ->check(CLI::PositiveNumber);
-  sub->add_option("--stack-size", args->stack_size, "LDS stack ring entries per lane")
-      ->check(CLI::Range(2u, emu::kMaxStackSize))
-      ->capture_default_str();
-  sub->add_option("--heuristic", args->heuristic, "box sort heuristic: 0 closest, 1 largest interval, 2 midpoint, 3 no sort")
-      ->check(CLI::Range(0u, 3u))
-      ->capture_default_str();
+  args->target_options.stack_size =
+      sub->add_option("--stack-size", args->stack_size, "LDS stack ring entries per lane (rtip31, rtip20)")
+          ->check(CLI::Range(2u, emu::kMaxStackSize))
+          ->capture_default_str();
+  args->target_options.heuristic =
+      sub->add_option("--heuristic", args->heuristic,
+                      "box sort heuristic (rtip31, rtip20): 0 closest, 1 largest interval, 2 midpoint, 3 no sort")
+          ->check(CLI::Range(0u, 3u))
+          ->capture_default_str();
   sub->add_option("--step-limit", args->step_limit, "stop (and report) a ray after this many steps")
       ->check(CLI::Range(1u, 1000000000u))
       ->capture_default_str();
-  sub->add_option("--stoc", args->stoc,
-                  "skip any-hit work with STOC states (xe3 leaf masks, rtip31 sideband) on alpha-tested triangles")
-      ->check(CLI::IsMember({"on", "off"}))
-      ->capture_default_str();
+  args->target_options.stoc =
+      sub->add_option("--stoc", args->stoc,
+                      "skip any-hit work with STOC states (xe3 leaf masks, rtip31 sideband) on alpha-tested triangles")
+          ->check(CLI::IsMember({"on", "off"}))
+          ->capture_default_str();
   sub->add_option("--threads", args->threads, "worker threads; 0 = all (images are identical at any count)")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();

@@ -14,6 +14,7 @@
 #include "hwbvh/stats/report.h"
 #include "output.h"
 #include "progress.h"
+#include "target_options.h"
 
 namespace hwbvh::cli {
 namespace {
@@ -34,19 +35,11 @@ struct ReportArgs {
   bool compare = false;
   int threads = 0;
   bool quiet = false;
+  TargetTraceOptions target_options;
 };
 
-// Refuses "-o" naming an input, which the atomic rename would otherwise replace.
-void check_output_is_not_input(const ReportArgs& a) {
-  for (const std::string& input : a.inputs) {
-    std::error_code ec;
-    if (std::filesystem::equivalent(input, a.output, ec))
-      throw Error(ErrorKind::BadInput, a.output, "the output would overwrite an input");
-  }
-}
-
 int run_report(const ReportArgs& a) {
-  check_output_is_not_input(a);
+  check_output_is_not_input(a.output, a.inputs);
   stats::ReportOptions o;
   o.kinds = stats::parse_ray_kinds(a.rays);
   if (!a.rays_file.empty() && std::find(o.kinds.begin(), o.kinds.end(), stats::RayKind::File) == o.kinds.end())
@@ -64,6 +57,7 @@ int run_report(const ReportArgs& a) {
   o.threads = a.threads;
   Warnings warnings;
   o.warn = warnings.collector();
+  o.check_input = [&a](const emu::LoadedBvh& bvh) { a.target_options.refuse_unused(bvh); };
 
   stats::Report report;
   {
@@ -107,9 +101,10 @@ Command add_report_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--seed", args->seed, "seed of the AO and random rays")->capture_default_str();
   sub->add_option("--rays-file", args->rays_file, "trace these rays too (format: docs/rays.md)");
-  sub->add_option("--stack-size", args->stack_size, "LDS stack ring entries per lane")
-      ->check(CLI::Range(2u, emu::kMaxStackSize))
-      ->capture_default_str();
+  args->target_options.stack_size =
+      sub->add_option("--stack-size", args->stack_size, "LDS stack ring entries per lane (rtip31, rtip20 inputs)")
+          ->check(CLI::Range(2u, emu::kMaxStackSize))
+          ->capture_default_str();
   std::string presets;
   for (const std::string& p : emu::builtin_machine_presets()) presets += (presets.empty() ? "" : ", ") + p;
   sub->add_option("--machine", args->machine,

@@ -1,16 +1,19 @@
 // hwbvh stats FILE: trace rays through a blob with the wavefront emulator, check every ray against Embree, and
 // print traversal statistics per ray type.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
-#include <sstream>
 
 #include "commands.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/loaded_bvh.h"
 #include "hwbvh/emu/machine/config.h"
+#include "hwbvh/stats/per_ray.h"
 #include "hwbvh/stats/stats_output.h"
 #include "hwbvh/stats/traversal_stats.h"
+#include "output.h"
 #include "progress.h"
+#include "target_options.h"
 
 namespace hwbvh::cli {
 namespace {
@@ -28,31 +31,26 @@ struct StatsArgs {
   std::string rays_file;
   uint32_t stack_size = 16;
   uint32_t heuristic = 0;
-  std::string triangle_test = "watertight";
+  std::string triangle_test;  ///< empty: the target's own
   uint32_t step_limit = emu::kDefaultStepLimit;
   int threads = 0;
   std::string machine;
   std::string stoc = "on";
+  std::string per_ray;
   bool no_duplicate_any_hit = false;
   bool no_oracle = false;
   bool json = false;
   bool quiet = false;
+  TargetTraceOptions target_options;
 };
 
-std::vector<stats::RayKind> parse_kinds(const std::string& list) {
-  std::vector<stats::RayKind> kinds;
-  std::stringstream in(list);
-  std::string name;
-  while (std::getline(in, name, ',')) {
-    const stats::RayKind k = stats::parse_ray_kind(name);
-    if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
-  }
-  return kinds;
-}
-
 int run_stats(const StatsArgs& a) {
+  if (!a.per_ray.empty()) {
+    (void)stats::per_ray_format(a.per_ray);  // a bad name is refused before the work
+    check_output_is_not_input(a.per_ray, {a.file});
+  }
   stats::StatsOptions options;
-  options.kinds = parse_kinds(a.rays);
+  options.kinds = stats::parse_ray_kinds(a.rays);
   if (!a.rays_file.empty() && std::find(options.kinds.begin(), options.kinds.end(), stats::RayKind::File) == options.kinds.end())
     options.kinds.push_back(stats::RayKind::File);
   options.width = a.width;
@@ -65,12 +63,13 @@ int run_stats(const StatsArgs& a) {
   options.rays_file = a.rays_file;
   options.trace.stack.size = a.stack_size;
   options.trace.intersect.heuristic = static_cast<emu::SortHeuristic>(a.heuristic);
-  options.trace.intersect.triangle_test = emu::parse_triangle_test(a.triangle_test);
+  if (!a.triangle_test.empty()) options.trace.intersect.triangle_test = emu::parse_triangle_test(a.triangle_test);
   options.trace.step_limit = a.step_limit;
   options.trace.stoc = a.stoc == "on";
   options.trace.no_duplicate_any_hit = a.no_duplicate_any_hit;
   options.threads = a.threads;
   options.oracle = !a.no_oracle;
+  options.keep_results = !a.per_ray.empty();
   if (!a.machine.empty()) options.machine = emu::load_machine_preset(a.machine);
 
   stats::StatsReport report;
@@ -78,9 +77,11 @@ int run_stats(const StatsArgs& a) {
     Progress progress("hwbvh stats", !a.quiet);
     progress.phase("loading");
     const emu::LoadedBvh bvh = emu::load_bvh_file(a.file);
+    a.target_options.refuse_unused(bvh);
     progress.phase("tracing");
     report = stats::run_stats(bvh, options);
   }
+  if (!a.per_ray.empty()) stats::write_per_ray(a.per_ray, report);
   const std::string text = a.json ? stats::stats_to_json(report) + "\n" : stats::stats_to_text(report);
   std::fputs(text.c_str(), stdout);
   return 0;
@@ -101,22 +102,30 @@ Command add_stats_command(CLI::App& app) {
   sub->add_option("--random-rays", args->random_rays, "number of random rays")->check(CLI::Range(1u, 100000000u))->capture_default_str();
   sub->add_option("--seed", args->seed, "seed of the AO and random rays")->capture_default_str();
   sub->add_option("--rays-file", args->rays_file, "trace these rays too (format: docs/rays.md)");
-  sub->add_option("--stack-size", args->stack_size, "LDS stack ring entries per lane")->check(CLI::Range(2u, 64u))->capture_default_str();
-  sub->add_option("--heuristic", args->heuristic, "box sort heuristic: 0 closest, 1 largest interval, 2 midpoint, 3 no sort")
-      ->check(CLI::Range(0u, 3u))->capture_default_str();
+  args->target_options.stack_size =
+      sub->add_option("--stack-size", args->stack_size, "LDS stack ring entries per lane (rtip31, rtip20)")
+          ->check(CLI::Range(2u, 64u))->capture_default_str();
+  args->target_options.heuristic =
+      sub->add_option("--heuristic", args->heuristic,
+                      "box sort heuristic (rtip31, rtip20): 0 closest, 1 largest interval, 2 midpoint, 3 no sort")
+          ->check(CLI::Range(0u, 3u))->capture_default_str();
   sub->add_option("--triangle-test", args->triangle_test,
-                  "ray/triangle test: watertight (as DXR/Vulkan hardware must be) or gpurt (GPURT's emulation)")
-      ->check(CLI::IsMember({"watertight", "gpurt"}))->capture_default_str();
+                  "ray/triangle test: watertight (as DXR/Vulkan hardware must be) or gpurt (GPURT's emulation); "
+                  "default: the target's own, watertight for rtip31 and xe3, gpurt for rtip20")
+      ->check(CLI::IsMember({"watertight", "gpurt"}));
   sub->add_option("--step-limit", args->step_limit, "stop (and report) a ray after this many steps")->check(CLI::Range(1u, 1000000000u))->capture_default_str();
-  sub->add_option("--stoc", args->stoc,
-                  "skip any-hit work with STOC states (xe3 leaf masks, rtip31 sideband) on alpha-tested triangles")
-      ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
+  args->target_options.stoc =
+      sub->add_option("--stoc", args->stoc,
+                      "skip any-hit work with STOC states (xe3 leaf masks, rtip31 sideband) on alpha-tested triangles")
+          ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
   sub->add_option("--threads", args->threads, "worker threads; 0 = all (counters are identical at any count)")
       ->check(CLI::Range(0, 4096))->capture_default_str();
   std::string presets;
   for (const std::string& p : emu::builtin_machine_presets()) presets += (presets.empty() ? "" : ", ") + p;
   sub->add_option("--machine", args->machine,
                   "also run the machine model with a preset (" + presets + ") or a preset JSON file");
+  sub->add_option("--per-ray", args->per_ray,
+                  "also write every ray (origin, direction, hit, ids, counters) to FILE: .csv or .npy (docs/rays.md)");
   sub->add_flag("--no-duplicate-any-hit", args->no_duplicate_any_hit,
                 "run the any-hit shader at most once per primitive and ray (DXR's NO_DUPLICATE_ANYHIT_INVOCATION)");
   sub->add_flag("--no-oracle", args->no_oracle, "skip the Embree comparison");

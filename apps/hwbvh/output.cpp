@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 
 #include <cstdio>
 
@@ -58,6 +59,14 @@ void add_report_rows(Table& t, const pipeline::BuildReport& r) {
 Json report_json(const pipeline::BuildReport& report) { return Json::parse(pipeline::report_to_json(report)); }
 
 void print_json(const Json& json) { fmt::print("{}\n", json_text(json, 2)); }
+
+void check_output_is_not_input(const std::string& output, const std::vector<std::string>& inputs) {
+  for (const std::string& input : inputs) {
+    std::error_code ec;
+    if (!input.empty() && std::filesystem::equivalent(input, output, ec))
+      throw Error(ErrorKind::BadInput, output, "the output would overwrite the input " + input);
+  }
+}
 
 std::string hex(uint64_t value) { return fmt::format("{:#x}", value); }
 

@@ -46,6 +46,10 @@ class Warnings {
   std::vector<std::string> lines_;
 };
 
+/// Refuses an output path that names one of `inputs` (empty ones are skipped), which the atomic rename would
+/// otherwise replace: throws hwbvh::Error(BadInput) naming `output`.
+void check_output_is_not_input(const std::string& output, const std::vector<std::string>& inputs);
+
 /// "0x" + lowercase hex.
 std::string hex(uint64_t value);
 

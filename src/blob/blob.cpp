@@ -11,7 +11,12 @@
 #include "hwbvh/blob/bytes.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/file_io.h"
+#include "hwbvh/core/fnv1a.h"
 #include "message.h"
+
+// Header-only: nothing to link, for this library or for find_package(hwbvh) users.
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 namespace hwbvh::blob {
 namespace {
@@ -36,24 +41,11 @@ std::string section_label(std::size_t index, uint32_t type) {
              : detail::cat("section ", index);
 }
 
-// FNV-1a over several byte ranges, as if they were concatenated.
-class Fnv1a64 {
- public:
-  void add(std::span<const std::byte> bytes) {
-    for (std::byte b : bytes) hash_ = (hash_ ^ std::to_integer<uint64_t>(b)) * 0x100000001b3ull;
-  }
-  [[nodiscard]] uint64_t value() const { return hash_; }
-
- private:
-  uint64_t hash_ = 0xcbf29ce484222325ull;
-};
-
 // The checksum of the file header (without its checksum field) followed by the section table.
-uint64_t header_checksum(std::span<const std::byte> file, std::size_t table_end) {
-  Fnv1a64 h;
-  h.add(file.subspan(0, kHeaderChecksumOffset));
-  h.add(file.subspan(kFileHeaderBytes, table_end - kFileHeaderBytes));
-  return h.value();
+uint64_t header_checksum(std::span<const std::byte> file, std::size_t table_end, uint32_t version) {
+  std::vector<std::byte> covered(file.begin(), file.begin() + kHeaderChecksumOffset);
+  covered.insert(covered.end(), file.begin() + kFileHeaderBytes, file.begin() + static_cast<std::ptrdiff_t>(table_end));
+  return checksum(covered, version);
 }
 
 // Recognises a magic altered by CR/LF conversion, so the message can say what happened.
@@ -79,8 +71,9 @@ Blob parse_impl(std::span<const std::byte> bytes, const std::string& name, FileL
   }
   if (size < kTargetOffset) fail(detail::cat("truncated: ", size, " bytes, too short for the file header"));
   const uint32_t version = load_le32(bytes, kVersionOffset);
-  if (version != kFormatVersion)
-    fail(detail::cat("unsupported format version ", version, " (this hwbvh reads version ", kFormatVersion, ")"));
+  if (version < kOldestReadableVersion || version > kFormatVersion)
+    fail(detail::cat("unsupported format version ", version, " (this hwbvh reads versions ", kOldestReadableVersion,
+                     " to ", kFormatVersion, ")"));
   if (size < kFileHeaderBytes)
     fail(detail::cat("truncated: ", size, " bytes, too short for the ", kFileHeaderBytes, "-byte file header"));
 
@@ -97,7 +90,7 @@ Blob parse_impl(std::span<const std::byte> bytes, const std::string& name, FileL
     fail(detail::cat(size, " bytes, but the header records ", recorded_size,
                      " bytes (trailing data or corrupted header)"));
   const uint64_t stored_header_sum = load_le64(bytes, kHeaderChecksumOffset);
-  const uint64_t header_sum = header_checksum(bytes, table_end);
+  const uint64_t header_sum = header_checksum(bytes, table_end, version);
   if (stored_header_sum != header_sum)
     fail(detail::cat("header checksum mismatch (stored ", detail::hex64(stored_header_sum), ", computed ",
                      detail::hex64(header_sum), "): file header or section table corrupted"));
@@ -166,13 +159,13 @@ Blob parse_impl(std::span<const std::byte> bytes, const std::string& name, FileL
   for (uint32_t i = 0; i < count; ++i) {
     const SectionEntry& s = entries[i];
     const auto data = bytes.subspan(s.offset, s.size);
-    const uint64_t sum = checksum(data);
+    const uint64_t sum = checksum(data, version);
     if (sum != s.checksum)
       fail(detail::cat(section_label(i, static_cast<uint32_t>(s.type)), ": checksum mismatch (stored ",
                        detail::hex64(s.checksum), ", computed ", detail::hex64(sum), "): section data corrupted"));
     blob.sections.push_back({s.type, s.alignment, std::vector<std::byte>(data.begin(), data.end())});
   }
-  if (layout) *layout = {size, std::move(entries)};
+  if (layout) *layout = {version, size, std::move(entries)};
   return blob;
 }
 
@@ -231,10 +224,13 @@ const char* section_type_name(SectionType t) {
   return "unknown";
 }
 
-uint64_t checksum(std::span<const std::byte> bytes) {
-  Fnv1a64 h;
-  h.add(bytes);
-  return h.value();
+uint64_t checksum(std::span<const std::byte> bytes, uint32_t version) {
+  if (version == 1) {
+    Fnv1a64 h;
+    h.add(bytes);
+    return h.value();
+  }
+  return XXH3_64bits(bytes.data(), bytes.size());
 }
 
 std::vector<std::byte> serialize(const Blob& blob) {
@@ -284,7 +280,7 @@ std::vector<std::byte> serialize(const Blob& blob) {
     out.resize(offsets[i], std::byte{0});
     out.insert(out.end(), blob.sections[i].data.begin(), blob.sections[i].data.end());
   }
-  store_le64(out, kHeaderChecksumOffset, header_checksum(out, table_end));
+  store_le64(out, kHeaderChecksumOffset, header_checksum(out, table_end, kFormatVersion));
   return out;
 }
 

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
-#include <sstream>
 
 #include "hwbvh/blob/blob.h"
 #include "hwbvh/core/error.h"
@@ -88,17 +87,6 @@ CompareOptions compare_options(const ReportOptions& o) {
 
 }  // namespace
 
-std::vector<RayKind> parse_ray_kinds(std::string_view list) {
-  std::vector<RayKind> kinds;
-  std::stringstream in{std::string(list)};
-  for (std::string name; std::getline(in, name, ',');) {
-    const RayKind k = parse_ray_kind(name);
-    if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
-  }
-  if (kinds.empty()) throw Error(ErrorKind::BadInput, "", "no ray types requested");
-  return kinds;
-}
-
 SceneReport report_scene(const std::filesystem::path& input, const ReportOptions& options) {
   SceneReport s;
   s.file = input.string();
@@ -120,6 +108,7 @@ SceneReport report_scene(const std::filesystem::path& input, const ReportOptions
     bvh = emu::load_bvh(b, s.file);
   }
   s.build.run.reset();  // wall-clock figures would make the page differ between runs
+  if (options.check_input) options.check_input(bvh);
 
   StatsOptions so;
   so.kinds = options.kinds;
@@ -145,6 +134,7 @@ SceneReport report_scene(const std::filesystem::path& input, const ReportOptions
   }
   for (KindStats& k : s.stats.kinds) {
     k.results = {};
+    k.rays_traced = {};
     k.pixel = {};
   }
   if (s.from_obj && options.compare) s.compare = compare_targets(*scene, compare_options(options));

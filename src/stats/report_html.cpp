@@ -395,11 +395,11 @@ std::string compare_section(const CompareReport& c) {
 
 std::string scene_section(const SceneReport& s, std::size_t index) {
   std::string out = fmt::format(
-      "<section id=\"{}\">\n<h2>{}</h2>\n<p class=\"note\">{} {}; target {}; stack {} entries. "
+      "<section id=\"{}\">\n<h2>{}</h2>\n<p class=\"note\">{} {}; target {}; {}. "
       "<a href=\"#summary\">Back to the summary</a></p>\n",
       anchor(index, s.name), escape(s.name),
       s.from_obj ? "OBJ scene, built with the default options:" : "blob:", escape(s.file), escape(s.build.target),
-      s.stats.stack_size);
+      s.stats.stack_text());
   out += build_section(s);
   out += traversal_section(s.stats);
   out += histogram_section(s.stats);

@@ -109,6 +109,7 @@ std::string stats_to_json(const StatsReport& report) {
                {"image", {{"width", report.width}, {"height", report.height}}},
                {"camera", format_camera(report.camera)},
                {"stack_size", report.stack_size},
+               {"short_stack", report.short_stack},
                {"threads", report.threads},
                {"any_hit_shader", report.any_hit_shader},
                {"stoc", report.stoc},
@@ -117,8 +118,8 @@ std::string stats_to_json(const StatsReport& report) {
 }
 
 std::string stats_to_text(const StatsReport& report) {
-  std::string out = fmt::format("{} ({})\n  camera {}  image {}x{}  stack {} entries  threads {}\n", report.file, report.target,
-                                format_camera(report.camera), report.width, report.height, report.stack_size,
+  std::string out = fmt::format("{} ({})\n  camera {}  image {}x{}  {}  threads {}\n", report.file, report.target,
+                                format_camera(report.camera), report.width, report.height, report.stack_text(),
                                 report.threads);
   if (report.machine) out += fmt::format("  machine model preset: {}\n", report.machine->name);
   if (report.any_hit_shader) {

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <sstream>
 
 #include <glm/geometric.hpp>
 
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/parallel.h"
 #include "hwbvh/emu/any_hit.h"
+#include "hwbvh/emu/xe3/traversal.h"
 #include "hwbvh/scene/ray_gen.h"
 #include "hwbvh/scene/rays_file.h"
 
@@ -111,12 +113,17 @@ KindStats trace_kind(const emu::LoadedBvh& bvh, RayKind kind, const RayBatch& ba
   }
   if (options.keep_results) {
     ks.results = std::move(out.rays);
+    ks.rays_traced = batch.rays;
     ks.pixel = batch.pixel;
   }
   return ks;
 }
 
 }  // namespace
+
+std::string StatsReport::stack_text() const {
+  return (short_stack ? "short stack " : "stack ") + std::to_string(stack_size) + " entries";
+}
 
 const char* ray_kind_name(RayKind kind) {
   for (const KindInfo& k : kKinds)
@@ -129,6 +136,17 @@ RayKind parse_ray_kind(std::string_view name) {
     if (name == k.name) return k.kind;
   throw Error(ErrorKind::BadInput, "", "unknown ray type '" + std::string(name) +
                                            "' (valid: primary, ao, shadow, random, file)");
+}
+
+std::vector<RayKind> parse_ray_kinds(std::string_view list) {
+  std::vector<RayKind> kinds;
+  std::stringstream in{std::string(list)};
+  for (std::string name; std::getline(in, name, ',');) {
+    const RayKind k = parse_ray_kind(name);
+    if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
+  }
+  if (kinds.empty()) throw Error(ErrorKind::BadInput, "", "no ray types requested");
+  return kinds;
 }
 
 bool is_occlusion(RayKind kind) { return kind == RayKind::AmbientOcclusion || kind == RayKind::Shadow; }
@@ -168,7 +186,9 @@ StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& requested) 
   report.target = blob::target_name(bvh.target);
   report.width = options.width;
   report.height = options.height;
-  report.stack_size = options.trace.stack.size;
+  // Xe3's short stack has a fixed size (the CLI refuses --stack-size for it).
+  report.short_stack = bvh.target == blob::Target::Xe3;
+  report.stack_size = report.short_stack ? emu::kXe3ShortStackEntries : options.trace.stack.size;
   report.threads = executor.threads();
   report.machine = options.machine;
   report.any_hit_shader = shader.has_value();
@@ -202,6 +222,7 @@ StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& requested) 
         KindStats ks = *primary_stats;
         if (!options.keep_results) {
           ks.results.clear();
+          ks.rays_traced.clear();
           ks.pixel.clear();
         }
         report.kinds.push_back(std::move(ks));

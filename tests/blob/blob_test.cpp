@@ -66,10 +66,44 @@ void expect_refused(const std::vector<std::byte>& bytes, const std::string& need
   }
 }
 
-TEST(Checksum, MatchesFnv1a64ReferenceValues) {
-  EXPECT_EQ(checksum({}), 0xcbf29ce484222325ull);
-  EXPECT_EQ(checksum(bytes_of({'a'})), 0xaf63dc4c8601ec8cull);
-  EXPECT_EQ(checksum(bytes_of({'f', 'o', 'o', 'b', 'a', 'r'})), 0x85944171f73967e8ull);
+TEST(Checksum, MatchesXxh3AndVersion1Fnv1a64ReferenceValues) {
+  EXPECT_EQ(checksum({}), 0x2d06800538d394c2ull);  // XXH3_64bits of no bytes, xxHash's own sanity value
+  EXPECT_EQ(checksum(bytes_of({'a'})), 0xe6c632b61e964e1full);
+  EXPECT_EQ(checksum(bytes_of({'f', 'o', 'o', 'b', 'a', 'r'})), 0xd78fda63144c5c84ull);
+  EXPECT_EQ(checksum({}, 1), 0xcbf29ce484222325ull);
+  EXPECT_EQ(checksum(bytes_of({'a'}), 1), 0xaf63dc4c8601ec8cull);
+  EXPECT_EQ(checksum(bytes_of({'f', 'o', 'o', 'b', 'a', 'r'}), 1), 0x85944171f73967e8ull);
+}
+
+// A version-1 blob (FNV-1a checksums) written by hwbvh before version 2, committed as it was.
+TEST(Blob, ReadsVersion1AndRewritesItAsTheCurrentVersion) {
+  const std::filesystem::path v1 = std::filesystem::path(HWBVH_SOURCE_DIR) / "tests/blob/data/cornell-box-rtip31-v1.blob";
+  std::ifstream in(v1, std::ios::binary);
+  ASSERT_TRUE(in) << v1;
+  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::byte> bytes(chars.size());
+  std::memcpy(bytes.data(), chars.data(), chars.size());
+  ASSERT_EQ(load_le32(bytes, 8), 1u);
+
+  FileLayout layout;
+  const Blob b = read_file(v1, layout);
+  EXPECT_EQ(layout.version, 1u);
+  EXPECT_EQ(b.target, Target::Rtip31);
+  ASSERT_EQ(b.sections.size(), 4u);
+  for (std::size_t i = 0; i < b.sections.size(); ++i) {
+    EXPECT_EQ(layout.sections[i].checksum, checksum(b.sections[i].data, 1));
+    EXPECT_NE(layout.sections[i].checksum, checksum(b.sections[i].data));
+  }
+  // Its checksums are checked as FNV-1a: a changed section byte is refused.
+  std::vector<std::byte> corrupted = bytes;
+  corrupted[layout.sections[0].offset] ^= std::byte{1};
+  expect_refused(corrupted, "section 0 (nodes): checksum mismatch");
+
+  FileLayout rewritten;
+  const Blob again = parse(serialize(b), "mem", rewritten);
+  EXPECT_EQ(rewritten.version, kFormatVersion);
+  ASSERT_EQ(again.sections.size(), b.sections.size());
+  for (std::size_t i = 0; i < b.sections.size(); ++i) EXPECT_EQ(again.sections[i].data, b.sections[i].data);
 }
 
 TEST(Blob, RoundTripKeepsTargetSectionsAndAlignment) {
@@ -178,7 +212,7 @@ TEST(BlobCorruption, HeaderFields) {
   expect_refused(edit([](auto& b) { b[0] = std::byte{'X'}; }), "not an hwbvh blob (bad magic)");
   expect_refused(bytes_of({'{', '"', 'a', '"'}), "bad magic");
   expect_refused({}, "empty file");
-  expect_refused(edit([](auto& b) { put32(b, 8, 2); }), "unsupported format version 2 (this hwbvh reads version 1)");
+  expect_refused(edit([](auto& b) { put32(b, 8, 3); }), "unsupported format version 3 (this hwbvh reads versions 1 to 2)");
   expect_refused(edit([](auto& b) { put32(b, 8, 0); }), "unsupported format version 0");
   expect_refused(edit([](auto& b) { put32(b, 12, 9); reseal(b); }), "unknown target 9");
   expect_refused(edit([](auto& b) { put32(b, 12, 0); reseal(b); }), "unknown target 0");

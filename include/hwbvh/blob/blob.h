@@ -12,7 +12,9 @@
 
 namespace hwbvh::blob {
 
-inline constexpr uint32_t kFormatVersion = 1;
+/// The version written. Version 1 differs only in its checksum (FNV-1a) and is still read.
+inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kOldestReadableVersion = 1;
 
 enum class Target : uint32_t {
   Rtip31 = 1,  ///< AMD RDNA 4 (RT IP 3.1) BVH8 compressed format
@@ -57,9 +59,9 @@ inline constexpr uint32_t kMaxSections = 64;
 inline constexpr uint32_t kMaxAlignment = 4096;
 inline constexpr uint32_t kNodesAlignment = 128;  ///< Nodes sections start 128-byte aligned (a GPU node stride)
 
-/// 64-bit FNV-1a of `bytes` (offset basis 0xcbf29ce484222325, prime 0x100000001b3): the checksum of every
-/// section, and of the file header + section table.
-uint64_t checksum(std::span<const std::byte> bytes);
+/// The checksum of every section, and of the file header + section table, in format `version`: XXH3-64 with
+/// seed 0 from version 2, 64-bit FNV-1a (offset basis 0xcbf29ce484222325, prime 0x100000001b3) in version 1.
+uint64_t checksum(std::span<const std::byte> bytes, uint32_t version = kFormatVersion);
 
 /// Where a section sits in a file, as recorded in its section table (reported by `hwbvh info`).
 struct SectionEntry {
@@ -71,6 +73,7 @@ struct SectionEntry {
 };
 
 struct FileLayout {
+  uint32_t version = kFormatVersion;  ///< the file's format version
   uint64_t file_size = 0;
   std::vector<SectionEntry> sections;  ///< in section-table order
 };

@@ -2,6 +2,7 @@
 // Per-ray traversal counters of the functional emulator. Exact definitions, and the GPURT developer counter each
 // one matches, are in docs/counters.md; keep the two in sync. Sums over rays use operator+=.
 #include <cstdint>
+#include <iterator>
 
 namespace hwbvh::emu {
 
@@ -43,5 +44,29 @@ struct RayCounters {
   }
   friend bool operator==(const RayCounters&, const RayCounters&) = default;
 };
+
+/// Every counter with its name in docs/counters.md, in declaration order (per-ray output lists them all).
+struct RayCounterField {
+  const char* name;
+  uint64_t RayCounters::*member;
+};
+inline constexpr RayCounterField kRayCounterFields[] = {
+    {"steps", &RayCounters::steps},
+    {"box_node_steps", &RayCounters::box_node_steps},
+    {"primitive_node_steps", &RayCounters::primitive_node_steps},
+    {"box_tests", &RayCounters::box_tests},
+    {"triangle_tests", &RayCounters::triangle_tests},
+    {"obb_steps", &RayCounters::obb_steps},
+    {"stack_pushes", &RayCounters::stack_pushes},
+    {"stack_pops", &RayCounters::stack_pops},
+    {"stack_lost", &RayCounters::stack_lost},
+    {"walk_back_steps", &RayCounters::walk_back_steps},
+    {"max_stack_depth", &RayCounters::max_stack_depth},
+    {"step_limit_hits", &RayCounters::step_limit_hits},
+    {"any_hit_invocations", &RayCounters::any_hit_invocations},
+    {"stoc_skipped_transparent", &RayCounters::stoc_skipped_transparent},
+    {"stoc_accepted_opaque", &RayCounters::stoc_accepted_opaque},
+};
+static_assert(sizeof(RayCounters) == sizeof(uint64_t) * std::size(kRayCounterFields), "a counter is not listed");
 
 }  // namespace hwbvh::emu

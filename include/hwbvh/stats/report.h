@@ -39,6 +39,8 @@ struct ReportOptions {
   bool compare = false;  ///< OBJ inputs: add the compare_targets table (builds every target variant)
   int threads = 0;       ///< 0 = all hardware threads; the report is identical at any count
   WarningFn warn;        ///< receives the warnings of loading OBJ inputs
+  /// Called with each input's BVH before it is traced; may throw (the CLI refuses options its target has no use for).
+  std::function<void(const emu::LoadedBvh&)> check_input;
 };
 
 /// One embedded image with its caption.
@@ -64,10 +66,6 @@ struct Report {
   std::vector<RayKind> kinds;          ///< as traced
   std::optional<std::string> machine;  ///< machine preset name
 };
-
-/// Parses a comma-separated list of ray_kind_name values, dropping repeats. Throws hwbvh::Error(BadInput)
-/// for an unknown name or an empty list.
-std::vector<RayKind> parse_ray_kinds(std::string_view list);
 
 /// Loads one input (an `.obj` file is built with the default rtip31 options; anything else is read as a blob of
 /// any target), traces it and draws its images. Throws hwbvh::Error(BadInput) naming the file on bad input.

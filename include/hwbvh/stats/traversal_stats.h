@@ -28,6 +28,9 @@ enum class RayKind {
 const char* ray_kind_name(RayKind kind);  ///< "primary", "ao", "shadow", "random", "file"
 /// Parses a name of ray_kind_name; throws hwbvh::Error(BadInput) naming the valid ones.
 RayKind parse_ray_kind(std::string_view name);
+/// Parses a comma-separated list of ray_kind_name values, dropping repeats. Throws hwbvh::Error(BadInput)
+/// for an unknown name or an empty list.
+std::vector<RayKind> parse_ray_kinds(std::string_view list);
 /// True for kinds traced in any-hit mode and checked with rtcOccluded1.
 bool is_occlusion(RayKind kind);
 
@@ -46,7 +49,7 @@ struct StatsOptions {
   emu::TraceOptions trace;
   int threads = 0;                     ///< 0 = all hardware threads; counters are identical at any count
   bool oracle = true;                  ///< check every ray with Embree
-  bool keep_results = false;           ///< keep per-ray results in the report (for images)
+  bool keep_results = false;           ///< keep per-ray results and rays in the report (images, per-ray output)
   /// Also run the machine model (docs/machine-model.md) on each ray type's recorded node sequences.
   std::optional<emu::MachineConfig> machine;
 };
@@ -80,6 +83,7 @@ struct KindStats {
   double emulation_seconds = 0.0;    ///< wall time of the emulation alone (not the oracle); not deterministic
   std::optional<emu::MachineResult> machine;  ///< machine-model outputs, with StatsOptions::machine
   std::vector<emu::RayResult> results;  ///< per ray, only with StatsOptions::keep_results
+  std::vector<Ray> rays_traced;          ///< the rays of `results`, only with StatsOptions::keep_results
   std::vector<uint32_t> pixel;           ///< per ray its pixel (y * width + x), when the kind has an image
 
   [[nodiscard]] double per_ray(uint64_t total) const { return rays ? static_cast<double>(total) / static_cast<double>(rays) : 0.0; }
@@ -94,12 +98,16 @@ struct StatsReport {
   uint32_t width = 0;
   uint32_t height = 0;
   Camera camera;
-  uint32_t stack_size = 0;
+  uint32_t stack_size = 0;  ///< entries of the stack traced with: the LDS ring, or Xe3's short stack
+  bool short_stack = false;  ///< xe3: stack_size is its fixed short stack (emu::kXe3ShortStackEntries)
   int threads = 0;
   bool any_hit_shader = false;  ///< the blob has alpha-test data: non-opaque candidates ran the any-hit model
   bool stoc = true;             ///< TraceOptions::stoc
   std::vector<KindStats> kinds;
   std::optional<emu::MachineConfig> machine;  ///< the machine model's configuration, when it ran
+
+  /// "stack 16 entries", or "short stack 4 entries" for xe3.
+  [[nodiscard]] std::string stack_text() const;
 };
 
 /// Runs the emulator (and the oracle) over every requested ray kind. Throws hwbvh::Error(BadInput) for invalid

@@ -87,12 +87,29 @@ void intersect_box(const rdna3::BoxNodeDwords& raw, const PointerFlags& pf, cons
   res.box_tests = 4;
 }
 
-// Component-wise helpers with a fixed evaluation order (left to right), as the RT IP 3.1 emulator writes them.
-Vec3 cross(Vec3 a, Vec3 b) { return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x}; }
-float dot(Vec3 a, Vec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+// t_num, t_denom and the weights of the slot's vertices 0, 1, 2 times t_denom, by the chosen test. A miss is
+// t_num = +inf, t_denom = 1.
+struct TriangleNumerators {
+  float tn, den;
+  std::array<float, 3> weight;
+};
+
+TriangleNumerators triangle_numerators(const rdna3::DecodedTriangle& tri, const Bvh4RayOperands& ray,
+                                       TriangleTest test) {
+  const Vec3 a = tri.vertex[0], b = tri.vertex[1], c = tri.vertex[2];
+  if (test == TriangleTest::Watertight) {
+    // The watertight test wants the ray's shear: prepared per test, since this test is not the target's default.
+    const PreparedRay prepared(RayOperands{ray.origin, ray.direction});
+    const detail::WatertightEdges e = detail::watertight_edges(a, b, c, prepared);
+    if (!detail::watertight_hit(e)) return {kInf, 1.0f, {}};
+    return {e.tn, e.det, {e.u, e.v, e.w}};
+  }
+  const detail::MollerTrumbore m = detail::moller_trumbore_numerators(a, b, c, ray.origin, ray.direction);
+  return {m.tn, m.den, {m.den - m.un - m.vn, m.un, m.vn}};
+}
 
 void intersect_triangle(const rdna3::TriangleNodeDwords& raw, uint32_t type, const PointerFlags& pf,
-                        const Bvh4RayOperands& ray, Bvh4Version version, Bvh4IntersectResult& res) {
+                        const Bvh4RayOperands& ray, Bvh4Version version, TriangleTest test, Bvh4IntersectResult& res) {
   const rdna3::DecodedTriangle tri = rdna3::decode_triangle(raw, type);
   const bool rtip30 = version == Bvh4Version::Rtip30;
   const bool procedural = rtip30 && tri.id.procedural;
@@ -102,23 +119,12 @@ void intersect_triangle(const rdna3::TriangleNodeDwords& raw, uint32_t type, con
       res.fault = NodeFault::MalformedPrimitive;
       return;
     }
-    // GPURT's fast_intersect_triangle on the vertices in slot order.
-    const Vec3 a = tri.vertex[0], b = tri.vertex[1], c = tri.vertex[2];
-    const Vec3 e1 = b - a, e2 = c - a, e3 = ray.origin - a;
-    const Vec3 s1 = cross(ray.direction, e2), s2 = cross(e3, e1);
-    tn = dot(e2, s2);
-    den = dot(s1, e1);
-    const float un = dot(e3, s1), vn = dot(ray.direction, s2);
-    const float t = tn / den, u = un / den, v = vn / den;
-    if (u < 0.0f || u > 1.0f || v < 0.0f || u + v > 1.0f || t < 0.0f) {  // NaN compares false
-      tn = kInf;
-      den = 1.0f;
-    }
-    // SwizzleBarycentrics: the weights (times den) of slots 0, 1, 2, picked by the I and J sources.
-    const float w0 = den - un - vn;
-    const float weights[3] = {w0, un, vn};
-    i = weights[tri.id.i_source];
-    j = weights[tri.id.j_source];
+    // The vertices in slot order; SwizzleBarycentrics picks I and J among their weights by the I and J sources.
+    const TriangleNumerators n = triangle_numerators(tri, ray, test);
+    tn = n.tn;
+    den = n.den;
+    i = n.weight[tri.id.i_source];
+    j = n.weight[tri.id.j_source];
     ++res.triangle_tests;
   }
 
@@ -160,7 +166,7 @@ Bvh4IntersectResult image_bvh_intersect_ray(const NodeMemory& memory, const Poin
       res.fault = NodeFault::OutOfRange;
       return res;
     }
-    intersect_triangle(node, type, flags, ray, version, res);
+    intersect_triangle(node, type, flags, ray, version, options.triangle_test.value_or(kBvh4TriangleTest), res);
     if (res.fault != NodeFault::None) res.dw.fill(kInvalidNode);
   } else if (type == rdna3::kTypeBoxFp16) {
     res.fault = NodeFault::UnsupportedNode;

@@ -81,9 +81,9 @@ void IntersectOptions::validate() const {
     throw Error(ErrorKind::BadInput, "",
                 "box sort heuristic " + std::to_string(static_cast<uint32_t>(heuristic)) + " is outside 0..3");
   }
-  if (triangle_test != TriangleTest::Watertight && triangle_test != TriangleTest::Gpurt) {
+  if (triangle_test && *triangle_test != TriangleTest::Watertight && *triangle_test != TriangleTest::Gpurt) {
     throw Error(ErrorKind::BadInput, "",
-                "triangle test " + std::to_string(static_cast<uint32_t>(triangle_test)) + " is not 0 or 1");
+                "triangle test " + std::to_string(static_cast<uint32_t>(*triangle_test)) + " is not 0 or 1");
   }
 }
 
@@ -134,7 +134,7 @@ IntersectResult image_bvh8_intersect_ray(const NodeMemory& memory, const Pointer
     detail::intersect_box(box, rotated ? rdna4::obb_matrix(box.obb_index) : rdna4::Mat3Rows{}, BoxTraits::of(box),
                           flags, ray, options, res);
   } else if (const auto pair = rdna4::decode_primitive_pair(view, rdna4::pair_index(node_pointer))) {
-    detail::intersect_primitive(*pair, flags, ray, options.triangle_test, res);
+    detail::intersect_primitive(*pair, flags, ray, options.triangle_test.value_or(kRtip31TriangleTest), res);
   } else {
     res.fault = NodeFault::MalformedPrimitive;
   }

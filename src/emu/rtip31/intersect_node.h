@@ -412,20 +412,30 @@ struct TriangleCandidate {
   float v = 0.0f;
 };
 
-// Möller–Trumbore, as GPURT's emulation writes it (§5.4). A miss keeps the numerators: u = un, v = vn.
-inline TriangleCandidate moller_trumbore(const rdna4::DecodedTriangle& tri, const RayOperands& ray) {
-  const Vec3 a = tri.vertex[0], b = tri.vertex[1], c = tri.vertex[2];
-  const Vec3 e1 = b - a, e2 = c - a, e3 = ray.origin - a;
-  const Vec3 s1 = cross(ray.direction, e2), s2 = cross(e3, e1);
+// Möller–Trumbore, as GPURT's emulation writes it (§5.4; its fast_intersect_triangle, which RT IP 2.0 runs too):
+// t = tn / den, and un, vn the weights of b and c times den. A miss is tn = +inf, den = 1 and keeps un, vn.
+struct MollerTrumbore {
+  float tn, den, un, vn;
+};
+inline MollerTrumbore moller_trumbore_numerators(Vec3 a, Vec3 b, Vec3 c, Vec3 origin, Vec3 direction) {
+  const Vec3 e1 = b - a, e2 = c - a, e3 = origin - a;
+  const Vec3 s1 = cross(direction, e2), s2 = cross(e3, e1);
   float tn = dot(e2, s2);
   float den = dot(s1, e1);
-  const float un = dot(e3, s1), vn = dot(ray.direction, s2);
+  const float un = dot(e3, s1), vn = dot(direction, s2);
   const float t = tn / den, bu = un / den, bv = vn / den;
   if (bu < 0.0f || bu > 1.0f || bv < 0.0f || bu + bv > 1.0f || t < 0.0f) {  // NaN compares false
     tn = kInf;
     den = 1.0f;
   }
-  return {tn, den, un / den, vn / den};
+  return {tn, den, un, vn};
+}
+
+// §5.4's slot: the weights divided by den (a miss keeps the numerators: u = un, v = vn).
+inline TriangleCandidate moller_trumbore(const rdna4::DecodedTriangle& tri, const RayOperands& ray) {
+  const MollerTrumbore m =
+      moller_trumbore_numerators(tri.vertex[0], tri.vertex[1], tri.vertex[2], ray.origin, ray.direction);
+  return {m.tn, m.den, m.un / m.den, m.vn / m.den};
 }
 
 // The edge functions of Woop, Benthin, Wald 2013 (JCGT 2(1)), "Watertight Ray/Triangle Intersection": vertices
@@ -473,12 +483,16 @@ inline WatertightEdges watertight_edges(Vec3 va, Vec3 vb, Vec3 vc, const Prepare
   return e;
 }
 
-// The watertight test of §5.4's slot: rejects t < 0 only (no extent test, like §5.4).
+// A watertight hit at t = tn / det >= 0, tested without dividing: tn with det's sign applied must not be negative
+// (NaN: miss). No extent test, like §5.4.
+inline bool watertight_hit(const WatertightEdges& e) {
+  return e.inside && bits_float(float_bits(e.tn) ^ (float_bits(e.det) & kSignBit)) >= 0.0f;
+}
+
+// The watertight test of §5.4's slot.
 inline TriangleCandidate watertight(const rdna4::DecodedTriangle& tri, const PreparedRay& ray) {
   const WatertightEdges e = watertight_edges(tri.vertex[0], tri.vertex[1], tri.vertex[2], ray);
-  if (!e.inside) return {};
-  // t = tn / det >= 0, tested without dividing: tn with det's sign applied must not be negative (NaN: miss).
-  if (!(bits_float(float_bits(e.tn) ^ (float_bits(e.det) & kSignBit)) >= 0.0f)) return {};
+  if (!watertight_hit(e)) return {};
   return {e.tn, e.det, e.v / e.det, e.w / e.det};
 }
 
@@ -571,7 +585,9 @@ inline IntersectResult intersect_cached(NodeDecodeCache& cache, const PointerFla
   } else if (res.kind == rdna4::NodeKind::Primitive) {
     const NodeDecodeCache::Pair* pair = cache.pair(node_pointer, res.fault);
     if (pair != nullptr && pair->fault != NodeFault::None) res.fault = pair->fault;
-    if (res.fault == NodeFault::None) intersect_primitive(pair->pair, flags, ray, options.triangle_test, res);
+    if (res.fault == NodeFault::None) {
+      intersect_primitive(pair->pair, flags, ray, options.triangle_test.value_or(kRtip31TriangleTest), res);
+    }
   }
   return res;
 }

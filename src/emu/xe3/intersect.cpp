@@ -50,17 +50,20 @@ Xe3BoxResult intersect_internal_node(const xe3::DecodedInternalNode& node, int64
   return res;
 }
 
-// The watertight edge functions of the RT IP 3.1 test (intersect_node.h); t = tn / det must not be negative.
-Xe3TriangleHit intersect_triangle_watertight(const std::array<Vec3, 3>& v, const PreparedRay& ray) {
-  const detail::WatertightEdges e = detail::watertight_edges(v[0], v[1], v[2], ray);
+// The RT IP 3.1 emulator's tests (intersect_node.h); t = tn / den must not be negative.
+Xe3TriangleHit intersect_triangle(const std::array<Vec3, 3>& v, const PreparedRay& ray, TriangleTest test) {
   Xe3TriangleHit hit;
-  if (!e.inside) return hit;
-  const float t = e.tn / e.det;
-  if (!(t >= 0.0f)) return hit;  // behind the origin, or NaN
-  hit.hit = true;
-  hit.t = t;
-  hit.barycentrics = {e.v / e.det, e.w / e.det};
-  hit.front_face = e.det > 0.0f;
+  if (test == TriangleTest::Gpurt) {
+    const detail::MollerTrumbore m =
+        detail::moller_trumbore_numerators(v[0], v[1], v[2], ray.operands.origin, ray.operands.direction);
+    if (m.tn == std::numeric_limits<float>::infinity()) return {};  // its miss
+    hit = {true, m.tn / m.den, {m.un / m.den, m.vn / m.den}, m.den > 0.0f};
+  } else {
+    const detail::WatertightEdges e = detail::watertight_edges(v[0], v[1], v[2], ray);
+    if (!e.inside) return {};
+    hit = {true, e.tn / e.det, {e.v / e.det, e.w / e.det}, e.det > 0.0f};
+  }
+  if (!(hit.t >= 0.0f)) return {};  // behind the origin, or NaN
   return hit;
 }
 

@@ -172,8 +172,9 @@ void Xe3Traversal::step_leaf(StepInfo& info) {
     // The closer triangle first (triangle 0 on ties), so that a first-hit ray stops on the nearer one.
     std::array<Xe3TriangleHit, 2> hits{};
     const int triangles = leaf.has_tri1() ? 2 : 1;
+    const TriangleTest triangle_test = options_->intersect.triangle_test.value_or(kXe3TriangleTest);
     for (int k = 0; k < triangles; ++k) {
-      hits[static_cast<std::size_t>(k)] = intersect_triangle_watertight(leaf.triangle(k), ray_);
+      hits[static_cast<std::size_t>(k)] = intersect_triangle(leaf.triangle(k), ray_, triangle_test);
       ++c.triangle_tests;
     }
     const int first = hits[1].hit && (!hits[0].hit || hits[1].t < hits[0].t) ? 1 : 0;

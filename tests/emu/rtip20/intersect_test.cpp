@@ -141,6 +141,28 @@ TEST(Rtip20IntersectTriangle, BarycentricModeWithSourceOrderWeights) {
   EXPECT_EQ(bits_float(intersect(s, ray_x({0, 0, 0}), tri_ptr(2, 1)).dw[0]), kInf);
 }
 
+// IntersectOptions::triangle_test = watertight: on these rays the same t, weights and facing as GPURT's test, from
+// its own numerators.
+TEST(Rtip20IntersectTriangle, WatertightTestOnRequest) {
+  const auto s = pair_node();
+  IntersectOptions watertight;
+  watertight.triangle_test = TriangleTest::Watertight;
+  for (const auto& [origin, triangle] : {std::pair{Vec3{0, 0, 0}, 0u}, {Vec3{0, 2, 2}, 1u}, {Vec3{0, 2, 2}, 0u}}) {
+    // Direction length 2: Möller–Trumbore's t_denom scales with it, the watertight test's does not.
+    const Bvh4IntersectResult gpurt = intersect(s, ray_x(origin, 100.0f, 2.0f), tri_ptr(2, triangle));
+    const Bvh4IntersectResult r = intersect(s, ray_x(origin, 100.0f, 2.0f), tri_ptr(2, triangle), watertight);
+    EXPECT_EQ(r.triangle_tests, 1u);
+    const Bvh4TriangleHit a = read_triangle_result(gpurt.dw, Bvh4Version::Rtip20);
+    const Bvh4TriangleHit b = read_triangle_result(r.dw, Bvh4Version::Rtip20);
+    EXPECT_EQ(b.t, a.t);
+    if (a.t != kInf) {
+      EXPECT_NE(r.dw[1], gpurt.dw[1]);
+      EXPECT_EQ(b.barycentrics, a.barycentrics);
+      EXPECT_EQ(b.back_face, a.back_face);
+    }
+  }
+}
+
 TEST(Rtip20IntersectTriangle, MissKeepsTheWeightsAsGpurtDoes) {
   const auto s = pair_node();
   const Bvh4IntersectResult r = intersect(s, ray_x({0, 0, 0}, 100.0f, -1.0f), tri_ptr(2, 0));  // behind: t < 0

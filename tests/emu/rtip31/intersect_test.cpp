@@ -761,7 +761,8 @@ TEST(IntersectDispatch, FaultsAreReportedCleanly) {
 TEST(IntersectOptionsTest, Validation) {
   IntersectOptions o;
   EXPECT_NO_THROW(o.validate());
-  EXPECT_EQ(o.triangle_test, TriangleTest::Watertight);
+  EXPECT_FALSE(o.triangle_test.has_value());  // each target's own test
+  EXPECT_EQ(kRtip31TriangleTest, TriangleTest::Watertight);
   o.box_grow = 256;
   EXPECT_THROW(o.validate(), Error);
   o = {};

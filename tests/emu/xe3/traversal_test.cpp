@@ -222,19 +222,34 @@ TEST(Xe3Traversal, FaultsStepLimitAndNaN) {
 TEST(Xe3Intersect, WatertightTriangleTestFacingAndBarycentrics) {
   const PreparedRay ray(RayOperands{{0.25f, 0.25f, -1.0f}, {0, 0, 1}});
   const std::array<Vec3, 3> ccw{Vec3{0, 0, 0}, Vec3{1, 0, 0}, Vec3{0, 1, 0}};  // normal +z, along the ray
-  const Xe3TriangleHit h = intersect_triangle_watertight(ccw, ray);
+  const Xe3TriangleHit h = intersect_triangle(ccw, ray);
   ASSERT_TRUE(h.hit);
   EXPECT_EQ(h.t, 1.0f);
   EXPECT_EQ(h.barycentrics, Vec2(0.25f, 0.25f));
   EXPECT_FALSE(h.front_face);
-  const Xe3TriangleHit back = intersect_triangle_watertight({ccw[0], ccw[2], ccw[1]}, ray);
+  const Xe3TriangleHit back = intersect_triangle({ccw[0], ccw[2], ccw[1]}, ray);
   ASSERT_TRUE(back.hit);
   EXPECT_TRUE(back.front_face);
   // A ray through a shared edge hits at least one of the two triangles.
   const PreparedRay edge(RayOperands{{0.5f, 0.5f, -1.0f}, {0, 0, 1}});
   const std::array<Vec3, 3> other{Vec3{1, 0, 0}, Vec3{1, 1, 0}, Vec3{0, 1, 0}};
-  EXPECT_TRUE(intersect_triangle_watertight(ccw, edge).hit || intersect_triangle_watertight(other, edge).hit);
-  EXPECT_FALSE(intersect_triangle_watertight(ccw, PreparedRay(RayOperands{{2, 2, -1}, {0, 0, 1}})).hit);
+  EXPECT_TRUE(intersect_triangle(ccw, edge).hit || intersect_triangle(other, edge).hit);
+  EXPECT_FALSE(intersect_triangle(ccw, PreparedRay(RayOperands{{2, 2, -1}, {0, 0, 1}})).hit);
+}
+
+// IntersectOptions::triangle_test = gpurt runs GPURT's Möller–Trumbore: the same hit, weights and facing here.
+TEST(Xe3Intersect, GpurtTriangleTestOnRequest) {
+  const PreparedRay ray(RayOperands{{0.25f, 0.25f, -1.0f}, {0, 0, 1}});
+  const std::array<Vec3, 3> ccw{Vec3{0, 0, 0}, Vec3{1, 0, 0}, Vec3{0, 1, 0}};
+  for (const std::array<Vec3, 3>& v : {ccw, std::array<Vec3, 3>{ccw[0], ccw[2], ccw[1]}}) {
+    const Xe3TriangleHit w = intersect_triangle(v, ray), g = intersect_triangle(v, ray, TriangleTest::Gpurt);
+    ASSERT_TRUE(g.hit);
+    EXPECT_EQ(g.t, w.t);
+    EXPECT_EQ(g.barycentrics, w.barycentrics);
+    EXPECT_EQ(g.front_face, w.front_face);
+  }
+  EXPECT_FALSE(intersect_triangle(ccw, PreparedRay(RayOperands{{2, 2, -1}, {0, 0, 1}}), TriangleTest::Gpurt).hit);
+  EXPECT_FALSE(intersect_triangle(ccw, PreparedRay(RayOperands{{0.25f, 0.25f, 1}, {0, 0, 1}}), TriangleTest::Gpurt).hit);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

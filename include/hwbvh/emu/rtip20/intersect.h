@@ -8,7 +8,8 @@
 //     4 slab tests with the shader's inverse direction and the box growth of §5.3 step 5, then the 4-input sort
 //     (0,2)(1,3)(0,1)(2,3)(1,2) with "swap if (b valid and key_b < key_a) or a invalid"; DW0..3 = child pointers,
 //     INVALID_NODE for misses. No triangles-first key, no duplicate removal (those are BVH8 features).
-//   triangle node (types 0..3): one triangle, the one the type selects (§8.3), Möller–Trumbore in the slot order;
+//   triangle node (types 0..3): one triangle, the one the type selects (§8.3), Möller–Trumbore in the slot order
+//     (or, with IntersectOptions::triangle_test, the RT IP 3.1 emulator's watertight test);
 //     barycentric return mode (t_num, t_denom, I_num, J_num) with I/J taken from the triangle_id I/J sources;
 //     culling and opacity from the pointer flags and the triangle_id opaque bit. Version Rtip30 (the dual
 //     instruction) also skips procedural triangles and puts "procedural" in the sign of I and "non-opaque" in the
@@ -33,6 +34,9 @@ enum class Bvh4Version : uint8_t {
   Rtip30,  ///< RDNA 4 BVH4x2 path: also procedural triangles and the sign-bit flags of I and J
 };
 
+/// The BVH4 instructions' triangle test when IntersectOptions::triangle_test names none: GPURT's emulation.
+inline constexpr TriangleTest kBvh4TriangleTest = TriangleTest::Gpurt;
+
 /// The ray operands of the BVH4 instructions. Unlike IMAGE_BVH8_INTERSECT_RAY they take the inverse direction.
 struct Bvh4RayOperands {
   Vec3 origin{0.0f};
@@ -51,7 +55,8 @@ struct Bvh4IntersectResult {
 };
 
 /// Emulates IMAGE_BVH_INTERSECT_RAY on `node_pointer` of the RT IP 2.0 node section `memory`. `options` supplies
-/// box_sort, heuristic and box_grow (sort_triangles_first and wide_sort do not exist on this instruction). Faults:
+/// box_sort, heuristic, box_grow and triangle_test (sort_triangles_first and wide_sort do not exist on this
+/// instruction). Faults:
 /// OutOfRange when the node lies (partly) outside `memory`; MalformedPrimitive when the selected triangle's I or J
 /// source is 3 (the hardware behaviour is undefined); UnsupportedNode for an FP16 box node (type 4, not modelled).
 Bvh4IntersectResult image_bvh_intersect_ray(const NodeMemory& memory, const PointerFlags& flags,

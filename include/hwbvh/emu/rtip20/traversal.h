@@ -71,7 +71,8 @@ struct Bvh4Section {
 
 /// One lane of the RT IP 2.0 loop, advanced one step at a time like RayTraversal. `section` and `options` must
 /// outlive the object; `options` must pass validate(). Fields used: stack.size (ring entries), intersect.box_sort,
-/// heuristic, box_grow, flags, any_hit, step_limit. A ray with a NaN origin or direction is finished at once.
+/// heuristic, box_grow, triangle_test, flags, any_hit, step_limit. A ray with a NaN origin or direction is finished
+/// at once.
 class Rtip20Traversal {
  public:
   Rtip20Traversal(const Bvh4Section& section, const Ray& ray, const TraceOptions& options);

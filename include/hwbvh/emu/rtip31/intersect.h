@@ -12,8 +12,8 @@
 //   ptr & 7 == 4 or 7            all 0xFFFFFFFF (§5.2)
 //
 // The ray/triangle test is an option (IntersectOptions::triangle_test): watertight (Woop, Benthin and Wald 2013,
-// the default, because DXR and Vulkan require watertight hardware) or GPURT's Möller–Trumbore exactly as §5.4
-// writes it. Both fill the same result slots; docs/emulator.md explains the choice.
+// RT IP 3.1's default, because DXR and Vulkan require watertight hardware) or GPURT's Möller–Trumbore exactly as
+// §5.4 writes it. Both fill the same result slots; docs/emulator.md explains the choice.
 //
 // The emulation reads node bytes only through the RT IP 3.1 decoder (formats/rdna4/decode.h). Floating-point
 // steps are single IEEE operations, with std::fma exactly where the spec uses fma and NaN-aware selects for its
@@ -24,6 +24,7 @@
 #include <limits>
 #include <memory>
 #include <new>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <type_traits>
@@ -103,15 +104,18 @@ const char* triangle_test_name(TriangleTest test);
 /// Parses triangle_test_name's output; throws hwbvh::Error(BadInput) for anything else.
 TriangleTest parse_triangle_test(std::string_view name);
 
+/// RT IP 3.1's triangle test when IntersectOptions::triangle_test names none.
+inline constexpr TriangleTest kRtip31TriangleTest = TriangleTest::Watertight;
+
 /// Descriptor (T#) controls of the intersect instruction (§5.1) and the emulator's triangle test. The descriptor
-/// defaults are GPURT's emulation; the triangle test defaults to watertight.
+/// defaults are GPURT's emulation; the triangle test defaults to each target's own (kRtip31TriangleTest, ...).
 struct IntersectOptions {
   bool box_sort = true;                           ///< box_sort_en
   SortHeuristic heuristic = SortHeuristic::Closest;
   uint32_t box_grow = 6;                          ///< box_grow_value, 0..255 ulps of 2^-24 on the far plane
   bool sort_triangles_first = true;               ///< primitive pointers sort before boxes
   bool wide_sort = true;                          ///< false: slots 0..3 and 4..7 are sorted separately
-  TriangleTest triangle_test = TriangleTest::Watertight;
+  std::optional<TriangleTest> triangle_test;     ///< empty: the target's own test
 
   /// Throws hwbvh::Error(BadInput) if box_grow > 255, the heuristic is not 0..3 or the triangle test unknown.
   void validate() const;

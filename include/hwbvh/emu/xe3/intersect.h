@@ -8,7 +8,8 @@
 //     the RT IP 3.1 emulation), the far distance grown by the RT IP 3.1 box-growth factor; a hit needs
 //     entry <= far * growth. Invalid slots miss; a node whose nodeMask shares no bit with the ray mask misses
 //     entirely. Hit children come back sorted by entry distance (slot order on ties), the order traversal takes them.
-//   Triangles: watertight (Woop, Benthin, Wald 2013), because DXR and Vulkan require watertight hardware.
+//   Triangles: watertight (Woop, Benthin, Wald 2013), because DXR and Vulkan require watertight hardware; or, with
+//     IntersectOptions::triangle_test, GPURT's Möller–Trumbore as the RT IP 3.1 emulator runs it.
 #include <array>
 #include <cstdint>
 
@@ -43,7 +44,11 @@ struct Xe3TriangleHit {
   bool front_face = false;  ///< the ray travels against (v1 - v0) x (v2 - v0)
 };
 
-/// Watertight ray/triangle test of `v` (either winding). A hit has t >= 0; the caller applies its interval.
-Xe3TriangleHit intersect_triangle_watertight(const std::array<Vec3, 3>& v, const PreparedRay& ray);
+/// The Xe3 triangle test when IntersectOptions::triangle_test names none.
+inline constexpr TriangleTest kXe3TriangleTest = TriangleTest::Watertight;
+
+/// Ray/triangle test of `v` (either winding). A hit has t >= 0; the caller applies its interval.
+Xe3TriangleHit intersect_triangle(const std::array<Vec3, 3>& v, const PreparedRay& ray,
+                                  TriangleTest test = kXe3TriangleTest);
 
 }  // namespace hwbvh::emu

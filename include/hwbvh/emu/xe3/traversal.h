@@ -32,8 +32,9 @@
 // intersection shaders; candidates on non-opaque leaves go to the any-hit model of any_hit.h with the STOC state of
 // the leaf (STOC3 leaf: its level-3 masks; QuadLeaf: its level-1 masks; in the header's sub-triangle order).
 // TraceOptions' pointer flags act as ray flags (culling, forced opacity, skip triangles). Used from TraceOptions:
-// intersect.box_grow, flags, instance_mask (against nodeMask and geomMask), any_hit, any_hit_shader, stoc,
-// step_limit, record_node_sequence; stack and the rest of intersect are RT IP 3.1 settings and are not used.
+// intersect.box_grow, intersect.triangle_test, flags, instance_mask (against nodeMask and geomMask), any_hit,
+// any_hit_shader, stoc, step_limit, record_node_sequence; stack and the rest of intersect are RT IP 3.1 settings and
+// are not used (the short stack's size is Xe3StackOptions::entries).
 #include <cstdint>
 #include <span>
 #include <string>

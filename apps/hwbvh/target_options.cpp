@@ -1,0 +1,31 @@
+#include "target_options.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "hwbvh/core/error.h"
+
+namespace hwbvh::cli {
+
+void refuse_unless(const CLI::Option* option, std::initializer_list<blob::Target> applies_to, blob::Target target,
+                   const std::string& subject) {
+  if (option == nullptr || option->count() == 0) return;
+  if (std::find(applies_to.begin(), applies_to.end(), target) != applies_to.end()) return;
+  std::string targets;
+  for (const blob::Target t : applies_to) {
+    targets += (targets.empty() ? "" : " and ") + std::string(blob::target_name(t));
+  }
+  throw Error(ErrorKind::BadInput, "",
+              fmt::format("{} applies to target{} {} only ({} targets {})", option->get_name(),
+                          applies_to.size() > 1 ? "s" : "", targets, subject, blob::target_name(target)));
+}
+
+void TargetTraceOptions::refuse_unused(const emu::LoadedBvh& bvh) const {
+  using blob::Target;
+  refuse_unless(stack_size, {Target::Rtip31, Target::Rtip20}, bvh.target, bvh.file);
+  refuse_unless(heuristic, {Target::Rtip31, Target::Rtip20}, bvh.target, bvh.file);
+  refuse_unless(stoc, {Target::Rtip31, Target::Xe3}, bvh.target, bvh.file);
+}
+
+}  // namespace hwbvh::cli

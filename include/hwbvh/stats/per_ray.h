@@ -1,0 +1,26 @@
+#pragma once
+// `hwbvh stats --per-ray FILE`: every traced ray with its hit and every counter, one row per ray per ray type, as
+// CSV or as a NumPy .npy structured array, chosen by the file's extension (docs/rays.md "Per-ray output").
+#include <cstddef>
+#include <filesystem>
+#include <vector>
+
+#include "hwbvh/stats/traversal_stats.h"
+
+namespace hwbvh::stats {
+
+enum class PerRayFormat { Csv, Npy };
+
+/// The format `path`'s extension names (.csv or .npy); throws hwbvh::Error(BadInput) naming the file otherwise.
+PerRayFormat per_ray_format(const std::filesystem::path& path);
+
+/// The rows of `report`, which must have been run with StatsOptions::keep_results, in ray-type then ray order.
+/// Columns: ray_type, ray, origin_x/y/z, direction_x/y/z, tmin, tmax, hit, t, instance_id, geometry_id,
+/// primitive_id, u, v, then emu::kRayCounterFields. CSV: a header line, then one line per ray, floats in their
+/// shortest round-trip form. NPY: format version 1.0, a little-endian structured dtype with those field names.
+std::vector<std::byte> per_ray_bytes(const StatsReport& report, PerRayFormat format);
+
+/// Writes per_ray_bytes in per_ray_format(path) atomically (core/file_io.h).
+void write_per_ray(const std::filesystem::path& path, const StatsReport& report);
+
+}  // namespace hwbvh::stats
