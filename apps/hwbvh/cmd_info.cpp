@@ -9,6 +9,7 @@
 #include "hwbvh/blob/blob.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/pipeline/pipeline.h"
+#include "hwbvh/rra/rra.h"
 #include "output.h"
 
 namespace hwbvh::cli {
@@ -26,7 +27,7 @@ std::string section_text(const blob::Blob& b, blob::SectionType type, const std:
 
 int run_info(const InfoArgs& a) {
   blob::FileLayout layout;
-  const blob::Blob b = blob::read_file(a.file, layout);
+  const blob::Blob b = rra::read_blob_or_rra(a.file, layout);
   const pipeline::BuildReport report =
       pipeline::report_from_json(section_text(b, blob::SectionType::BuildMeta, a.file), a.file);
   const Json scene = Json::parse(section_text(b, blob::SectionType::SceneMeta, a.file), nullptr, false);
@@ -77,7 +78,7 @@ int run_info(const InfoArgs& a) {
 Command add_info_command(CLI::App& app) {
   auto args = std::make_shared<InfoArgs>();
   CLI::App* sub = app.add_subcommand("info", "Show the build report, size and sections of a blob file");
-  sub->add_option("file", args->file, "blob file (.hwbvh)")->required();
+  sub->add_option("file", args->file, "blob file (.hwbvh) or .rra file written by hwbvh export")->required();
   sub->add_flag("--json", args->json, "print one JSON object");
   return {sub, [args] { return run_info(*args); }};
 }

@@ -8,6 +8,7 @@
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/loaded_bvh.h"
 #include "hwbvh/emu/machine/config.h"
+#include "hwbvh/rra/rra.h"
 #include "hwbvh/stats/per_ray.h"
 #include "hwbvh/stats/stats_output.h"
 #include "hwbvh/stats/traversal_stats.h"
@@ -76,7 +77,7 @@ int run_stats(const StatsArgs& a) {
   {
     Progress progress("hwbvh stats", !a.quiet);
     progress.phase("loading");
-    const emu::LoadedBvh bvh = emu::load_bvh_file(a.file);
+    const emu::LoadedBvh bvh = emu::load_bvh(rra::read_blob_or_rra(a.file), a.file);
     a.target_options.refuse_unused(bvh);
     progress.phase("tracing");
     report = stats::run_stats(bvh, options);
@@ -92,7 +93,7 @@ int run_stats(const StatsArgs& a) {
 Command add_stats_command(CLI::App& app) {
   auto args = std::make_shared<StatsArgs>();
   CLI::App* sub = app.add_subcommand("stats", "Trace rays through a blob with the RT IP 3.1 emulator and print traversal statistics");
-  sub->add_option("file", args->file, "blob file (.hwbvh)")->required();
+  sub->add_option("file", args->file, "blob file (.hwbvh) or .rra file written by hwbvh export")->required();
   sub->add_option("--rays", args->rays, "comma-separated ray types: primary, ao, shadow, random, file")->capture_default_str();
   sub->add_option("--width", args->width, "primary-ray image width")->check(CLI::Range(1u, 16384u))->capture_default_str();
   sub->add_option("--height", args->height, "primary-ray image height")->check(CLI::Range(1u, 16384u))->capture_default_str();

@@ -23,5 +23,6 @@ Command add_stats_command(CLI::App& app);  ///< hwbvh stats FILE
 Command add_compare_command(CLI::App& app);  ///< hwbvh compare SCENE.obj
 Command add_render_command(CLI::App& app);  ///< hwbvh render FILE -o OUT.png --mode MODE
 Command add_report_command(CLI::App& app);  ///< hwbvh report SCENE_OR_FILE... -o OUT.html
+Command add_export_command(CLI::App& app);  ///< hwbvh export BLOB -o FILE.rra
 
 }  // namespace hwbvh::cli

@@ -49,7 +49,8 @@ int run_cli(int argc, char** argv) {
   const hwbvh::cli::Command commands[] = {hwbvh::cli::add_build_command(app), hwbvh::cli::add_info_command(app),
                                           hwbvh::cli::add_dump_command(app),
                                           hwbvh::cli::add_stats_command(app), hwbvh::cli::add_render_command(app),
-                                          hwbvh::cli::add_compare_command(app), hwbvh::cli::add_report_command(app)};
+                                          hwbvh::cli::add_compare_command(app), hwbvh::cli::add_report_command(app),
+                                          hwbvh::cli::add_export_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

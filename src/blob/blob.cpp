@@ -3,9 +3,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <string_view>
 
 #include "hwbvh/blob/bytes.h"
@@ -169,24 +166,8 @@ Blob parse_impl(std::span<const std::byte> bytes, const std::string& name, FileL
   return blob;
 }
 
-std::string errno_text() { return std::strerror(errno); }
-
 Blob read_impl(const std::filesystem::path& path, FileLayout* layout) {
-  const std::string name = path.string();
-  std::FILE* f = std::fopen(name.c_str(), "rb");
-  if (!f) throw_bad_input(name, "cannot open: " + errno_text());
-  std::vector<std::byte> bytes;
-  std::error_code size_error;
-  const auto expected = std::filesystem::file_size(path, size_error);
-  if (!size_error) bytes.reserve(expected);
-  std::byte chunk[1 << 16];
-  std::size_t n = 0;
-  while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) bytes.insert(bytes.end(), chunk, chunk + n);
-  const bool failed = std::ferror(f) != 0;
-  const std::string why = failed ? errno_text() : std::string();
-  std::fclose(f);
-  if (failed) throw_bad_input(name, "cannot read: " + why);
-  return parse_impl(bytes, name, layout);
+  return parse_impl(read_file_bytes(path), path.string(), layout);
 }
 
 }  // namespace

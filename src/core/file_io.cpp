@@ -36,4 +36,22 @@ void write_file_atomically(const std::filesystem::path& path, std::span<const st
   if (std::rename(tmp.c_str(), name.c_str()) != 0) fail("renaming " + tmp);
 }
 
+std::vector<std::byte> read_file_bytes(const std::filesystem::path& path) {
+  const std::string name = path.string();
+  std::FILE* f = std::fopen(name.c_str(), "rb");
+  if (!f) throw_bad_input(name, std::string("cannot open: ") + std::strerror(errno));
+  std::vector<std::byte> bytes;
+  std::error_code size_error;
+  const auto expected = std::filesystem::file_size(path, size_error);
+  if (!size_error) bytes.reserve(expected);
+  std::byte chunk[1 << 16];
+  std::size_t n = 0;
+  while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) bytes.insert(bytes.end(), chunk, chunk + n);
+  const bool failed = std::ferror(f) != 0;
+  const std::string why = failed ? std::strerror(errno) : std::string();
+  std::fclose(f);
+  if (failed) throw_bad_input(name, "cannot read: " + why);
+  return bytes;
+}
+
 }  // namespace hwbvh

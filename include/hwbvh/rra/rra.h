@@ -1,0 +1,97 @@
+#pragma once
+// Radeon Raytracing Analyzer (.rra) files: an AMD RDF chunk file holding RT IP 3.1 acceleration structures in
+// the form Mesa's RADV writes them (src/amd/vulkan/radv_rra.c, radv_rra_gfx12.c) and RRA loads them
+// (GPUOpen-Tools/radeon_raytracing_analyzer, source/backend/bvh/bvh_bundle.cpp and bvh/rtip31/). Layout,
+// field values and what RRA shows for our files: docs/rra.md. Node bytes are copied verbatim, never re-encoded:
+// hwbvh's node section already addresses nodes the way RRA does (root box node at byte 128 of the header).
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "hwbvh/blob/blob.h"
+#include "hwbvh/core/geometry.h"
+
+namespace hwbvh::rra {
+
+inline constexpr uint64_t kRdfMagic = 0x204644525F444D41ull;  ///< "AMD_RDF "
+inline constexpr uint32_t kRdfVersion = 3;
+inline constexpr uint32_t kAccelStructChunkVersion = 0xF0005;  ///< RADV's; RRA accepts majors <= 16
+inline constexpr uint32_t kRtIp31 = 6;                          ///< RRA's RayTracingIpLevel::RtIp3_1
+inline constexpr char kAccelStructChunk[] = "RawAccelStruct";
+inline constexpr char kAccelStructChunkOld[] = "RawAccelStruc";  ///< the 13-character name older RADV writes
+inline constexpr char kApiInfoChunk[] = "ApiInfo";
+inline constexpr char kAsicInfoChunk[] = "AsicInfo";
+/// Ours: the blob's sections other than its nodes, so `hwbvh stats` on the file has the scene's triangles,
+/// alpha data and reports. RRA looks chunks up by name and never reads this one.
+inline constexpr char kHwbvhSectionsChunk[] = "HwbvhSections";
+
+/// One acceleration structure to write. Only bottom levels exist yet; a top level adds its instance nodes and
+/// sideband here when instanced scenes do.
+struct AccelStruct {
+  bool bottom_level = true;
+  /// The RT IP 3.1 node section as in a blob (docs/blob-format.md §6): slot 0 is hwbvh's own header, which the
+  /// file replaces by the GPURT-style header; the nodes from byte 128 are written verbatim.
+  std::span<const std::byte> nodes;
+  uint32_t box_nodes = 0;
+  uint32_t primitive_nodes = 0;
+  Aabb bounds;
+  /// Per geometry, its primitives (triangles, degenerate ones included: they keep their ids).
+  std::vector<uint32_t> geometry_primitives;
+  uint32_t active_primitives = 0;  ///< primitives in the tree
+  std::vector<bool> opaque_geometries;  ///< per geometry: all its triangles opaque (RRA's geometry flag)
+  /// Per primitive, geometry after geometry: the pointer of the pair holding it, 0xFFFFFFFF if it is in none.
+  std::vector<uint32_t> leaf_pointers;
+};
+
+/// The acceleration structure of an rtip31 blob. Throws hwbvh::Error(BadInput) naming `file` for another
+/// target or a node section whose tree is malformed.
+AccelStruct accel_struct_from_blob(const blob::Blob& blob, const std::string& file);
+
+/// The whole file: header, ApiInfo, AsicInfo, one RawAccelStruct chunk per structure in order, then the
+/// HwbvhSections chunk when `hwbvh_sections` is not empty, then the chunk table.
+std::vector<std::byte> serialize(std::span<const AccelStruct> structs, std::span<const std::byte> hwbvh_sections);
+/// An rtip31 blob as a .rra file: its BVH plus its other sections; written atomically.
+void write_file(const std::filesystem::path& path, const blob::Blob& blob, const std::string& blob_name);
+
+/// One chunk-table entry (64 bytes in the file).
+struct Chunk {
+  std::string name;
+  uint32_t compression = 0;  ///< 0 none, 1 zstd
+  uint32_t version = 0;
+  uint64_t header_offset = 0, header_size = 0, data_offset = 0, data_size = 0;
+};
+
+/// An acceleration structure read back, after every check RRA makes and every child pointer checked.
+struct ReadAccelStruct {
+  bool bottom_level = true;
+  uint32_t rt_ip_level = 0;
+  std::vector<std::byte> nodes;  ///< from byte 128 of the header to the geometry infos
+  uint32_t box_nodes = 0;        ///< reached from the root
+  uint32_t primitive_nodes = 0;  ///< reached from the root
+  uint32_t primitives = 0, active_primitives = 0, geometries = 0;
+  Aabb bounds;
+};
+
+struct File {
+  std::vector<Chunk> chunks;
+  std::vector<ReadAccelStruct> accel_structs;
+  std::vector<std::byte> hwbvh_sections;  ///< the HwbvhSections chunk's data, empty if absent
+};
+
+/// True if `bytes` starts with the RDF magic.
+bool has_rdf_magic(std::span<const std::byte> bytes);
+/// Parses and checks; throws hwbvh::Error(BadInput) naming `name` and the problem. Unknown chunks are skipped.
+File parse(std::span<const std::byte> bytes, const std::string& name);
+/// The file as a blob: its one bottom-level structure's nodes behind a rebuilt node-section header, plus the
+/// sections of its HwbvhSections chunk (whose section table goes to `layout` if given). Throws
+/// hwbvh::Error(BadInput) for anything else.
+blob::Blob to_blob(const File& file, const std::string& name, blob::FileLayout* layout = nullptr);
+/// Reads a .hwbvh blob or a .rra file, told apart by their magic; `layout` as blob::read_file (for a .rra
+/// file: its size and the sections of its HwbvhSections chunk).
+blob::Blob read_blob_or_rra(const std::filesystem::path& path, blob::FileLayout& layout);
+blob::Blob read_blob_or_rra(const std::filesystem::path& path);
+
+}  // namespace hwbvh::rra

@@ -1,0 +1,51 @@
+#pragma once
+// Byte layout of the chunks written and read here (docs/rra.md §2), shared by the writer and the reader.
+#include <cstdint>
+
+namespace hwbvh::rra::layout {
+
+inline constexpr uint64_t kFileHeaderBytes = 32;  ///< magic, version, reserved, table offset, table size
+inline constexpr uint64_t kChunkEntryBytes = 64;  ///< name[16], compression, version, 4 x u64, reserved u64
+inline constexpr uint64_t kChunkNameBytes = 16;
+
+// RawAccelStruct chunk header (RRA bvh/ibvh.h RawAccelStructRdfChunkHeader; RADV rra_accel_struct_chunk_header).
+inline constexpr uint32_t kChunkHeaderBytes = 28;  ///< va lo, va hi, metadata offset, size, header offset, size, flags
+inline constexpr uint32_t kChunkFlagBottomLevel = 1;
+
+// Payload: driver metadata, then the GPURT AccelStructHeader, then the nodes (root at header byte 128).
+inline constexpr uint32_t kMetadataBytes = 128;
+/// The metadata bytes RRA is told to read: VA and size. RADV writes this much because older RRA versions
+/// overwrote their own pointers when given more (radv_rra.c).
+inline constexpr uint32_t kMetadataUsedBytes = 12;
+inline constexpr uint32_t kHeaderBytes = 128;  ///< RRA dxr_definitions.h kAccelerationStructureHeaderSize
+inline constexpr uint32_t kGeometryInfoBytes = 12;
+
+// AccelStructHeader dwords (RRA bvh/rtip_common/gpurt_accel_struct.h).
+inline constexpr int kHdrInfo = 0;  ///< bit 0: bottom level; [31:16] build flags
+inline constexpr int kHdrMetadataSize = 1;
+inline constexpr int kHdrSize = 2;  ///< bytes from the header to the end of the leaf-node list
+inline constexpr int kHdrPrimitives = 3;
+inline constexpr int kHdrActivePrimitives = 4;
+inline constexpr int kHdrDescs = 6;
+inline constexpr int kHdrGeometryType = 7;  ///< 0 triangles
+inline constexpr int kHdrInteriorNodes = 8;  ///< offsets from the header start, ascending
+inline constexpr int kHdrLeafNodes = 9;
+inline constexpr int kHdrGeometryInfo = 10;
+inline constexpr int kHdrLeafPointers = 11;
+inline constexpr int kHdrBoxNodes = 12;      ///< numInternalNodesFp32: the quantized BVH8 box nodes
+inline constexpr int kHdrFp16Nodes = 13;
+inline constexpr int kHdrLeafNodeCount = 14;  ///< RT IP 3.1: primitive nodes
+inline constexpr int kHdrVersion = 15;
+inline constexpr int kHdrRtIpLevel = 18;
+inline constexpr int kHdrBounds = 19;  ///< six f32: min xyz, max xyz
+inline constexpr int kHdrInfo2 = 25;   ///< bit 1: BVH8 box nodes
+inline constexpr uint32_t kInfo2Bvh8 = 2;
+/// accelStructVersion as RADV writes it (rt_driver_interface_version 8.0).
+inline constexpr uint32_t kAccelStructVersion = 8u << 16;
+
+inline constexpr uint32_t kApiVulkan = 3;  ///< RADV's rra_file_api
+inline constexpr uint32_t kApiInfoBytes = 8;
+inline constexpr uint32_t kAsicInfoVersion = 1;  ///< RRA asic_info.cpp reads version 1 in RADV's layout
+inline constexpr uint32_t kAsicInfoBytes = 568;
+
+}  // namespace hwbvh::rra::layout

@@ -1,0 +1,208 @@
+// Reads .rra files (docs/rra.md §4): every check RRA's loader makes, plus the bounds it takes on trust, so a
+// malformed file gets one clear message and never a crash.
+#include <bit>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "hwbvh/blob/bytes.h"
+#include "hwbvh/core/error.h"
+#include "hwbvh/core/file_io.h"
+#include "hwbvh/formats/rdna4/node_section.h"
+#include "hwbvh/rra/rra.h"
+#include "layout.h"
+#include "tree_walk.h"
+
+namespace hwbvh::rra {
+namespace {
+
+using blob::load_le32;
+using blob::load_le64;
+
+// RRA refuses acceleration-structure chunks of a later major version (bvh_bundle.cpp, GPURT_ACCEL_STRUCT_MAJOR_VERSION).
+constexpr uint32_t kMaxAccelStructMajor = 16;
+
+// `size` bytes at `offset` lie inside `total` (written so that it cannot overflow).
+bool fits(uint64_t offset, uint64_t size, uint64_t total) { return offset <= total && size <= total - offset; }
+
+Chunk read_chunk_entry(std::span<const std::byte> entry) {
+  Chunk c;
+  const auto* name = reinterpret_cast<const char*>(entry.data());
+  c.name.assign(name, strnlen(name, layout::kChunkNameBytes));
+  c.compression = load_le32(entry, 16);
+  c.version = load_le32(entry, 20);
+  c.header_offset = load_le64(entry, 24);
+  c.header_size = load_le64(entry, 32);
+  c.data_offset = load_le64(entry, 40);
+  c.data_size = load_le64(entry, 48);
+  return c;
+}
+
+ReadAccelStruct read_accel_struct(std::span<const std::byte> bytes, const Chunk& c, const std::string& name) {
+  const auto fail = [&](const std::string& problem) {
+    throw_bad_input(name, fmt::format("{} chunk at byte {}: {}", c.name, c.header_offset, problem));
+  };
+  if ((c.version >> 16) > kMaxAccelStructMajor)
+    fail(fmt::format("version 0x{:x}: major version above {} (RRA refuses it too)", c.version, kMaxAccelStructMajor));
+  if (c.header_size < layout::kChunkHeaderBytes)
+    fail(fmt::format("chunk header of {} bytes, needs {}", c.header_size, layout::kChunkHeaderBytes));
+  const auto ch = bytes.subspan(c.header_offset, layout::kChunkHeaderBytes);
+  const auto data = bytes.subspan(c.data_offset, c.data_size);
+  const uint32_t meta_offset = load_le32(ch, 8), meta_size = load_le32(ch, 12);
+  const uint32_t header_offset = load_le32(ch, 16), header_size = load_le32(ch, 20);
+  const bool bottom_level = (load_le32(ch, 24) & layout::kChunkFlagBottomLevel) != 0;
+  if (!fits(meta_offset, meta_size, data.size())) fail("driver metadata outside the chunk");
+  if (!fits(header_offset, layout::kHeaderBytes, data.size()) || !fits(header_offset, header_size, data.size()))
+    fail(fmt::format("acceleration-structure header at {} (+{} bytes) outside the chunk's {} bytes", header_offset,
+                     std::max<uint32_t>(header_size, layout::kHeaderBytes), data.size()));
+  std::array<uint32_t, layout::kHeaderBytes / 4> h{};
+  for (std::size_t i = 0; i < h.size(); ++i) h[i] = load_le32(data, header_offset + 4 * i);
+
+  ReadAccelStruct as;
+  as.bottom_level = bottom_level;
+  as.rt_ip_level = h[layout::kHdrRtIpLevel];
+  as.primitives = h[layout::kHdrPrimitives];
+  as.active_primitives = h[layout::kHdrActivePrimitives];
+  as.geometries = h[layout::kHdrDescs];
+  for (int axis = 0; axis < 3; ++axis) {
+    as.bounds.min[axis] = std::bit_cast<float>(h[layout::kHdrBounds + axis]);
+    as.bounds.max[axis] = std::bit_cast<float>(h[layout::kHdrBounds + 3 + axis]);
+  }
+  if (as.rt_ip_level != kRtIp31)
+    fail(fmt::format("RT IP level {}: hwbvh reads RT IP 3.1 ({}) structures only", as.rt_ip_level, kRtIp31));
+  if (((h[layout::kHdrInfo] & 1u) != 0) != bottom_level)
+    fail("the chunk header and the acceleration-structure header disagree on top or bottom level");
+  if (!bottom_level) fail("a top-level structure: hwbvh reads single-level (bottom-level) files only");
+  // RRA's checks (rtip_common/acceleration_structure_header.cpp, IsValidImpl; bvh_bundle.cpp).
+  const uint32_t interior = h[layout::kHdrInteriorNodes], leaf = h[layout::kHdrLeafNodes];
+  const uint32_t geometry_info = h[layout::kHdrGeometryInfo], leaf_pointers = h[layout::kHdrLeafPointers];
+  if (h[layout::kHdrSize] < layout::kMetadataBytes + layout::kHeaderBytes)
+    fail(fmt::format("size {} below RRA's minimum of 256 bytes", h[layout::kHdrSize]));
+  if (h[layout::kHdrMetadataSize] < layout::kMetadataBytes)
+    fail(fmt::format("metadata size {} below 128", h[layout::kHdrMetadataSize]));
+  if (h[layout::kHdrMetadataSize] != header_offset)
+    fail(fmt::format("metadata size {} is not the header's offset {}", h[layout::kHdrMetadataSize], header_offset));
+  if (h[layout::kHdrBoxNodes] == 0) fail("no box nodes (no root)");
+  if (as.primitives < as.active_primitives)
+    fail(fmt::format("{} active primitives of {}", as.active_primitives, as.primitives));
+  if (!(interior >= layout::kHeaderBytes && leaf >= interior && geometry_info >= leaf && leaf_pointers >= geometry_info))
+    fail(fmt::format("buffer offsets not ascending from 128: interior nodes {}, leaf nodes {}, geometry infos {}, "
+                     "leaf-node list {}",
+                     interior, leaf, geometry_info, leaf_pointers));
+  // RRA reads the node data from the end of the header as one buffer up to the geometry infos, then the
+  // geometry infos and the leaf-node list.
+  const uint64_t nodes_at = uint64_t{header_offset} + header_size;
+  const uint64_t node_bytes = geometry_info - interior;
+  if (node_bytes == 0 || node_bytes % rdna4::kNodeBytes != 0)
+    fail(fmt::format("node data of {} bytes, not a positive multiple of 128", node_bytes));
+  const uint64_t tail = node_bytes + uint64_t{as.geometries} * layout::kGeometryInfoBytes + uint64_t{as.primitives} * 4;
+  if (!fits(nodes_at, tail, data.size()))
+    fail(fmt::format("nodes, {} geometry infos and {} leaf-node pointers need {} bytes after byte {}, the chunk has {}",
+                     as.geometries, as.primitives, tail, nodes_at, data.size()));
+
+  // Node section as hwbvh addresses it: a 128-byte header slot, then the nodes from pointer address 128.
+  std::vector<uint32_t> section(layout::kHeaderBytes / 4 + node_bytes / 4, 0);
+  for (std::size_t i = layout::kHeaderBytes / 4; i < section.size(); ++i)
+    section[i] = load_le32(data, nodes_at + 4 * i - layout::kHeaderBytes);
+  const uint32_t geometries = as.geometries;
+  const WalkCounts counts = walk_tree(section, name, [&](uint32_t pointer, const rdna4::DecodedPair& pair) {
+    for (const rdna4::DecodedTriangle& t : pair.tri)
+      if (t.valid && t.geometry_id >= geometries)
+        fail(fmt::format("pair 0x{:08x}: geometry {} of {}", pointer, t.geometry_id, geometries));
+  });
+  as.box_nodes = counts.box_nodes;
+  as.primitive_nodes = counts.primitive_nodes;
+  as.nodes.assign(data.begin() + nodes_at, data.begin() + nodes_at + node_bytes);
+
+  uint64_t primitive_sum = 0;
+  const uint64_t infos_at = nodes_at + node_bytes;
+  for (uint32_t g = 0; g < as.geometries; ++g)
+    primitive_sum += load_le32(data, infos_at + layout::kGeometryInfoBytes * g) & 0x1FFFFFFFu;
+  if (primitive_sum != as.primitives)  // RRA: EncodedRtIp31BottomLevelBvh::Validate
+    fail(fmt::format("geometry infos count {} primitives, the header {}", primitive_sum, as.primitives));
+  const uint64_t pointers_at = infos_at + uint64_t{as.geometries} * layout::kGeometryInfoBytes;
+  for (uint32_t i = 0; i < as.primitives; ++i) {
+    const uint32_t p = load_le32(data, pointers_at + 4 * i);
+    if (p == rdna4::kInvalidNode || p == 0) continue;  // 0: RADV leaves the list zeroed for RT IP 3.1
+    const uint64_t byte = rdna4::node_byte_offset(p);
+    if ((p & 7u) > 3u || byte < interior || byte >= interior + node_bytes)
+      fail(fmt::format("leaf-node list entry {} (0x{:08x}) is not a primitive node inside the node data", i, p));
+  }
+  return as;
+}
+
+}  // namespace
+
+bool has_rdf_magic(std::span<const std::byte> bytes) {
+  return bytes.size() >= 8 && load_le64(bytes, 0) == kRdfMagic;
+}
+
+File parse(std::span<const std::byte> bytes, const std::string& name) {
+  if (!has_rdf_magic(bytes)) throw_bad_input(name, "not an RDF (.rra) file: no \"AMD_RDF \" magic");
+  if (bytes.size() < layout::kFileHeaderBytes)
+    throw_bad_input(name, fmt::format("truncated: {} bytes, the RDF header needs 32", bytes.size()));
+  const uint32_t version = load_le32(bytes, 8);
+  if (version != kRdfVersion)
+    throw_bad_input(name, fmt::format("RDF version {}: hwbvh reads version {}", version, kRdfVersion));
+  const uint64_t table_offset = load_le64(bytes, 16), table_size = load_le64(bytes, 24);
+  if (!fits(table_offset, table_size, bytes.size()) || table_offset < layout::kFileHeaderBytes)
+    throw_bad_input(name, fmt::format("chunk table at {} ({} bytes) outside the file's {} bytes", table_offset,
+                                      table_size, bytes.size()));
+  if (table_size % layout::kChunkEntryBytes != 0)
+    throw_bad_input(name, fmt::format("chunk table of {} bytes, not a multiple of 64", table_size));
+
+  File file;
+  for (uint64_t at = table_offset; at < table_offset + table_size; at += layout::kChunkEntryBytes) {
+    Chunk c = read_chunk_entry(bytes.subspan(at, layout::kChunkEntryBytes));
+    if (!fits(c.header_offset, c.header_size, bytes.size()) || !fits(c.data_offset, c.data_size, bytes.size()))
+      throw_bad_input(name, fmt::format("chunk '{}': header {}+{} or data {}+{} outside the file's {} bytes", c.name,
+                                        c.header_offset, c.header_size, c.data_offset, c.data_size, bytes.size()));
+    const bool accel_struct = c.name == kAccelStructChunk || c.name == kAccelStructChunkOld;
+    if (c.compression != 0 && (accel_struct || c.name == kHwbvhSectionsChunk))
+      throw_bad_input(name, fmt::format("chunk '{}' is compressed (method {}); this hwbvh reads uncompressed chunks",
+                                        c.name, c.compression));
+    if (accel_struct) file.accel_structs.push_back(read_accel_struct(bytes, c, name));
+    if (c.name == kHwbvhSectionsChunk)
+      file.hwbvh_sections.assign(bytes.begin() + c.data_offset, bytes.begin() + c.data_offset + c.data_size);
+    file.chunks.push_back(std::move(c));
+  }
+  return file;
+}
+
+blob::Blob to_blob(const File& file, const std::string& name, blob::FileLayout* layout) {
+  if (file.accel_structs.size() != 1)
+    throw_bad_input(name, fmt::format("{} acceleration structures: hwbvh reads files with exactly one (a BLAS)",
+                                      file.accel_structs.size()));
+  if (file.hwbvh_sections.empty())
+    throw_bad_input(name, "no HwbvhSections chunk: the scene's triangles are missing (a capture from a driver, "
+                          "not a file written by hwbvh export; see docs/rra.md)");
+  const ReadAccelStruct& as = file.accel_structs.front();
+  const std::string chunk_name = name + " (HwbvhSections chunk)";
+  blob::Blob b = layout ? blob::parse(file.hwbvh_sections, chunk_name, *layout)
+                        : blob::parse(file.hwbvh_sections, chunk_name);
+  if (b.target != blob::Target::Rtip31 || b.find(blob::SectionType::Nodes))
+    throw_bad_input(name, "HwbvhSections chunk: not the sections of an rtip31 blob without its nodes");
+  const uint32_t slots = static_cast<uint32_t>(as.nodes.size() / rdna4::kNodeBytes + 1);
+  const rdna4::NodeDwords header = rdna4::write_node_section_header(
+      {rdna4::kRootPointer, slots, as.box_nodes, slots - 1 - as.box_nodes, as.bounds});
+  std::vector<std::byte> nodes = blob::dwords_to_bytes(header);
+  nodes.insert(nodes.end(), as.nodes.begin(), as.nodes.end());
+  b.sections.insert(b.sections.begin(), {blob::SectionType::Nodes, blob::kNodesAlignment, std::move(nodes)});
+  return b;
+}
+
+blob::Blob read_blob_or_rra(const std::filesystem::path& path, blob::FileLayout& layout) {
+  const std::vector<std::byte> bytes = read_file_bytes(path);
+  const std::string name = path.string();
+  if (!has_rdf_magic(bytes)) return blob::parse(bytes, name, layout);
+  blob::Blob b = to_blob(parse(bytes, name), name, &layout);
+  layout.file_size = bytes.size();
+  return b;
+}
+
+blob::Blob read_blob_or_rra(const std::filesystem::path& path) {
+  blob::FileLayout ignored;
+  return read_blob_or_rra(path, ignored);
+}
+
+}  // namespace hwbvh::rra

@@ -1,0 +1,221 @@
+// Writes .rra files (docs/rra.md): the RDF container, ApiInfo, AsicInfo, one RawAccelStruct chunk per
+// acceleration structure, and hwbvh's own sections chunk.
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "hwbvh/blob/bytes.h"
+#include "hwbvh/blob/geometry_section.h"
+#include "hwbvh/core/error.h"
+#include "hwbvh/core/file_io.h"
+#include "hwbvh/formats/rdna4/node_section.h"
+#include "hwbvh/rra/rra.h"
+#include "layout.h"
+#include "tree_walk.h"
+
+namespace hwbvh::rra {
+namespace {
+
+using blob::append_le32;
+using blob::append_le64;
+
+// The device RRA names in its overview. An RDNA 4 part (Radeon RX 9070 XT, Navi 48: PCI id 0x7550, 2970 MHz
+// boost, 16 GiB of 20 Gbps GDDR6 on a 256-bit bus), so RRA picks its RDNA 4 views.
+constexpr char kDeviceName[] = "AMD Radeon RX 9070 XT (RDNA 4) - BVH written by hwbvh, not a capture";
+constexpr uint32_t kDeviceId = 0x7550;
+constexpr uint64_t kShaderClockHz = 2970000000ull;
+constexpr uint64_t kMemoryClockHz = 2500000000ull;
+constexpr uint64_t kVramBytes = 16ull << 30;
+constexpr uint32_t kBusWidth = 256;
+constexpr uint32_t kMemOpsPerClock = 16;  // GDDR6 in Mesa's ac_memory_ops_per_clock
+constexpr uint32_t kMemTypeGddr6 = 9;     // RADV's rra_memory_type
+
+// Each structure gets its own 4 GiB of made-up address space; RRA matches instances to BLASes by address.
+uint64_t virtual_address(std::size_t index) { return uint64_t{index + 1} << 32; }
+
+void append_zeros(std::vector<std::byte>& out, std::size_t n) { out.insert(out.end(), n, std::byte{0}); }
+
+std::vector<std::byte> asic_info() {
+  std::vector<std::byte> out;
+  append_le64(out, 0);  // min shader clock
+  append_le64(out, 0);  // min memory clock
+  append_zeros(out, 8);
+  append_le64(out, kShaderClockHz);
+  append_le64(out, kMemoryClockHz);
+  append_le32(out, kDeviceId);
+  append_le32(out, 0);  // revision
+  append_zeros(out, 80);
+  append_le64(out, kVramBytes);
+  append_le32(out, kBusWidth);
+  append_zeros(out, 12);
+  const std::size_t name_at = out.size();
+  append_zeros(out, 256);
+  std::memcpy(out.data() + name_at, kDeviceName, sizeof kDeviceName - 1);
+  append_zeros(out, 16);
+  append_le32(out, kMemOpsPerClock);
+  append_le32(out, kMemTypeGddr6);
+  append_zeros(out, layout::kAsicInfoBytes - out.size());
+  return out;
+}
+
+// Geometry flags of RRA's GeometryInfo (Vulkan's VK_GEOMETRY_OPAQUE_BIT): set when all its triangles are opaque.
+constexpr uint32_t kGeometryOpaque = 1;
+
+struct AccelStructChunk {
+  std::vector<std::byte> header;  // the 28-byte chunk header
+  std::vector<std::byte> data;
+};
+
+AccelStructChunk accel_struct_chunk(const AccelStruct& as, uint64_t va) {
+  const uint32_t geometries = static_cast<uint32_t>(as.geometry_primitives.size());
+  const uint32_t primitives = static_cast<uint32_t>(as.leaf_pointers.size());
+  const uint32_t node_end = static_cast<uint32_t>(as.nodes.size());  // header start to the end of the nodes
+  const uint32_t leaf_pointers_at = node_end + geometries * layout::kGeometryInfoBytes;
+  const uint32_t size = leaf_pointers_at + primitives * 4;
+
+  AccelStructChunk chunk;
+  append_le64(chunk.header, va);
+  append_le32(chunk.header, 0);
+  append_le32(chunk.header, layout::kMetadataUsedBytes);
+  append_le32(chunk.header, layout::kMetadataBytes);
+  append_le32(chunk.header, layout::kHeaderBytes);
+  append_le32(chunk.header, as.bottom_level ? layout::kChunkFlagBottomLevel : 0);
+
+  std::vector<std::byte>& out = chunk.data;
+  append_le64(out, va);
+  append_le32(out, layout::kMetadataBytes);  // GPURT: the metadata's size, i.e. the offset of the header
+  append_zeros(out, layout::kMetadataBytes - out.size());
+
+  std::array<uint32_t, layout::kHeaderBytes / 4> h{};
+  h[layout::kHdrInfo] = as.bottom_level ? 1u : 0u;
+  h[layout::kHdrMetadataSize] = layout::kMetadataBytes;
+  h[layout::kHdrSize] = size;
+  h[layout::kHdrPrimitives] = primitives;
+  h[layout::kHdrActivePrimitives] = as.active_primitives;
+  h[layout::kHdrDescs] = geometries;
+  h[layout::kHdrInteriorNodes] = layout::kHeaderBytes;
+  h[layout::kHdrLeafNodes] = node_end;  // no instance nodes after the interleaved box and primitive nodes
+  h[layout::kHdrGeometryInfo] = node_end;
+  h[layout::kHdrLeafPointers] = leaf_pointers_at;
+  h[layout::kHdrBoxNodes] = as.box_nodes;
+  h[layout::kHdrLeafNodeCount] = as.primitive_nodes;
+  h[layout::kHdrVersion] = layout::kAccelStructVersion;
+  h[layout::kHdrRtIpLevel] = kRtIp31;
+  for (int axis = 0; axis < 3; ++axis) {
+    h[layout::kHdrBounds + axis] = std::bit_cast<uint32_t>(as.bounds.min[axis]);
+    h[layout::kHdrBounds + 3 + axis] = std::bit_cast<uint32_t>(as.bounds.max[axis]);
+  }
+  h[layout::kHdrInfo2] = layout::kInfo2Bvh8;
+  for (uint32_t d : h) append_le32(out, d);
+
+  out.insert(out.end(), as.nodes.begin() + layout::kHeaderBytes, as.nodes.end());
+  uint32_t first = 0;
+  for (uint32_t g = 0; g < geometries; ++g) {
+    const uint32_t count = as.geometry_primitives[g];
+    const bool opaque = (as.opaque_geometries.size() > g) && as.opaque_geometries[g];
+    append_le32(out, count | (opaque ? kGeometryOpaque : 0u) << 29);
+    append_le32(out, 0);
+    append_le32(out, first * 4);  // this geometry's entries in the leaf-node list
+    first += count;
+  }
+  for (uint32_t pointer : as.leaf_pointers) append_le32(out, pointer);
+  return chunk;
+}
+
+void append_chunk_entry(std::vector<std::byte>& table, const char* name, uint32_t version, uint64_t offset,
+                        uint64_t header_size, uint64_t data_size) {
+  const std::size_t name_at = table.size();
+  append_zeros(table, layout::kChunkNameBytes);
+  std::memcpy(table.data() + name_at, name, std::min<std::size_t>(std::strlen(name), layout::kChunkNameBytes));
+  append_le32(table, 0);  // not compressed
+  append_le32(table, version);
+  append_le64(table, offset);
+  append_le64(table, header_size);
+  append_le64(table, offset + header_size);
+  append_le64(table, data_size);
+  append_le64(table, 0);
+}
+
+}  // namespace
+
+AccelStruct accel_struct_from_blob(const blob::Blob& b, const std::string& file) {
+  if (b.target != blob::Target::Rtip31)
+    throw_bad_input(file, fmt::format("target {}: .rra export needs an rtip31 blob (RRA reads RT IP 3.1 BVHs "
+                                      "in this form; build with --target rtip31)",
+                                      blob::target_name(b.target)));
+  AccelStruct as;
+  as.nodes = b.require(blob::SectionType::Nodes, file).data;
+  const std::vector<uint32_t> section = blob::bytes_to_dwords(as.nodes);
+  std::string error;
+  const auto header = rdna4::read_node_section_header(section.data(), section.size(), &error);
+  if (!header) throw_bad_input(file, "nodes section: " + error);
+  as.box_nodes = header->box_nodes;
+  as.primitive_nodes = header->primitive_nodes;
+  as.bounds = header->bounds;
+
+  const blob::GeometrySection geometry =
+      blob::decode_geometry(b.require(blob::SectionType::Geometry, file).data, file);
+  for (const blob::GeometrySection::Tri& t : geometry.triangles) {
+    if (t.geometry >= as.geometry_primitives.size()) as.geometry_primitives.resize(t.geometry + 1, 0);
+    ++as.geometry_primitives[t.geometry];
+    if (!t.degenerate()) ++as.active_primitives;
+  }
+  std::vector<uint32_t> first(as.geometry_primitives.size(), 0);
+  for (std::size_t g = 1; g < first.size(); ++g) first[g] = first[g - 1] + as.geometry_primitives[g - 1];
+  as.leaf_pointers.assign(geometry.triangles.size(), rdna4::kInvalidNode);
+  as.opaque_geometries.assign(as.geometry_primitives.size(), true);
+  walk_tree(section, file, [&](uint32_t pointer, const rdna4::DecodedPair& pair) {
+    for (const rdna4::DecodedTriangle& t : pair.tri) {
+      if (!t.valid) continue;
+      if (t.geometry_id >= first.size() || t.primitive_id >= as.geometry_primitives[t.geometry_id])
+        throw_bad_input(file, fmt::format("pair 0x{:08x} names geometry {} primitive {}, not in the geometry section",
+                                          pointer, t.geometry_id, t.primitive_id));
+      as.leaf_pointers[first[t.geometry_id] + t.primitive_id] = pointer;
+      if (!t.opaque) as.opaque_geometries[t.geometry_id] = false;
+    }
+  });
+  return as;
+}
+
+std::vector<std::byte> serialize(std::span<const AccelStruct> structs, std::span<const std::byte> hwbvh_sections) {
+  std::vector<std::byte> out(layout::kFileHeaderBytes, std::byte{0});
+  std::vector<std::byte> table;
+  const auto add = [&](const char* name, uint32_t version, std::span<const std::byte> header,
+                       std::span<const std::byte> data) {
+    append_chunk_entry(table, name, version, out.size(), header.size(), data.size());
+    out.insert(out.end(), header.begin(), header.end());
+    out.insert(out.end(), data.begin(), data.end());
+  };
+  std::vector<std::byte> api;
+  append_le64(api, layout::kApiVulkan);
+  add(kApiInfoChunk, 1, {}, api);
+  add(kAsicInfoChunk, layout::kAsicInfoVersion, {}, asic_info());
+  for (std::size_t i = 0; i < structs.size(); ++i) {
+    const AccelStructChunk chunk = accel_struct_chunk(structs[i], virtual_address(i));
+    add(kAccelStructChunk, kAccelStructChunkVersion, chunk.header, chunk.data);
+  }
+  if (!hwbvh_sections.empty()) add(kHwbvhSectionsChunk, 1, {}, hwbvh_sections);
+
+  const uint64_t table_offset = out.size();
+  out.insert(out.end(), table.begin(), table.end());
+  std::vector<std::byte> header;
+  append_le64(header, kRdfMagic);
+  append_le32(header, kRdfVersion);
+  append_le32(header, 0);
+  append_le64(header, table_offset);
+  append_le64(header, table.size());
+  std::copy(header.begin(), header.end(), out.begin());
+  return out;
+}
+
+void write_file(const std::filesystem::path& path, const blob::Blob& b, const std::string& blob_name) {
+  const AccelStruct as = accel_struct_from_blob(b, blob_name);
+  blob::Blob rest{b.target, {}};
+  for (const blob::Section& s : b.sections)
+    if (s.type != blob::SectionType::Nodes) rest.sections.push_back(s);
+  write_file_atomically(path, serialize(std::span(&as, 1), blob::serialize(rest)));
+}
+
+}  // namespace hwbvh::rra

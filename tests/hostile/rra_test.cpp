@@ -1,0 +1,81 @@
+// Hostile .rra files: each is refused with a clear message (hwbvh::Error, BadInput), never a crash. Built by
+// changing bytes of the golden one-triangle file (tests/rra/golden/one-triangle.rra, layout in docs/rra.md).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iterator>
+
+#include "fixtures/paths.h"
+#include "hwbvh/core/error.h"
+#include "hwbvh/rra/rra.h"
+
+namespace hwbvh::rra {
+namespace {
+
+std::vector<std::byte> golden() {
+  std::ifstream in(test::source_dir() / "tests/rra/golden/one-triangle.rra", std::ios::binary);
+  EXPECT_TRUE(in) << "missing golden file";
+  const std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::byte> out(chars.size());
+  std::memcpy(out.data(), chars.data(), chars.size());
+  return out;
+}
+
+// Golden file offsets: the RawAccelStruct chunk's table entry is the third; its data starts at byte 636.
+constexpr std::size_t kTable = 2208, kAccelEntry = kTable + 2 * 64, kAccelData = 636;
+constexpr std::size_t kAsHeader = kAccelData + 128, kRoot = kAccelData + 256;
+
+void put32(std::vector<std::byte>& b, std::size_t at, uint32_t v) {
+  for (int i = 0; i < 4; ++i) b[at + i] = static_cast<std::byte>(v >> (8 * i));
+}
+
+void expect_refused(const std::function<void(std::vector<std::byte>&)>& change, const std::string& words) {
+  std::vector<std::byte> bytes = golden();
+  change(bytes);
+  try {
+    (void)to_blob(parse(bytes, "hostile.rra"), "hostile.rra");
+    FAIL() << "accepted; expected: " << words;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
+
+TEST(HostileRra, GoldenFileIsAccepted) { EXPECT_NO_THROW((void)to_blob(parse(golden(), "g.rra"), "g.rra")); }
+
+TEST(HostileRra, TruncatedFilesAreRefused) {
+  for (std::size_t keep : {0ul, 7ul, 20ul, 600ul, 2300ul})
+    expect_refused([&](auto& b) { b.resize(keep); }, keep < 8 ? "no \"AMD_RDF \" magic" : keep < 32 ? "truncated" : "outside the file");
+}
+
+TEST(HostileRra, OffsetsOutOfRangeAreRefused) {
+  expect_refused([](auto& b) { put32(b, 16, 0xFFFFFF00u); }, "chunk table");
+  expect_refused([](auto& b) { put32(b, 24, 100); }, "not a multiple of 64");
+  expect_refused([](auto& b) { put32(b, kAccelEntry + 40, 0x7FFFFFF0u); }, "outside the file");
+  expect_refused([](auto& b) { put32(b, kAccelData - 28 + 16, 0xFFFFFF00u); }, "outside the chunk");
+  expect_refused([](auto& b) { put32(b, kAsHeader + 40, 4096); }, "not ascending");
+}
+
+TEST(HostileRra, ChunkSizesThatLieAreRefused) {
+  expect_refused([](auto& b) { put32(b, kAccelEntry + 48, 200); }, "outside the chunk");  // data smaller than said
+  expect_refused([](auto& b) { put32(b, kAccelEntry + 32, 4); }, "chunk header of 4 bytes");
+  expect_refused([](auto& b) { put32(b, kAsHeader + 12, 5); }, "need 288 bytes");  // header claims 5 primitives
+}
+
+TEST(HostileRra, ChildPointersOutOfRangeAreRefused) {
+  // The root's one child is a triangle pair at leaf base 0x20; child info 0's DW2 is at root byte 40.
+  expect_refused([](auto& b) { put32(b, kRoot + 4, 0x0FFFFFF0u); }, "points outside the node data");
+  expect_refused([](auto& b) { put32(b, kRoot + 40, 0x16000fffu); }, "node type 6");
+  expect_refused([](auto& b) { put32(b, kRoot + 40, 0x15000fffu); put32(b, kRoot, 0x10); }, "reached twice");
+}
+
+TEST(HostileRra, WrongRtIpLevelIsRefused) {
+  expect_refused([](auto& b) { put32(b, kAsHeader + 72, 3); }, "RT IP level 3");
+  expect_refused([](auto& b) { put32(b, kAsHeader + 4, 64); }, "metadata size 64");
+  expect_refused([](auto& b) { put32(b, kAccelEntry + 20, 0x110000u); }, "major version");
+}
+
+}  // namespace
+}  // namespace hwbvh::rra
