@@ -20,7 +20,7 @@ Vec3 LoadedBvh::triangle_normal(uint32_t geometry_id, uint32_t primitive_id) con
   if (index == kNoIndex) return Vec3{0.0f};
   const auto& tri = geometry.triangles[index];
   const Vec3 a = geometry.positions[tri.v[0]], b = geometry.positions[tri.v[1]], c = geometry.positions[tri.v[2]];
-  return glm::cross(b - a, c - a);
+  return hwbvh::triangle_normal(a, b, c);
 }
 
 TraceOutput LoadedBvh::trace(std::span<const Ray> rays, std::span<const uint32_t> wave_begin,

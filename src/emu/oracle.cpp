@@ -18,16 +18,37 @@ namespace {
 // Embree keeps a table indexed by geomID; a corrupt id must not make it allocate gigabytes.
 constexpr uint32_t kMaxGeometryId = (1u << 24) - 1;
 
-void fill_ray(RTCRay& r, const Ray& ray) {
-  r.org_x = ray.origin.x;
-  r.org_y = ray.origin.y;
-  r.org_z = ray.origin.z;
-  r.tnear = ray.tmin;
+// Embree asserts that ray origins and directions lie within +-FLT_LARGE (about 1.8e18, its common/math/constants.h),
+// and its triangle test forms products of three coordinates, which overflow float past about 2^42. Scenes are
+// scaled below kEmbreeSceneReach, so that both hold also for rays from cameras and lights a few scene sizes away.
+constexpr float kEmbreeRayReach = 0x1p60f, kEmbreeSceneReach = 0x1p40f;
+
+// 1, or the power of two that brings `box` within kEmbreeSceneReach. Exact: hits scale with it, t by the same
+// factor, barycentrics not at all.
+float embree_scale(const Aabb& box) {
+  const float largest = std::max({std::abs(box.min.x), std::abs(box.min.y), std::abs(box.min.z),
+                                  std::abs(box.max.x), std::abs(box.max.y), std::abs(box.max.z)});
+  if (!(largest > kEmbreeSceneReach) || std::isinf(largest)) return 1.0f;
+  return std::ldexp(1.0f, std::ilogb(kEmbreeSceneReach) - std::ilogb(largest) - 1);
+}
+
+void fill_ray(RTCRay& r, const Ray& ray, float scale) {
+  const Vec3 origin = ray.origin * scale;
+  if (!(std::max({std::abs(origin.x), std::abs(origin.y), std::abs(origin.z)}) <= kEmbreeRayReach) ||
+      !(std::max({std::abs(ray.direction.x), std::abs(ray.direction.y), std::abs(ray.direction.z)}) <= kEmbreeRayReach)) {
+    throw_bad_input("", "a ray (origin " + std::to_string(ray.origin.x) + ", " + std::to_string(ray.origin.y) + ", " +
+                            std::to_string(ray.origin.z) + ") lies too far from the scene for the Embree oracle; "
+                            "trace it with --no-oracle");
+  }
+  r.org_x = origin.x;
+  r.org_y = origin.y;
+  r.org_z = origin.z;
+  r.tnear = ray.tmin * scale;
   r.dir_x = ray.direction.x;
   r.dir_y = ray.direction.y;
   r.dir_z = ray.direction.z;
   r.time = 0.0f;
-  r.tfar = ray.tmax;
+  r.tfar = ray.tmax * scale;
   r.mask = 0xFFFFFFFFu;
   r.id = 0;
   r.flags = 0;
@@ -58,6 +79,7 @@ struct Oracle::Impl {
   // Shared with every Embree geometry; one float of padding because Embree reads vertices with 16-byte loads.
   std::vector<float> vertices;
   std::string first_error;  // from Embree's error callback, for the exception message
+  float scale = 1.0f;       // embree_scale of the scene: Embree sees positions, ray origins and t times this
   std::optional<AlphaTest> alpha;  // the any-hit shader's data, if any
   std::vector<std::unique_ptr<AlphaFilter>> filters;  // user data of the filtered geometries (stable addresses)
 
@@ -130,9 +152,12 @@ Oracle::Oracle(const blob::GeometrySection& geometry, const std::string& file, i
       },
       &im);
 
+  Aabb bounds;
+  for (const Vec3& p : geometry.positions) bounds.grow(p);
+  im.scale = embree_scale(bounds);
   im.vertices.resize(3 * geometry.positions.size() + 1, 0.0f);
   for (std::size_t i = 0; i < geometry.positions.size(); ++i) {
-    for (int k = 0; k < 3; ++k) im.vertices[3 * i + k] = geometry.positions[i][k];
+    for (int k = 0; k < 3; ++k) im.vertices[3 * i + k] = geometry.positions[i][k] * im.scale;
   }
 
   im.scene = rtcNewScene(im.device);
@@ -178,13 +203,13 @@ OracleHit Oracle::trace_closest(const Ray& ray) const {
   RTCIntersectContext context;
   rtcInitIntersectContext(&context);
   RTCRayHit rh{};
-  fill_ray(rh.ray, ray);
+  fill_ray(rh.ray, ray, impl_->scale);
   rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
   rh.hit.primID = RTC_INVALID_GEOMETRY_ID;
   std::fill(std::begin(rh.hit.instID), std::end(rh.hit.instID), RTC_INVALID_GEOMETRY_ID);
   rtcIntersect1(impl_->scene, &context, &rh);
   if (rh.hit.geomID == RTC_INVALID_GEOMETRY_ID) return {};
-  return {true, rh.ray.tfar, rh.hit.geomID, rh.hit.primID, {rh.hit.u, rh.hit.v},
+  return {true, rh.ray.tfar / impl_->scale, rh.hit.geomID, rh.hit.primID, {rh.hit.u, rh.hit.v},
           {rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z}};
 }
 
@@ -192,7 +217,7 @@ bool Oracle::occluded(const Ray& ray) const {
   RTCIntersectContext context;
   rtcInitIntersectContext(&context);
   RTCRay r{};
-  fill_ray(r, ray);
+  fill_ray(r, ray, impl_->scale);
   rtcOccluded1(impl_->scene, &context, &r);
   return r.tfar == -std::numeric_limits<float>::infinity();  // Embree's "occluded" mark
 }

@@ -45,7 +45,7 @@ const char* camera_problem(const Camera& c) {
   if (glm::dot(view, view) == 0.0f) return "eye and target are the same point";
   // The cross product of the normalised vectors is sin(angle); below ~1e-6 the camera basis is noise.
   const float up_len = glm::length(c.up);
-  if (up_len == 0.0f || glm::length(glm::cross(glm::normalize(view), c.up / up_len)) < 1e-6f) {
+  if (up_len == 0.0f || glm::length(glm::cross(unit_vector(view), c.up / up_len)) < 1e-6f) {
     return "up is zero or parallel to the view direction";
   }
   return nullptr;
@@ -113,7 +113,7 @@ Camera auto_frame(std::span<const Vec3> points, float aspect) {
   c.fov_deg = 45.0f;
   c.up = world_up;
   const Vec3 center = bounds.center();
-  const float radius = 0.5f * glm::length(bounds.extent());
+  const float radius = 0.5f * vector_length(bounds.extent());
   if (!(radius > 0.0f)) {  // a single point: any distance shows it
     c.target = center;
     c.eye = center + back;
@@ -141,6 +141,12 @@ Camera auto_frame(std::span<const Vec3> points, float aspect) {
   const float distance = std::max({0.5f * (a_h + b_h), 0.5f * (a_v + b_v), nearest + 1e-3f * radius});
   c.target = center + (0.5f * tan_h * (a_h - b_h)) * right + (0.5f * tan_v * (a_v - b_v)) * view_up;
   c.eye = c.target + distance * back;
+  if (camera_problem(c) != nullptr) {  // an eye beyond the float range: coordinates near 1e38
+    std::string reach;
+    append_number(reach, std::max({-bounds.min.x, -bounds.min.y, -bounds.min.z, bounds.max.x, bounds.max.y, bounds.max.z}));
+    throw_bad_input("", "the scene reaches " + reach + ": too far out for an automatic camera in float; give one with "
+                        "--camera");
+  }
   return c;
 }
 

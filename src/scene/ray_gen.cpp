@@ -84,7 +84,7 @@ struct Spawn {
 };
 
 Spawn spawn(const SurfaceHit& hit, const Ray& primary, float offset_epsilon) {
-  Vec3 n = glm::normalize(hit.normal);
+  Vec3 n = unit_vector(hit.normal);
   if (glm::dot(n, primary.direction) > 0.0f) n = -n;
   // The hit point's rounding error scales with the coordinates that produced it (origin + t * direction).
   const float scale = std::max(max_abs(hit.position), max_abs(primary.origin));
@@ -177,7 +177,7 @@ RayBatch primary_rays(const Camera& camera, uint32_t width, uint32_t height, con
   }
 
   // Camera basis; pixel row 0 is at the top (towards +up).
-  const Vec3 forward = glm::normalize(camera.target - camera.eye);
+  const Vec3 forward = unit_vector(camera.target - camera.eye);
   const Vec3 right = glm::normalize(glm::cross(forward, camera.up));
   const Vec3 up = glm::cross(right, forward);
   const float tan_half = std::tan(0.5f * camera.fov_deg * std::numbers::pi_v<float> / 180.0f);
@@ -224,7 +224,12 @@ RayBatch ao_rays(const RayBatch& primary, std::span<const SurfaceHit> hits, cons
 Vec3 default_light(const Aabb& b) {
   if (b.empty()) throw_bad_input("", "cannot place a light for an empty scene");
   const Vec3 c = b.center(), e = b.extent();
-  return {c.x + 0.25f * e.x, b.max.y + 0.5f * glm::length(e), c.z + 0.25f * e.z};
+  const Vec3 light{c.x + 0.25f * e.x, b.max.y + 0.5f * vector_length(e), c.z + 0.25f * e.z};
+  if (!std::isfinite(light.x) || !std::isfinite(light.y) || !std::isfinite(light.z)) {
+    throw_bad_input("", "the scene spans more than the float range: no place for the shadow rays' light above it; "
+                        "trace other ray types (--rays)");
+  }
+  return light;
 }
 
 RayBatch shadow_rays(const RayBatch& primary, std::span<const SurfaceHit> hits, Vec3 light, float offset_epsilon,
@@ -239,7 +244,7 @@ RayBatch shadow_rays(const RayBatch& primary, std::span<const SurfaceHit> hits, 
     for (std::size_t j = b; j < e; ++j) {
       const uint32_t i = plan.jobs[j].ray;
       const Vec3 origin = spawn(hits[i], primary.rays[i], offset_epsilon).origin;
-      const float distance = glm::length(light - origin);
+      const float distance = vector_length(light - origin);
       plan.batch.rays[j] = Ray{origin, (light - origin) / distance, 0.0f, distance * (1.0f - offset_epsilon)};
     }
   });
@@ -249,9 +254,13 @@ RayBatch shadow_rays(const RayBatch& primary, std::span<const SurfaceHit> hits, 
 RayBatch random_rays(const Aabb& bounds, uint32_t count, uint64_t seed, const Executor& executor) {
   if (bounds.empty()) throw_bad_input("", "cannot aim random rays at an empty scene");
   const Vec3 center = bounds.center(), extent = bounds.extent();
-  const float circumradius = 0.5f * glm::length(extent);
+  const float circumradius = 0.5f * vector_length(extent);
   // Strictly outside the box, so an origin never coincides with its target.
   const float radius = circumradius > 0.0f ? 1.5f * circumradius : 1.0f;
+  if (!std::isfinite(radius) || !std::isfinite(center.x) || !std::isfinite(center.y) || !std::isfinite(center.z)) {
+    throw_bad_input("", "the scene spans more than the float range: random rays cannot start outside it; trace "
+                        "other ray types (--rays)");
+  }
 
   std::vector<Ray> rays(count);
   executor.for_ranges(0, count, kGrain, [&](std::size_t b, std::size_t e) {
@@ -262,7 +271,7 @@ RayBatch random_rays(const Aabb& bounds, uint32_t count, uint64_t seed, const Ex
       const float r = std::sqrt(std::max(0.0f, 1.0f - z * z));
       const Vec3 origin = center + radius * Vec3{r * std::cos(phi), r * std::sin(phi), z};
       const Vec3 target = bounds.min + extent * Vec3{uniform(key, 2), uniform(key, 3), uniform(key, 4)};
-      rays[i] = Ray{origin, glm::normalize(target - origin)};
+      rays[i] = Ray{origin, unit_vector(target - origin)};
     }
   });
   return make_batch(std::move(rays));

@@ -211,7 +211,7 @@ CompareReport compare_targets(const Scene& scene, const CompareOptions& o) {
       if (!r.hit) continue;
       const Triangle& tri = scene.triangles[scene.geometries[r.geometry_id].first_triangle + r.primitive_id];
       const Vec3 a = scene.positions[tri.v[0]], b = scene.positions[tri.v[1]], c = scene.positions[tri.v[2]];
-      hits[i] = {primary.rays[i].origin + primary.rays[i].direction * r.t, glm::cross(b - a, c - a), true};
+      hits[i] = {primary.rays[i].origin + primary.rays[i].direction * r.t, triangle_normal(a, b, c), true};
     }
   }
   for (RayKind kind : o.kinds) {
@@ -220,7 +220,7 @@ CompareReport compare_targets(const Scene& scene, const CompareOptions& o) {
       case RayKind::AmbientOcclusion: {
         AoOptions ao;
         ao.samples = o.ao_samples;
-        ao.max_distance = 0.1f * glm::length(bounds.extent());
+        ao.max_distance = 0.1f * vector_length(bounds.extent());
         ao.seed = o.seed;
         batches.emplace_back(kind, make_batch(ao_rays(primary, hits, ao, executor).rays));
         break;

@@ -231,7 +231,7 @@ StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& requested) 
       case RayKind::AmbientOcclusion: {
         AoOptions ao;
         ao.samples = options.ao_samples;
-        ao.max_distance = options.ao_distance ? *options.ao_distance : 0.1f * glm::length(bvh.bounds.extent());
+        ao.max_distance = options.ao_distance ? *options.ao_distance : 0.1f * vector_length(bvh.bounds.extent());
         ao.seed = options.seed;
         report.kinds.push_back(trace_kind(bvh, kind, ao_rays(*primary, hits, ao, executor), options, oracle_ptr, executor));
         break;

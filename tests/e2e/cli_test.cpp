@@ -406,5 +406,31 @@ TEST_F(Cli, HugeCoordinatesBuildOrAreRefusedCleanly) {
   expect_bad_input(xe3, path("huge.obj"), "Xe3 8-bit exponent");
 }
 
+// Every command runs on a scene at 2e19 (Embree sees it scaled, the cameras and lights are placed in double) and
+// refuses, with a message, what a scene near the float limit makes impossible (an automatic camera, a light above it).
+TEST_F(Cli, HugeScenesTraceOnEveryCommand) {
+  write("huge.obj", "v 2e19 0 0\nv 0 2e19 0\nv 0 0 2e19\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\nf 4 5 6\n");
+  const std::string obj = quote(path("huge.obj")), blob = quote(path("huge.hwbvh"));
+  const std::string small = " --width 16 --height 16 --quiet";
+  ASSERT_EQ(hwbvh("build " + obj + " -o " + blob + " --quiet").code, 0);
+  for (const std::string& command :
+       {"stats " + blob + small + " --json", "render " + blob + " -o " + quote(path("h.png")) + " --mode steps --width 16 --height 16",
+        "compare " + obj + small + " --random-rays 64", "report " + obj + " -o " + quote(path("h.html")) + small}) {
+    const CliRun r = hwbvh(command);
+    EXPECT_EQ(r.code, 0) << command << ": " << r.err;
+  }
+  write("limit.obj", "v 3e38 0 0\nv -3e38 3e38 0\nv 0 0 3e38\nf 1 2 3\n");
+  ASSERT_EQ(hwbvh("build " + quote(path("limit.obj")) + " -o " + quote(path("limit.hwbvh")) + " --quiet").code, 0);
+  const CliRun framed = hwbvh("stats " + quote(path("limit.hwbvh")) + small);
+  EXPECT_EQ(framed.code, 2);
+  EXPECT_THAT(framed.err, HasSubstr("give one with --camera"));
+  const CliRun lit = hwbvh("stats " + quote(path("limit.hwbvh")) + small + " --camera 0,0,-2e38,0,0,0,0,1,0,45");
+  EXPECT_EQ(lit.code, 2);
+  EXPECT_THAT(lit.err, HasSubstr("shadow rays' light"));
+  EXPECT_EQ(hwbvh("stats " + quote(path("limit.hwbvh")) + small + " --camera 0,0,-2e38,0,0,0,0,1,0,45 --rays primary")
+                .code,
+            0);
+}
+
 }  // namespace
 }  // namespace hwbvh

@@ -86,6 +86,24 @@ TEST(AutoFrame, RejectsEmptyBoundsAndBadAspect) {
   EXPECT_THROW((void)auto_frame(Aabb{{0, 0, 0}, {1, 1, 1}}, 0.0f), Error);
 }
 
+// Coordinates whose squares overflow float (past about 1.8e19) still frame, the same view scaled; a scene near the
+// float limit cannot put an eye outside itself in float and is refused with a message saying to give --camera.
+TEST(AutoFrame, HugeScenesFrameOrAreRefusedClearly) {
+  const Aabb unit{{0, 0, 0}, {1, 1, 1}};
+  const float scale = 0x1p64f;  // a power of two: the framing is the unit box's, exactly scaled
+  const Camera small = auto_frame(unit, 1.5f), huge = auto_frame(Aabb{unit.min * scale, unit.max * scale}, 1.5f);
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_FLOAT_EQ(huge.eye[k], small.eye[k] * scale) << k;
+    EXPECT_FLOAT_EQ(huge.target[k], small.target[k] * scale) << k;
+  }
+  try {
+    (void)auto_frame(Aabb{{-3e38f, -3e38f, 0}, {3e38f, 3e38f, 3e38f}}, 1.0f);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("give one with --camera"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ParseCamera, ReadsTenNumbers) {
   const Camera c = parse_camera(" 1, 2,3 ,4,5,6, 0,1,0 , 60");
   EXPECT_EQ(c.eye, Vec3(1, 2, 3));

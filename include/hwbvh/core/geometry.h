@@ -5,6 +5,7 @@
 #include <limits>
 
 #include <glm/common.hpp>
+#include <glm/geometric.hpp>
 #include <glm/vec2.hpp>
 #include <glm/vec3.hpp>
 
@@ -73,5 +74,30 @@ struct Ray {
   float tmin = 0.0f;
   float tmax = std::numeric_limits<float>::infinity();
 };
+
+/// glm::length that survives coordinates past about 1.8e19, whose squares overflow float: there it is computed in
+/// double (and is infinite only if the length itself exceeds the float range). Elsewhere glm::length, bit for bit.
+inline float vector_length(Vec3 v) {
+  const float length = glm::length(v);
+  if (std::isfinite(length) || !std::isfinite(glm::dot(v * 0.0f, v * 0.0f))) return length;
+  return static_cast<float>(glm::length(glm::dvec3(v)));
+}
+
+/// glm::normalize that survives coordinates past about 1.8e19, whose squares overflow float: there it is computed in
+/// double. Elsewhere it is glm::normalize itself, bit for bit.
+inline Vec3 unit_vector(Vec3 v) {
+  const Vec3 u = glm::normalize(v);
+  if (glm::dot(u, u) > 0.5f) return u;  // finite and of unit length (an overflow gives 0 or NaN)
+  return Vec3(glm::normalize(glm::dvec3(v)));
+}
+
+/// A normal of triangle (a, b, c), of any length: the cross product of its edges, or, where that overflows float,
+/// the unit normal computed in double.
+inline Vec3 triangle_normal(Vec3 a, Vec3 b, Vec3 c) {
+  const Vec3 n = glm::cross(b - a, c - a);
+  if (std::isfinite(n.x) && std::isfinite(n.y) && std::isfinite(n.z)) return n;
+  const glm::dvec3 da(a);
+  return Vec3(glm::normalize(glm::cross(glm::dvec3(b) - da, glm::dvec3(c) - da)));
+}
 
 }  // namespace hwbvh
