@@ -24,9 +24,8 @@ using blob::load_le64;
 // RRA refuses acceleration-structure chunks of a later major version (bvh_bundle.cpp, GPURT_ACCEL_STRUCT_MAJOR_VERSION).
 constexpr uint32_t kMaxAccelStructMajor = 16;
 
-// No zstd frame expands by more than this: its largest gain is an RLE block, 4 bytes for 128 KiB (RFC 8878: RLE_Block,
-// Block_Maximum_Size).
-// A chunk claiming a larger uncompressed size is refused before anything is allocated.
+// No zstd data expands by more than this: its largest gain is an RLE block, 4 bytes for 128 KiB (RFC 8878,
+// RLE_Block and Block_Maximum_Size). A chunk claiming a larger uncompressed size is refused before allocating.
 constexpr uint64_t kMaxZstdRatio = (128 * 1024) / 4;
 
 // `size` bytes at `offset` lie inside `total` (written so that it cannot overflow).
@@ -174,8 +173,8 @@ ReadAccelStruct read_accel_struct(std::span<const std::byte> bytes, const Chunk&
 
 // A driver's capture has no Geometry section: the triangles the oracle needs, decoded from the primitive nodes
 // (bit-exact positions), placed by the ids the nodes carry (read_accel_struct keeps them inside the geometry
-// infos' counts). Ids no node holds, and a second copy of an id, get a zero-area placeholder: a capture does not
-// say what they were, and neither the emulator nor the oracle can hit them.
+// infos' counts); a second pair naming the same id does not replace the first. Ids no node holds get a zero-area
+// placeholder: a capture does not say what they were, and neither the emulator nor the oracle can hit them.
 std::vector<std::byte> capture_geometry(const ReadAccelStruct& as, std::span<const uint32_t> section,
                                         const std::string& name) {
   Scene scene;
