@@ -96,7 +96,15 @@ TEST(HostileRra, BadCompressedChunksAreRefused) {
   EXPECT_NO_THROW((void)to_blob(parse(zstd, "z.rra"), "z.rra"));
   const std::size_t accel = entry_of(zstd, kAccelStructChunk), sections = entry_of(zstd, kHwbvhSectionsChunk);
   const std::size_t data = blob::load_le32(zstd, accel + 40);
-  // A size no zstd frame of these bytes can reach is refused before anything is allocated.
+  // A size no zstd frame of these bytes can reach (above 32768 x the stored size) is refused before anything is
+  // allocated; the largest size allowed gets as far as the frame's own size.
+  const uint64_t most = uint64_t{blob::load_le32(zstd, accel + 48)} * 32768;
+  const auto put64 = [](auto& b, std::size_t at, uint64_t v) {
+    put32(b, at, static_cast<uint32_t>(v));
+    put32(b, at + 4, static_cast<uint32_t>(v >> 32));
+  };
+  expect_refused([&](auto& b) { put64(b, accel + 56, most + 1); }, "more than zstd can expand", zstd);
+  expect_refused([&](auto& b) { put64(b, accel + 56, most); }, "the zstd frame holds", zstd);
   expect_refused([&](auto& b) { put32(b, accel + 60, 0x100); }, "more than zstd can expand", zstd);
   expect_refused([&](auto& b) { put32(b, sections + 56, 5); }, "the zstd frame holds", zstd);
   expect_refused([&](auto& b) { put32(b, accel + 16, 2); }, "compression method 2", zstd);
