@@ -8,15 +8,6 @@
 namespace hwbvh::fuzz {
 namespace {
 
-bool same_content(const blob::Blob& a, const blob::Blob& b) {
-  if (a.target != b.target || a.sections.size() != b.sections.size()) return false;
-  for (std::size_t i = 0; i < a.sections.size(); ++i) {
-    const blob::Section &x = a.sections[i], &y = b.sections[i];
-    if (x.type != y.type || x.alignment != y.alignment || x.data != y.data) return false;
-  }
-  return true;
-}
-
 void read(std::span<const std::byte> bytes) {
   blob::Blob parsed;
   blob::FileLayout layout;

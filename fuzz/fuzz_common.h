@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "hwbvh/blob/blob.h"
 #include "hwbvh/blob/bytes.h"
 #include "reseal.h"
 
@@ -27,6 +28,16 @@ inline void fuzz_check(bool ok, const char* what) {
     std::fprintf(stderr, "fuzz invariant broken: %s\n", what);
     std::abort();
   }
+}
+
+/// Same target and the same sections (type, alignment, bytes) in the same order.
+inline bool same_content(const blob::Blob& a, const blob::Blob& b) {
+  if (a.target != b.target || a.sections.size() != b.sections.size()) return false;
+  for (std::size_t i = 0; i < a.sections.size(); ++i) {
+    const blob::Section &x = a.sections[i], &y = b.sections[i];
+    if (x.type != y.type || x.alignment != y.alignment || x.data != y.data) return false;
+  }
+  return true;
 }
 
 /// The first N little-endian dwords of `bytes`, zero-padded: one node of a fixed size from any input.

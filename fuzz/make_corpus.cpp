@@ -1,8 +1,8 @@
 // Writes the seed corpora of the fuzz targets (fuzz/README.md) from the project's scenes, so that every target
 // starts from inputs that reach deep into its code: the OBJ and MTL files themselves (large ones cut at a line
 // boundary), the rtip31, rtip20 and xe3 blobs built from them, their Geometry and BuildMeta sections, node sections,
-// single nodes of every format, and rays files in both encodings. A few hand-written OBJ, MTL and rays seeds add syntax the scenes
-// do not use. Deterministic: the same scenes give the same files. Run through fuzz/make-corpus.sh.
+// single nodes of every format, rays files in both encodings, and .rra files. A few hand-written OBJ, MTL and rays
+// seeds add syntax the scenes do not use. Deterministic: the same scenes give the same files. Run through fuzz/make-corpus.sh.
 //
 //   fuzz_make_corpus SCENES_DIR CORPUS_DIR
 #include <algorithm>
@@ -23,6 +23,7 @@
 #include "hwbvh/formats/rdna4/node_pointer.h"
 #include "hwbvh/formats/xe3/node_section.h"
 #include "hwbvh/pipeline/pipeline.h"
+#include "hwbvh/rra/rra.h"
 #include "hwbvh/scene/rays_file.h"
 #include "hwbvh/scene/scene.h"
 
@@ -91,6 +92,15 @@ void write_rays(Corpus& corpus, const std::string& name, const Aabb& bounds) {
   corpus.write("rays", name + ".bin", serialize_rays(rays, RaysFileFormat::Binary));
 }
 
+// .rra files of an rtip31 blob: as exported, zstd-compressed, and without the HwbvhSections chunk (the form of a
+// driver's capture, whose triangles the reader decodes from the nodes).
+void write_rra(Corpus& corpus, const std::string& name, const blob::Blob& b) {
+  corpus.write("rra", name + ".rra", rra::export_blob(b, name));
+  corpus.write("rra", name + "-zstd.rra", rra::export_blob(b, name, {.compress = true}));
+  const rra::AccelStruct as = rra::accel_struct_from_blob(b, name);
+  corpus.write("rra", name + "-capture.rra", rra::serialize(std::span(&as, 1), {}));
+}
+
 void write_scene(Corpus& corpus, const fs::path& obj) {
   const std::string name = obj.stem().string();
   corpus.write("obj", name + ".obj", head_lines(read_text(obj), kMaxTextSeed));
@@ -109,7 +119,10 @@ void write_scene(Corpus& corpus, const fs::path& obj) {
     }
     const auto& nodes = b.require(blob::SectionType::Nodes, stem).data;
     if (target == blob::Target::Rtip31) {
-      if (nodes.size() <= kMaxBlobSeed) corpus.write("node_section", stem + ".nodes", nodes);
+      if (nodes.size() <= kMaxBlobSeed) {
+        corpus.write("node_section", stem + ".nodes", nodes);
+        write_rra(corpus, name, b);
+      }
       write_windows(corpus, "rdna4_nodes", stem, nodes, 0, rdna4::kNodeBytes, rdna4::kNodeBytes);
       const auto& geometry = b.require(blob::SectionType::Geometry, name).data;
       if (geometry.size() <= kMaxBlobSeed) corpus.write("geometry", name + ".geometry", geometry);
@@ -150,6 +163,13 @@ void write_handmade(Corpus& corpus) {
   corpus.write("mtl", "full.mtl",
                "newmtl red\nKd 0.8 0.1 0.1\nKa 0 0 0\nNs 10\nd 1\nTr 0\nillum 2\nmap_Kd red.png\n"
                "newmtl leaf\nKd 0.2 0.6 0.2\nmap_d textures\\leaf mask.png\nnewmtl\nnewmtl plain\n");
+  // The scene of tests/rra/golden/one-triangle.rra: its export is that file's bytes.
+  pipeline::BuildBlobOptions one_triangle;
+  one_triangle.encode.threads = 1;
+  write_rra(corpus, "one-triangle",
+            pipeline::build_blob(load_obj_from_memory("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n", "one-triangle.obj"),
+                                 one_triangle)
+                .blob);
   corpus.write("rays", "comments.txt",
                "# origin direction tmin tmax\n\n0 0 -5  0 0 1  0 inf\n  1 2 3 -1 -2 -3 0.5 10 # trailing\n");
 }

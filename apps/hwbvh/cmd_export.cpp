@@ -14,10 +14,11 @@ struct ExportArgs {
   std::string file;
   std::string output;
   std::string format = "rra";
+  rra::WriteOptions options;
 };
 
 int run_export(const ExportArgs& a) {
-  rra::write_file(a.output, blob::read_file(a.file), a.file);
+  rra::write_file(a.output, blob::read_file(a.file), a.file, a.options);
   fmt::print("wrote {}\n", a.output);
   return 0;
 }
@@ -30,6 +31,8 @@ Command add_export_command(CLI::App& app) {
   sub->add_option("file", args->file, "blob file (.hwbvh), target rtip31")->required();
   sub->add_option("-o,--output", args->output, "output file (.rra)")->required();
   sub->add_option("--format", args->format, "output format")->check(CLI::IsMember({"rra"}))->capture_default_str();
+  sub->add_flag("--compress", args->options.compress,
+                "zstd-compress the acceleration-structure and hwbvh chunks (RDF compression, read by RRA)");
   return {sub, [args] { return run_export(*args); }};
 }
 

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "hwbvh/blob/blob.h"
 #include "hwbvh/core/error.h"
+#include "hwbvh/core/file_io.h"
 #include "hwbvh/pipeline/pipeline.h"
 #include "hwbvh/rra/rra.h"
 #include "output.h"
@@ -25,7 +26,59 @@ std::string section_text(const blob::Blob& b, blob::SectionType type, const std:
   return {reinterpret_cast<const char*>(s.data.data()), s.data.size()};
 }
 
+// A .rra file without hwbvh's sections (a driver's capture): what its chunks and its tree tell, no build report.
+int run_capture_info(const InfoArgs& a, const rra::File& file, std::size_t file_size) {
+  Json structs = Json::array();
+  for (const rra::ReadAccelStruct& as : file.accel_structs) {
+    structs.push_back({{"level", as.bottom_level ? "bottom" : "top"},
+                       {"rt_ip_level", "3.1"},
+                       {"node_bytes", as.nodes.size()},
+                       {"box_nodes", as.box_nodes},
+                       {"primitive_nodes", as.primitive_nodes},
+                       {"depth", as.depth},
+                       {"primitives", as.primitives},
+                       {"active_primitives", as.active_primitives},
+                       {"geometries", as.geometries}});
+  }
+  Json chunks = Json::array();
+  for (const rra::Chunk& c : file.chunks)
+    chunks.push_back({{"name", c.name}, {"version", c.version}, {"compression", c.compression}, {"size", c.data_size}});
+  if (a.json) {
+    print_json({{"file", a.file},
+                {"file_size", file_size},
+                {"format", "rra"},
+                {"chunks", std::move(chunks)},
+                {"acceleration_structures", std::move(structs)}});
+    return 0;
+  }
+  Table t;
+  t.row("file", a.file);
+  t.row("file size", fmt::format("{} bytes", file_size));
+  t.row("format", "RRA capture (no hwbvh sections: no build report)");
+  for (const rra::ReadAccelStruct& as : file.accel_structs) {
+    t.blank();
+    t.row("acceleration structure", fmt::format("{} level, RT IP 3.1", as.bottom_level ? "bottom" : "top"));
+    t.row("node bytes", fmt::format("{}", as.nodes.size()));
+    t.row("box nodes", fmt::format("{}", as.box_nodes));
+    t.row("primitive nodes", fmt::format("{}", as.primitive_nodes));
+    t.row("tree depth", fmt::format("{}", as.depth));
+    t.row("primitives", fmt::format("{} ({} in the tree)", as.primitives, as.active_primitives));
+    t.row("geometries", fmt::format("{}", as.geometries));
+  }
+  t.blank();
+  for (const rra::Chunk& c : file.chunks)
+    t.row(fmt::format("chunk {}", c.name), fmt::format("version {:<#9x}  size {:>10}{}", c.version, c.data_size,
+                                                       c.compression != 0 ? "  zstd" : ""));
+  t.print();
+  return 0;
+}
+
 int run_info(const InfoArgs& a) {
+  const std::vector<std::byte> bytes = read_file_bytes(a.file);
+  if (rra::has_rdf_magic(bytes)) {
+    const rra::File file = rra::parse(bytes, a.file);
+    if (file.hwbvh_sections.empty()) return run_capture_info(a, file, bytes.size());
+  }
   blob::FileLayout layout;
   const blob::Blob b = rra::read_blob_or_rra(a.file, layout);
   const pipeline::BuildReport report =
@@ -78,7 +131,7 @@ int run_info(const InfoArgs& a) {
 Command add_info_command(CLI::App& app) {
   auto args = std::make_shared<InfoArgs>();
   CLI::App* sub = app.add_subcommand("info", "Show the build report, size and sections of a blob file");
-  sub->add_option("file", args->file, "blob file (.hwbvh) or .rra file written by hwbvh export")->required();
+  sub->add_option("file", args->file, "blob file (.hwbvh) or .rra file (hwbvh export or a driver's RT IP 3.1 capture)")->required();
   sub->add_flag("--json", args->json, "print one JSON object");
   return {sub, [args] { return run_info(*args); }};
 }

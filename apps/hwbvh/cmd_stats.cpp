@@ -93,7 +93,7 @@ int run_stats(const StatsArgs& a) {
 Command add_stats_command(CLI::App& app) {
   auto args = std::make_shared<StatsArgs>();
   CLI::App* sub = app.add_subcommand("stats", "Trace rays through a blob with the RT IP 3.1 emulator and print traversal statistics");
-  sub->add_option("file", args->file, "blob file (.hwbvh) or .rra file written by hwbvh export")->required();
+  sub->add_option("file", args->file, "blob file (.hwbvh) or .rra file (hwbvh export or a driver's RT IP 3.1 capture)")->required();
   sub->add_option("--rays", args->rays, "comma-separated ray types: primary, ao, shadow, random, file")->capture_default_str();
   sub->add_option("--width", args->width, "primary-ray image width")->check(CLI::Range(1u, 16384u))->capture_default_str();
   sub->add_option("--height", args->height, "primary-ray image height")->check(CLI::Range(1u, 16384u))->capture_default_str();

@@ -4,8 +4,10 @@
 #include <cstring>
 
 #include <fmt/format.h>
+#include <zstd.h>
 
 #include "hwbvh/blob/bytes.h"
+#include "hwbvh/blob/geometry_section.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/file_io.h"
 #include "hwbvh/formats/rdna4/node_section.h"
@@ -22,6 +24,10 @@ using blob::load_le64;
 // RRA refuses acceleration-structure chunks of a later major version (bvh_bundle.cpp, GPURT_ACCEL_STRUCT_MAJOR_VERSION).
 constexpr uint32_t kMaxAccelStructMajor = 16;
 
+// No zstd data expands by more than this: its largest gain is an RLE block, 4 bytes for 128 KiB (RFC 8878,
+// RLE_Block and Block_Maximum_Size). A chunk claiming a larger uncompressed size is refused before allocating.
+constexpr uint64_t kMaxZstdRatio = (128 * 1024) / 4;
+
 // `size` bytes at `offset` lie inside `total` (written so that it cannot overflow).
 bool fits(uint64_t offset, uint64_t size, uint64_t total) { return offset <= total && size <= total - offset; }
 
@@ -35,10 +41,38 @@ Chunk read_chunk_entry(std::span<const std::byte> entry) {
   c.header_size = load_le64(entry, 32);
   c.data_offset = load_le64(entry, 40);
   c.data_size = load_le64(entry, 48);
+  c.uncompressed_size = load_le64(entry, 56);
   return c;
 }
 
-ReadAccelStruct read_accel_struct(std::span<const std::byte> bytes, const Chunk& c, const std::string& name) {
+// A chunk's data as stored (libamdrdf compresses the data, never the chunk header), decompressed into `buffer`
+// when compressed; allocation is bounded by kMaxZstdRatio times the stored size.
+std::span<const std::byte> chunk_data(std::span<const std::byte> bytes, const Chunk& c, std::vector<std::byte>& buffer,
+                                      const std::string& name) {
+  const auto stored = bytes.subspan(c.data_offset, c.data_size);
+  if (c.compression == 0) return stored;
+  const auto fail = [&](const std::string& problem) {
+    throw_bad_input(name, fmt::format("chunk '{}' (zstd-compressed data at byte {}): {}", c.name, c.data_offset,
+                                      problem));
+  };
+  if (c.compression != kCompressionZstd) fail(fmt::format("compression method {}: hwbvh reads 0 and 1", c.compression));
+  if (c.uncompressed_size > c.data_size * kMaxZstdRatio)
+    fail(fmt::format("uncompressed size {} from {} bytes is more than zstd can expand", c.uncompressed_size,
+                     c.data_size));
+  const unsigned long long frame_size = ZSTD_getFrameContentSize(stored.data(), stored.size());
+  if (frame_size == ZSTD_CONTENTSIZE_ERROR) fail("not a zstd frame");
+  if (frame_size != ZSTD_CONTENTSIZE_UNKNOWN && frame_size != c.uncompressed_size)
+    fail(fmt::format("the zstd frame holds {} bytes, the chunk table says {}", frame_size, c.uncompressed_size));
+  buffer.resize(c.uncompressed_size);
+  const std::size_t size = ZSTD_decompress(buffer.data(), buffer.size(), stored.data(), stored.size());
+  if (ZSTD_isError(size)) fail(fmt::format("zstd: {}", ZSTD_getErrorName(size)));
+  if (size != buffer.size())
+    fail(fmt::format("decompressed to {} bytes, the chunk table says {}", size, c.uncompressed_size));
+  return buffer;
+}
+
+ReadAccelStruct read_accel_struct(std::span<const std::byte> bytes, const Chunk& c, std::span<const std::byte> data,
+                                  const std::string& name) {
   const auto fail = [&](const std::string& problem) {
     throw_bad_input(name, fmt::format("{} chunk at byte {}: {}", c.name, c.header_offset, problem));
   };
@@ -47,7 +81,6 @@ ReadAccelStruct read_accel_struct(std::span<const std::byte> bytes, const Chunk&
   if (c.header_size < layout::kChunkHeaderBytes)
     fail(fmt::format("chunk header of {} bytes, needs {}", c.header_size, layout::kChunkHeaderBytes));
   const auto ch = bytes.subspan(c.header_offset, layout::kChunkHeaderBytes);
-  const auto data = bytes.subspan(c.data_offset, c.data_size);
   const uint32_t meta_offset = load_le32(ch, 8), meta_size = load_le32(ch, 12);
   const uint32_t header_offset = load_le32(ch, 16), header_size = load_le32(ch, 20);
   const bool bottom_level = (load_le32(ch, 24) & layout::kChunkFlagBottomLevel) != 0;
@@ -104,22 +137,29 @@ ReadAccelStruct read_accel_struct(std::span<const std::byte> bytes, const Chunk&
   std::vector<uint32_t> section(layout::kHeaderBytes / 4 + node_bytes / 4, 0);
   for (std::size_t i = layout::kHeaderBytes / 4; i < section.size(); ++i)
     section[i] = load_le32(data, nodes_at + 4 * i - layout::kHeaderBytes);
-  const uint32_t geometries = as.geometries;
+  uint64_t primitive_sum = 0;
+  const uint64_t infos_at = nodes_at + node_bytes;
+  for (uint32_t g = 0; g < as.geometries; ++g) {
+    as.geometry_primitives.push_back(load_le32(data, infos_at + layout::kGeometryInfoBytes * g) & 0x1FFFFFFFu);
+    primitive_sum += as.geometry_primitives.back();
+  }
+  if (primitive_sum != as.primitives)  // RRA: EncodedRtIp31BottomLevelBvh::Validate
+    fail(fmt::format("geometry infos count {} primitives, the header {}", primitive_sum, as.primitives));
+  // Ids inside the geometry infos' counts: a capture's triangles are placed by them (to_blob).
   const WalkCounts counts = walk_tree(section, name, [&](uint32_t pointer, const rdna4::DecodedPair& pair) {
-    for (const rdna4::DecodedTriangle& t : pair.tri)
-      if (t.valid && t.geometry_id >= geometries)
-        fail(fmt::format("pair 0x{:08x}: geometry {} of {}", pointer, t.geometry_id, geometries));
+    for (const rdna4::DecodedTriangle& t : pair.tri) {
+      if (!t.valid) continue;
+      if (t.geometry_id >= as.geometries)
+        fail(fmt::format("pair 0x{:08x}: geometry {} of {}", pointer, t.geometry_id, as.geometries));
+      if (t.primitive_id >= as.geometry_primitives[t.geometry_id])
+        fail(fmt::format("pair 0x{:08x}: primitive {} of geometry {}, which has {}", pointer, t.primitive_id,
+                         t.geometry_id, as.geometry_primitives[t.geometry_id]));
+    }
   });
   as.box_nodes = counts.box_nodes;
   as.primitive_nodes = counts.primitive_nodes;
+  as.depth = counts.depth;
   as.nodes.assign(data.begin() + nodes_at, data.begin() + nodes_at + node_bytes);
-
-  uint64_t primitive_sum = 0;
-  const uint64_t infos_at = nodes_at + node_bytes;
-  for (uint32_t g = 0; g < as.geometries; ++g)
-    primitive_sum += load_le32(data, infos_at + layout::kGeometryInfoBytes * g) & 0x1FFFFFFFu;
-  if (primitive_sum != as.primitives)  // RRA: EncodedRtIp31BottomLevelBvh::Validate
-    fail(fmt::format("geometry infos count {} primitives, the header {}", primitive_sum, as.primitives));
   const uint64_t pointers_at = infos_at + uint64_t{as.geometries} * layout::kGeometryInfoBytes;
   for (uint32_t i = 0; i < as.primitives; ++i) {
     const uint32_t p = load_le32(data, pointers_at + 4 * i);
@@ -129,6 +169,41 @@ ReadAccelStruct read_accel_struct(std::span<const std::byte> bytes, const Chunk&
       fail(fmt::format("leaf-node list entry {} (0x{:08x}) is not a primitive node inside the node data", i, p));
   }
   return as;
+}
+
+// A driver's capture has no Geometry section: the triangles the oracle needs, decoded from the primitive nodes
+// (bit-exact positions), placed by the ids the nodes carry (read_accel_struct keeps them inside the geometry
+// infos' counts); a second pair naming the same id does not replace the first. Ids no node holds get a zero-area
+// placeholder: a capture does not say what they were, and neither the emulator nor the oracle can hit them.
+std::vector<std::byte> capture_geometry(const ReadAccelStruct& as, std::span<const uint32_t> section,
+                                        const std::string& name) {
+  Scene scene;
+  scene.positions.push_back(Vec3{0.0f});  // the placeholders' one vertex
+  std::vector<uint32_t> first(as.geometries + 1, 0);
+  for (uint32_t g = 0; g < as.geometries; ++g) {
+    first[g + 1] = first[g] + as.geometry_primitives[g];
+    scene.geometries.push_back({fmt::format("geometry {}", g), first[g], as.geometry_primitives[g]});
+  }
+  scene.triangles.resize(as.primitives);
+  for (uint32_t g = 0; g < as.geometries; ++g)
+    for (uint32_t p = 0; p < as.geometry_primitives[g]; ++p) {
+      scene.triangles[first[g] + p].geometry = g;
+      scene.triangles[first[g] + p].primitive = p;
+    }
+  std::vector<bool> placed(as.primitives, false);
+  walk_tree(section, name, [&](uint32_t, const rdna4::DecodedPair& pair) {
+    for (const rdna4::DecodedTriangle& t : pair.tri) {
+      if (!t.valid) continue;
+      const uint32_t i = first[t.geometry_id] + t.primitive_id;
+      if (placed[i]) continue;
+      placed[i] = true;
+      for (int k = 0; k < 3; ++k) {
+        scene.triangles[i].v[k] = static_cast<uint32_t>(scene.positions.size());
+        scene.positions.push_back(t.vertex[k]);
+      }
+    }
+  });
+  return blob::encode_geometry(scene);
 }
 
 }  // namespace
@@ -157,13 +232,13 @@ File parse(std::span<const std::byte> bytes, const std::string& name) {
     if (!fits(c.header_offset, c.header_size, bytes.size()) || !fits(c.data_offset, c.data_size, bytes.size()))
       throw_bad_input(name, fmt::format("chunk '{}': header {}+{} or data {}+{} outside the file's {} bytes", c.name,
                                         c.header_offset, c.header_size, c.data_offset, c.data_size, bytes.size()));
-    const bool accel_struct = c.name == kAccelStructChunk || c.name == kAccelStructChunkOld;
-    if (c.compression != 0 && (accel_struct || c.name == kHwbvhSectionsChunk))
-      throw_bad_input(name, fmt::format("chunk '{}' is compressed (method {}); this hwbvh reads uncompressed chunks",
-                                        c.name, c.compression));
-    if (accel_struct) file.accel_structs.push_back(read_accel_struct(bytes, c, name));
-    if (c.name == kHwbvhSectionsChunk)
-      file.hwbvh_sections.assign(bytes.begin() + c.data_offset, bytes.begin() + c.data_offset + c.data_size);
+    std::vector<std::byte> buffer;
+    if (c.name == kAccelStructChunk || c.name == kAccelStructChunkOld)
+      file.accel_structs.push_back(read_accel_struct(bytes, c, chunk_data(bytes, c, buffer, name), name));
+    if (c.name == kHwbvhSectionsChunk) {
+      const auto data = chunk_data(bytes, c, buffer, name);
+      file.hwbvh_sections.assign(data.begin(), data.end());
+    }
     file.chunks.push_back(std::move(c));
   }
   return file;
@@ -173,20 +248,23 @@ blob::Blob to_blob(const File& file, const std::string& name, blob::FileLayout* 
   if (file.accel_structs.size() != 1)
     throw_bad_input(name, fmt::format("{} acceleration structures: hwbvh reads files with exactly one (a BLAS)",
                                       file.accel_structs.size()));
-  if (file.hwbvh_sections.empty())
-    throw_bad_input(name, "no HwbvhSections chunk: the scene's triangles are missing (a capture from a driver, "
-                          "not a file written by hwbvh export; see docs/rra.md)");
   const ReadAccelStruct& as = file.accel_structs.front();
-  const std::string chunk_name = name + " (HwbvhSections chunk)";
-  blob::Blob b = layout ? blob::parse(file.hwbvh_sections, chunk_name, *layout)
-                        : blob::parse(file.hwbvh_sections, chunk_name);
-  if (b.target != blob::Target::Rtip31 || b.find(blob::SectionType::Nodes))
-    throw_bad_input(name, "HwbvhSections chunk: not the sections of an rtip31 blob without its nodes");
   const uint32_t slots = static_cast<uint32_t>(as.nodes.size() / rdna4::kNodeBytes + 1);
   const rdna4::NodeDwords header = rdna4::write_node_section_header(
       {rdna4::kRootPointer, slots, as.box_nodes, slots - 1 - as.box_nodes, as.bounds});
   std::vector<std::byte> nodes = blob::dwords_to_bytes(header);
   nodes.insert(nodes.end(), as.nodes.begin(), as.nodes.end());
+  if (file.hwbvh_sections.empty()) {
+    std::vector<std::byte> geometry = capture_geometry(as, blob::bytes_to_dwords(nodes), name);
+    return {blob::Target::Rtip31,
+            {{blob::SectionType::Nodes, blob::kNodesAlignment, std::move(nodes)},
+             {blob::SectionType::Geometry, 16, std::move(geometry)}}};
+  }
+  const std::string chunk_name = name + " (HwbvhSections chunk)";
+  blob::Blob b = layout ? blob::parse(file.hwbvh_sections, chunk_name, *layout)
+                        : blob::parse(file.hwbvh_sections, chunk_name);
+  if (b.target != blob::Target::Rtip31 || b.find(blob::SectionType::Nodes))
+    throw_bad_input(name, "HwbvhSections chunk: not the sections of an rtip31 blob without its nodes");
   b.sections.insert(b.sections.begin(), {blob::SectionType::Nodes, blob::kNodesAlignment, std::move(nodes)});
   return b;
 }

@@ -1,6 +1,8 @@
 #include "tree_walk.h"
 
+#include <algorithm>
 #include <deque>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -38,9 +40,9 @@ WalkCounts walk_tree(std::span<const uint32_t> section, const std::string& file,
 
   WalkCounts counts;
   std::vector<uint8_t> seen(slots, 0);  // 1 box node, 2 primitive node
-  std::deque<uint32_t> boxes{rdna4::kRootPointer};
+  std::deque<std::pair<uint32_t, uint32_t>> boxes{{rdna4::kRootPointer, 1}};  // pointer, depth
   while (!boxes.empty()) {
-    const uint32_t box_pointer = boxes.front();
+    const auto [box_pointer, box_depth] = boxes.front();
     boxes.pop_front();
     const uint64_t box_byte = rdna4::node_byte_offset(box_pointer);
     const uint64_t box_slot = box_byte / rdna4::kNodeBytes;
@@ -53,12 +55,13 @@ WalkCounts walk_tree(std::span<const uint32_t> section, const std::string& file,
       const uint32_t type = pointer & 0xFu;
       if (type == rdna4::kTypeBox) {
         slot_of(pointer, box_byte);
-        boxes.push_back(pointer);
+        boxes.emplace_back(pointer, box_depth + 1);
         continue;
       }
       if ((type & 7u) > 3u)
         fail(box_byte, fmt::format("child pointer 0x{:08x} has node type {}, not a box or triangle pair", pointer,
                                    type));
+      counts.depth = std::max(counts.depth, box_depth + 1);
       uint64_t slot = slot_of(pointer, box_byte);
       uint32_t pair = rdna4::pair_index(pointer);
       for (uint32_t n = 0;; ++n) {

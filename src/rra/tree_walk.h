@@ -15,6 +15,7 @@ namespace hwbvh::rra {
 struct WalkCounts {
   uint32_t box_nodes = 0;
   uint32_t primitive_nodes = 0;  ///< distinct 128-byte primitive nodes holding a pair of some range
+  uint32_t depth = 0;            ///< nodes on the longest path from the root to a primitive node, both included
 };
 
 /// `section`: node dwords addressed like a node section, node pointers relative to dword 0 (slot 0 is a header,

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include <fmt/format.h>
+#include <zstd.h>
 
 #include "hwbvh/blob/bytes.h"
 #include "hwbvh/blob/geometry_section.h"
@@ -124,18 +125,28 @@ AccelStructChunk accel_struct_chunk(const AccelStruct& as, uint64_t va) {
   return chunk;
 }
 
-void append_chunk_entry(std::vector<std::byte>& table, const char* name, uint32_t version, uint64_t offset,
-                        uint64_t header_size, uint64_t data_size) {
+// One zstd frame at zstd's default level, as libamdrdf compresses a chunk's data (ChunkFileWriter::EndChunk).
+std::vector<std::byte> zstd_compress(std::span<const std::byte> data) {
+  std::vector<std::byte> out(ZSTD_compressBound(data.size()));
+  const std::size_t size = ZSTD_compress(out.data(), out.size(), data.data(), data.size(), ZSTD_CLEVEL_DEFAULT);
+  if (ZSTD_isError(size))
+    throw Error(ErrorKind::Runtime, "", fmt::format("zstd compression: {}", ZSTD_getErrorName(size)));
+  out.resize(size);
+  return out;
+}
+
+void append_chunk_entry(std::vector<std::byte>& table, const char* name, uint32_t compression, uint32_t version,
+                        uint64_t offset, uint64_t header_size, uint64_t data_size, uint64_t uncompressed_size) {
   const std::size_t name_at = table.size();
   append_zeros(table, layout::kChunkNameBytes);
   std::memcpy(table.data() + name_at, name, std::min<std::size_t>(std::strlen(name), layout::kChunkNameBytes));
-  append_le32(table, 0);  // not compressed
+  append_le32(table, compression);
   append_le32(table, version);
   append_le64(table, offset);
   append_le64(table, header_size);
   append_le64(table, offset + header_size);
   append_le64(table, data_size);
-  append_le64(table, 0);
+  append_le64(table, uncompressed_size);  // RDF: 0 when not compressed
 }
 
 }  // namespace
@@ -179,24 +190,30 @@ AccelStruct accel_struct_from_blob(const blob::Blob& b, const std::string& file)
   return as;
 }
 
-std::vector<std::byte> serialize(std::span<const AccelStruct> structs, std::span<const std::byte> hwbvh_sections) {
+std::vector<std::byte> serialize(std::span<const AccelStruct> structs, std::span<const std::byte> hwbvh_sections,
+                                 const WriteOptions& options) {
   std::vector<std::byte> out(layout::kFileHeaderBytes, std::byte{0});
   std::vector<std::byte> table;
   const auto add = [&](const char* name, uint32_t version, std::span<const std::byte> header,
-                       std::span<const std::byte> data) {
-    append_chunk_entry(table, name, version, out.size(), header.size(), data.size());
+                       std::span<const std::byte> data, bool compressible) {
+    const bool compress = compressible && options.compress;
+    const std::vector<std::byte> stored = compress ? zstd_compress(data) : std::vector<std::byte>{};
+    const std::span<const std::byte> body = compress ? std::span<const std::byte>(stored) : data;
+    append_chunk_entry(table, name, compress ? kCompressionZstd : 0u, version, out.size(), header.size(),
+                       body.size(), compress ? data.size() : 0u);
     out.insert(out.end(), header.begin(), header.end());
-    out.insert(out.end(), data.begin(), data.end());
+    out.insert(out.end(), body.begin(), body.end());
   };
+  // Only the bulky chunks are compressed: ApiInfo and AsicInfo would grow.
   std::vector<std::byte> api;
   append_le64(api, layout::kApiVulkan);
-  add(kApiInfoChunk, 1, {}, api);
-  add(kAsicInfoChunk, layout::kAsicInfoVersion, {}, asic_info());
+  add(kApiInfoChunk, 1, {}, api, false);
+  add(kAsicInfoChunk, layout::kAsicInfoVersion, {}, asic_info(), false);
   for (std::size_t i = 0; i < structs.size(); ++i) {
     const AccelStructChunk chunk = accel_struct_chunk(structs[i], virtual_address(i));
-    add(kAccelStructChunk, kAccelStructChunkVersion, chunk.header, chunk.data);
+    add(kAccelStructChunk, kAccelStructChunkVersion, chunk.header, chunk.data, true);
   }
-  if (!hwbvh_sections.empty()) add(kHwbvhSectionsChunk, 1, {}, hwbvh_sections);
+  if (!hwbvh_sections.empty()) add(kHwbvhSectionsChunk, 1, {}, hwbvh_sections, true);
 
   const uint64_t table_offset = out.size();
   out.insert(out.end(), table.begin(), table.end());
@@ -210,12 +227,17 @@ std::vector<std::byte> serialize(std::span<const AccelStruct> structs, std::span
   return out;
 }
 
-void write_file(const std::filesystem::path& path, const blob::Blob& b, const std::string& blob_name) {
+std::vector<std::byte> export_blob(const blob::Blob& b, const std::string& blob_name, const WriteOptions& options) {
   const AccelStruct as = accel_struct_from_blob(b, blob_name);
   blob::Blob rest{b.target, {}};
   for (const blob::Section& s : b.sections)
     if (s.type != blob::SectionType::Nodes) rest.sections.push_back(s);
-  write_file_atomically(path, serialize(std::span(&as, 1), blob::serialize(rest)));
+  return serialize(std::span(&as, 1), blob::serialize(rest), options);
+}
+
+void write_file(const std::filesystem::path& path, const blob::Blob& b, const std::string& blob_name,
+                const WriteOptions& options) {
+  write_file_atomically(path, export_blob(b, blob_name, options));
 }
 
 }  // namespace hwbvh::rra

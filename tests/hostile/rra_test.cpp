@@ -1,5 +1,6 @@
 // Hostile .rra files: each is refused with a clear message (hwbvh::Error, BadInput), never a crash. Built by
-// changing bytes of the golden one-triangle file (tests/rra/golden/one-triangle.rra, layout in docs/rra.md).
+// changing bytes of the golden one-triangle file (tests/rra/golden/one-triangle.rra, layout in docs/rra.md), or
+// of its zstd-compressed export.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -8,6 +9,7 @@
 #include <iterator>
 
 #include "fixtures/paths.h"
+#include "hwbvh/blob/bytes.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/rra/rra.h"
 
@@ -31,8 +33,20 @@ void put32(std::vector<std::byte>& b, std::size_t at, uint32_t v) {
   for (int i = 0; i < 4; ++i) b[at + i] = static_cast<std::byte>(v >> (8 * i));
 }
 
-void expect_refused(const std::function<void(std::vector<std::byte>&)>& change, const std::string& words) {
-  std::vector<std::byte> bytes = golden();
+// The golden file exported again with --compress.
+std::vector<std::byte> compressed() { return export_blob(to_blob(parse(golden(), "g.rra"), "g.rra"), "g", {true}); }
+
+// Offset of the chunk-table entry named `name`.
+std::size_t entry_of(const std::vector<std::byte>& b, const std::string& name) {
+  const std::size_t table = blob::load_le32(b, 16), size = blob::load_le32(b, 24);
+  for (std::size_t e = table; e < table + size; e += 64)
+    if (std::string(reinterpret_cast<const char*>(b.data() + e)) == name) return e;
+  ADD_FAILURE() << "no chunk " << name;
+  return 0;
+}
+
+void expect_refused(const std::function<void(std::vector<std::byte>&)>& change, const std::string& words,
+                    std::vector<std::byte> bytes = golden()) {
   change(bytes);
   try {
     (void)to_blob(parse(bytes, "hostile.rra"), "hostile.rra");
@@ -75,6 +89,29 @@ TEST(HostileRra, WrongRtIpLevelIsRefused) {
   expect_refused([](auto& b) { put32(b, kAsHeader + 72, 3); }, "RT IP level 3");
   expect_refused([](auto& b) { put32(b, kAsHeader + 4, 64); }, "metadata size 64");
   expect_refused([](auto& b) { put32(b, kAccelEntry + 20, 0x110000u); }, "major version");
+}
+
+TEST(HostileRra, BadCompressedChunksAreRefused) {
+  const std::vector<std::byte> zstd = compressed();
+  EXPECT_NO_THROW((void)to_blob(parse(zstd, "z.rra"), "z.rra"));
+  const std::size_t accel = entry_of(zstd, kAccelStructChunk), sections = entry_of(zstd, kHwbvhSectionsChunk);
+  const std::size_t data = blob::load_le32(zstd, accel + 40);
+  // A size no zstd frame of these bytes can reach (above 32768 x the stored size) is refused before anything is
+  // allocated; the largest size allowed gets as far as the frame's own size.
+  const uint64_t most = uint64_t{blob::load_le32(zstd, accel + 48)} * 32768;
+  const auto put64 = [](auto& b, std::size_t at, uint64_t v) {
+    put32(b, at, static_cast<uint32_t>(v));
+    put32(b, at + 4, static_cast<uint32_t>(v >> 32));
+  };
+  expect_refused([&](auto& b) { put64(b, accel + 56, most + 1); }, "more than zstd can expand", zstd);
+  expect_refused([&](auto& b) { put64(b, accel + 56, most); }, "the zstd frame holds", zstd);
+  expect_refused([&](auto& b) { put32(b, accel + 60, 0x100); }, "more than zstd can expand", zstd);
+  expect_refused([&](auto& b) { put32(b, sections + 56, 5); }, "the zstd frame holds", zstd);
+  expect_refused([&](auto& b) { put32(b, accel + 16, 2); }, "compression method 2", zstd);
+  expect_refused([&](auto& b) { put32(b, data, 0); }, "not a zstd frame", zstd);  // the frame's magic
+  expect_refused([&](auto& b) { put32(b, accel + 48, blob::load_le32(b, accel + 48) - 8); }, "zstd:", zstd);
+  expect_refused([&](auto& b) { put32(b, data + 20, 0xFFFFFFFFu); put32(b, data + 24, 0xFFFFFFFFu); }, "zstd",
+                 zstd);
 }
 
 }  // namespace

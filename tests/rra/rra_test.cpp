@@ -9,10 +9,12 @@
 #include <set>
 
 #include "fixtures/paths.h"
+#include "fixtures/rra_capture.h"
 #include "hwbvh/blob/bytes.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/parallel.h"
 #include "hwbvh/emu/loaded_bvh.h"
+#include "hwbvh/emu/oracle.h"
 #include "hwbvh/emu/rtip31/traversal.h"
 #include "hwbvh/formats/rdna4/decode.h"
 #include "hwbvh/pipeline/pipeline.h"
@@ -29,12 +31,12 @@ blob::Blob build(const Scene& scene, bool obb) {
   return pipeline::build_blob(scene, o).blob;
 }
 
-std::vector<std::byte> export_bytes(const blob::Blob& b) {
-  const AccelStruct as = accel_struct_from_blob(b, "test");
-  blob::Blob rest{b.target, {}};
-  for (const blob::Section& s : b.sections)
-    if (s.type != blob::SectionType::Nodes) rest.sections.push_back(s);
-  return serialize(std::span(&as, 1), blob::serialize(rest));
+std::vector<std::byte> export_bytes(const blob::Blob& b, bool compress = false) {
+  return export_blob(b, "test", {compress});
+}
+
+bool same_ray(const emu::OracleHit& a, const emu::OracleHit& b) {
+  return a.hit == b.hit && a.t == b.t && a.geometry == b.geometry && a.primitive == b.primitive;
 }
 
 struct RoundTripCase {
@@ -60,6 +62,54 @@ TEST_P(RraRoundTrip, NodeBytesAndPerRayCountersAreIdentical) {
   ASSERT_EQ(ta.rays.size(), tb.rays.size());
   for (std::size_t i = 0; i < ta.rays.size(); ++i) ASSERT_TRUE(ta.rays[i] == tb.rays[i]) << "ray " << i;
   EXPECT_GT(ta.total_counters().box_tests, 0u);
+
+  // Compressed: the same blob read back, from a smaller file.
+  const std::vector<std::byte> plain = export_bytes(original), compressed = export_bytes(original, true);
+  const File zstd = parse(compressed, "zstd.rra");
+  EXPECT_LT(compressed.size(), plain.size());
+  for (const Chunk& c : zstd.chunks) {
+    const bool bulky = c.name == kAccelStructChunk || c.name == kHwbvhSectionsChunk;
+    EXPECT_EQ(c.compression, bulky ? kCompressionZstd : 0u) << c.name;
+    EXPECT_EQ(c.uncompressed_size > c.data_size, bulky) << c.name;
+  }
+  const blob::Blob unzipped = to_blob(zstd, "zstd.rra");
+  ASSERT_EQ(unzipped.sections.size(), original.sections.size());
+  for (std::size_t i = 0; i < original.sections.size(); ++i)
+    EXPECT_TRUE(unzipped.sections[i].data == original.sections[i].data) << i;
+}
+
+// A driver's capture (no HwbvhSections chunk): the same node bytes, and the triangles decoded from the primitive
+// nodes give the oracle the same hits as the scene's own Geometry section. Scenes without alpha-tested geometry:
+// a capture carries no any-hit shader data.
+class RraCapture : public ::testing::TestWithParam<RoundTripCase> {};
+
+TEST_P(RraCapture, WithoutHwbvhSectionsTracesTheSame) {
+  const Scene scene = load_obj(test::project_scene(GetParam().scene));
+  const blob::Blob original = build(scene, GetParam().obb);
+  const blob::Blob capture = to_blob(parse(test::without_hwbvh_sections(export_bytes(original)), "c.rra"), "c.rra");
+  ASSERT_EQ(capture.sections.size(), 2u);  // nodes and the decoded geometry
+  EXPECT_TRUE(capture.require(blob::SectionType::Nodes, "c").data ==
+              original.require(blob::SectionType::Nodes, "o").data);
+  const emu::LoadedBvh a = emu::load_bvh(original, "original"), b = emu::load_bvh(capture, "capture");
+  ASSERT_EQ(b.geometry.triangles.size(), a.geometry.triangles.size());
+  const emu::Oracle oa(a.geometry, "original", 1), ob(b.geometry, "capture", 1);
+  const RayBatch rays = primary_rays(auto_frame(a.bounds, 4.0f / 3.0f), 64, 48);
+  const auto ta = a.trace(rays.rays, rays.wave_begin, {}, Executor(1));
+  const auto tb = b.trace(rays.rays, rays.wave_begin, {}, Executor(1));
+  std::size_t hits = 0;
+  for (std::size_t i = 0; i < rays.rays.size(); ++i) {
+    ASSERT_TRUE(ta.rays[i] == tb.rays[i]) << "ray " << i;
+    const emu::OracleHit ha = oa.trace_closest(rays.rays[i]);
+    ASSERT_TRUE(same_ray(ha, ob.trace_closest(rays.rays[i]))) << "ray " << i;
+    hits += ha.hit;
+  }
+  EXPECT_GT(hits, 0u);
+}
+
+std::string case_name(const ::testing::TestParamInfo<RoundTripCase>& info) {
+  std::string name = info.param.scene.substr(0, info.param.scene.find('.'));
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name + (info.param.obb ? "_obb" : "_aabb");
 }
 
 INSTANTIATE_TEST_SUITE_P(Scenes, RraRoundTrip,
@@ -69,11 +119,15 @@ INSTANTIATE_TEST_SUITE_P(Scenes, RraRoundTrip,
                                            RoundTripCase{"alpha-cards.obj", true}, RoundTripCase{"alpha-cards.obj", false},
                                            RoundTripCase{"overflow-fan.obj", true},
                                            RoundTripCase{"overflow-fan.obj", false}),
-                         [](const auto& info) {
-                           std::string name = info.param.scene.substr(0, info.param.scene.find('.'));
-                           std::replace(name.begin(), name.end(), '-', '_');
-                           return name + (info.param.obb ? "_obb" : "_aabb");
-                         });
+                         case_name);
+// Not alpha-cards: a capture carries no any-hit shader data (docs/rra.md §4).
+INSTANTIATE_TEST_SUITE_P(Scenes, RraCapture,
+                         ::testing::Values(RoundTripCase{"rotated-objects.obj", true},
+                                           RoundTripCase{"rotated-objects.obj", false},
+                                           RoundTripCase{"cornell-box.obj", true}, RoundTripCase{"cornell-box.obj", false},
+                                           RoundTripCase{"overflow-fan.obj", true},
+                                           RoundTripCase{"overflow-fan.obj", false}),
+                         case_name);
 
 // Little-endian reads written here, not shared with the reader under test.
 uint32_t u32(std::span<const std::byte> b, uint64_t at) {
@@ -101,6 +155,7 @@ void check_every_chunk(std::span<const std::byte> file, const blob::Blob& source
     const uint32_t compression = u32(file, e + 16), version = u32(file, e + 20);
     const uint64_t ho = u64(file, e + 24), hs = u64(file, e + 32), dof = u64(file, e + 40), ds = u64(file, e + 48);
     EXPECT_EQ(compression, 0u);
+    EXPECT_EQ(u64(file, e + 56), 0u) << "size before compression, 0 when not compressed";
     EXPECT_EQ(ho, next) << name;
     EXPECT_EQ(dof, ho + hs) << name;
     next = dof + ds;

@@ -50,18 +50,31 @@ struct AccelStruct {
 /// target or a node section whose tree is malformed.
 AccelStruct accel_struct_from_blob(const blob::Blob& blob, const std::string& file);
 
+inline constexpr uint32_t kCompressionZstd = 1;  ///< RDF chunk-table compression method
+
+struct WriteOptions {
+  /// zstd-compress the data of the RawAccelStruct and HwbvhSections chunks (RDF compression method 1).
+  bool compress = false;
+};
+
 /// The whole file: header, ApiInfo, AsicInfo, one RawAccelStruct chunk per structure in order, then the
 /// HwbvhSections chunk when `hwbvh_sections` is not empty, then the chunk table.
-std::vector<std::byte> serialize(std::span<const AccelStruct> structs, std::span<const std::byte> hwbvh_sections);
-/// An rtip31 blob as a .rra file: its BVH plus its other sections; written atomically.
-void write_file(const std::filesystem::path& path, const blob::Blob& blob, const std::string& blob_name);
+std::vector<std::byte> serialize(std::span<const AccelStruct> structs, std::span<const std::byte> hwbvh_sections,
+                                 const WriteOptions& options = {});
+/// An rtip31 blob as a .rra file: its BVH plus its other sections.
+std::vector<std::byte> export_blob(const blob::Blob& blob, const std::string& blob_name,
+                                   const WriteOptions& options = {});
+/// export_blob, written atomically.
+void write_file(const std::filesystem::path& path, const blob::Blob& blob, const std::string& blob_name,
+                const WriteOptions& options = {});
 
 /// One chunk-table entry (64 bytes in the file).
 struct Chunk {
   std::string name;
-  uint32_t compression = 0;  ///< 0 none, 1 zstd
+  uint32_t compression = 0;  ///< 0 none, kCompressionZstd
   uint32_t version = 0;
   uint64_t header_offset = 0, header_size = 0, data_offset = 0, data_size = 0;
+  uint64_t uncompressed_size = 0;  ///< of the data, when compressed
 };
 
 /// An acceleration structure read back, after every check RRA makes and every child pointer checked.
@@ -71,7 +84,9 @@ struct ReadAccelStruct {
   std::vector<std::byte> nodes;  ///< from byte 128 of the header to the geometry infos
   uint32_t box_nodes = 0;        ///< reached from the root
   uint32_t primitive_nodes = 0;  ///< reached from the root
+  uint32_t depth = 0;            ///< nodes on the longest path from the root to a primitive node
   uint32_t primitives = 0, active_primitives = 0, geometries = 0;
+  std::vector<uint32_t> geometry_primitives;  ///< per geometry, from its geometry info
   Aabb bounds;
 };
 
@@ -86,7 +101,9 @@ bool has_rdf_magic(std::span<const std::byte> bytes);
 /// Parses and checks; throws hwbvh::Error(BadInput) naming `name` and the problem. Unknown chunks are skipped.
 File parse(std::span<const std::byte> bytes, const std::string& name);
 /// The file as a blob: its one bottom-level structure's nodes behind a rebuilt node-section header, plus the
-/// sections of its HwbvhSections chunk (whose section table goes to `layout` if given). Throws
+/// sections of its HwbvhSections chunk (whose section table goes to `layout` if given). A file without that chunk
+/// (a driver's capture) gets a Geometry section of the triangles decoded from its primitive nodes, with the
+/// geometry and primitive ids the nodes carry; ids no node holds become degenerate placeholders. Throws
 /// hwbvh::Error(BadInput) for anything else.
 blob::Blob to_blob(const File& file, const std::string& name, blob::FileLayout* layout = nullptr);
 /// Reads a .hwbvh blob or a .rra file, told apart by their magic; `layout` as blob::read_file (for a .rra
