@@ -6,7 +6,9 @@
 #include <string>
 
 #include <glm/geometric.hpp>
+#include <glm/matrix.hpp>
 
+#include "fixtures/paths.h"
 #include "hwbvh/scene/alpha_test.h"
 #include "hwbvh/scene/scene.h"
 #include "scene/gltf_files.h"
@@ -223,6 +225,32 @@ TEST(GltfInput, LoadSceneNeedsFlattenForGltf) {
   test::expect_bad_input([&] { (void)load_scene(path, {}); }, path.string(),
                          "instanced builds of glTF scenes are not available yet: pass --flatten");
   EXPECT_EQ(load_scene(path, {.flatten = true}).triangles.size(), 1u);
+}
+
+// The shipped instanced scene (scenes/README.md): every rock triangle faces away from its instance's origin (the
+// rock is star-shaped around it, and a linear map keeps that), mirrored instances included.
+TEST(ProjectScenes, InstancedGardenRocksFaceOutwardEvenWhenMirrored) {
+  const auto path = test::project_scene("instanced-garden.gltf");
+  ASSERT_TRUE(std::filesystem::exists(path)) << path;
+  const Scene s = load_gltf(path);
+  EXPECT_EQ(s.triangles.size(), 15162u);
+  EXPECT_EQ(s.instances.size(), 231u);
+  EXPECT_EQ(make_alpha_test(s).tested_count(), 600u);
+  uint32_t rocks = 0;
+  uint32_t mirrored = 0;
+  for (const SceneInstance& instance : s.instances) {
+    const Geometry& g = s.geometries[instance.first_geometry];
+    if (!g.name.ends_with("/rock/0")) continue;
+    ++rocks;
+    mirrored += glm::determinant(glm::dmat3(instance.world)) < 0.0 ? 1 : 0;
+    const Vec3 origin(instance.world[3]);
+    for (uint32_t t = g.first_triangle; t < g.first_triangle + g.triangle_count; ++t) {
+      const Vec3 centre = (s.vertex(t, 0) + s.vertex(t, 1) + s.vertex(t, 2)) / 3.0f;
+      EXPECT_GT(glm::dot(normal(s, t), centre - origin), 0.0f) << instance.name << " triangle " << t;
+    }
+  }
+  EXPECT_GT(rocks, 0u);
+  EXPECT_GT(mirrored, 0u);
 }
 
 }  // namespace
