@@ -455,7 +455,7 @@ class ObjReader {
       if (!library) continue;
       for (scene::MtlMaterial& m : *library) {
         if (!material_ids.try_emplace(m.name, static_cast<uint32_t>(scene.materials.size())).second) continue;
-        scene.materials.push_back({m.name, m.diffuse, kNoIndex, std::nullopt});
+        scene.materials.push_back({m.name, m.diffuse, kNoIndex});
         definitions.push_back(std::move(m));
       }
     }

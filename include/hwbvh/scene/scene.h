@@ -33,7 +33,7 @@ struct Material {
   std::string name;
   Vec3 diffuse{0.8f};
   uint32_t alpha_texture = kNoIndex;  ///< index into Scene::alpha_textures; MTL map_d or glTF MASK with alpha
-  std::optional<float> alpha_cutoff;  ///< the file's own cutoff (glTF alphaCutoff); none for MTL materials
+  std::optional<float> alpha_cutoff = std::nullopt;  ///< the file's own cutoff (glTF alphaCutoff); none for MTL materials
   [[nodiscard]] bool alpha_tested() const { return alpha_texture != kNoIndex; }
 };
 
