@@ -55,6 +55,19 @@ TEST_F(GltfCli, FlattenedGardenAgreesWithTheOracleOnEveryRayType) {
   }
 }
 
+TEST_F(GltfCli, FlattenedBuildsAreByteIdenticalAtAnyThreadCountAndTakeTheCutoffOption) {
+  for (const char* threads : {"1", "2"}) {
+    const test::Outcome r = hwbvh("build " + garden() + " --flatten --quiet --threads " + threads + " -o " +
+                                  quote(path(std::string("t") + threads + ".hwbvh")));
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+  EXPECT_EQ(test::slurp(path("t1.hwbvh")), test::slurp(path("t2.hwbvh")));
+  const test::Outcome r =
+      hwbvh("build " + garden() + " --flatten --alpha-cutoff 0.25 --json --quiet -o " + quote(path("c.hwbvh")));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["opacity"]["cutoff"], 0.25);  // the option replaces alphaCutoff 0.5
+}
+
 TEST_F(GltfCli, CompareAndReportTakeFlattenedGltf) {
   test::Outcome r = hwbvh("compare " + garden() + " --flatten --rays primary --width 16 --height 16 --quiet");
   ASSERT_EQ(r.code, 0) << r.err;

@@ -36,9 +36,9 @@ TEST(GltfErrors, MissingFilesAndBuffers) {
   f.buffer_uri = "missing.bin";
   const auto path = dir.path() / "scene.gltf";
   std::ofstream(path) << f.json();
-  expect_bad_input([&] { (void)load_gltf(path); }, path.string(), "missing.bin");
+  expect_bad_input([&] { (void)load_gltf(path); }, path.string(), "File not found : missing.bin");
   // From memory no external file is read.
-  expect_rejected(f.json(), "missing.bin");
+  expect_rejected(f.json(), "File not found : missing.bin");
 }
 
 TEST(GltfErrors, NotGltf) {
@@ -113,6 +113,18 @@ TEST(GltfErrors, NodeCycles) {
   GltfFile self = one_triangle_file();
   self.node("\"name\":\"me\",\"mesh\":0,\"children\":[0]");
   expect_rejected(self.json(), "node 0 'me' is its own ancestor");
+}
+
+// Shared subtrees are instanced once per path to them: 21 levels of a node listing its child twice would make
+// 2^21 paths, which is refused before it is walked.
+TEST(GltfErrors, NodeGraphsThatExpandTooFar) {
+  GltfFile f = one_triangle_file();
+  for (int level = 0; level < 21; ++level) {
+    f.node("\"children\":[" + std::to_string(level + 1) + "," + std::to_string(level + 1) + "]");
+  }
+  f.node("\"mesh\":0");
+  f.scene_nodes = "0";
+  expect_rejected(f.json(), "the node graph expands to more than 1048576 nodes");
 }
 
 TEST(GltfErrors, NonFiniteAndSingularMatrices) {

@@ -235,6 +235,7 @@ TEST(ProjectScenes, InstancedGardenRocksFaceOutwardEvenWhenMirrored) {
   const Scene s = load_gltf(path);
   EXPECT_EQ(s.triangles.size(), 15162u);
   EXPECT_EQ(s.instances.size(), 231u);
+  EXPECT_EQ(s.geometries.size(), 231u);
   EXPECT_EQ(make_alpha_test(s).tested_count(), 600u);
   uint32_t rocks = 0;
   uint32_t mirrored = 0;
