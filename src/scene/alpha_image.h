@@ -18,9 +18,9 @@ enum class AlphaSource {
 };
 
 struct DecodedAlpha {
-  AlphaTexture texture;  ///< valid when problem is empty
+  AlphaTexture texture;            ///< valid when problem is empty
   bool has_alpha_channel = false;  ///< the image has one (2 or 4 channels)
-  std::string problem;   ///< why the image could not be decoded
+  std::string problem;             ///< why the image could not be decoded
 };
 
 /// Decodes an image file's bytes (any format stb_image reads) into an alpha mask; `path` names it in the texture.

@@ -32,7 +32,7 @@ constexpr uint64_t kMaxNodeVisits = uint64_t{1} << 20;
 constexpr uint64_t kMaxTriangles = uint64_t{1} << 27;
 
 constexpr std::array<std::string_view, 7> kModeNames = {"points",    "lines",          "line loop",   "line strip",
-                                                         "triangles", "triangle strip", "triangle fan"};
+                                                        "triangles", "triangle strip", "triangle fan"};
 constexpr int kModeTriangles = TINYGLTF_MODE_TRIANGLES;
 constexpr int kModeStrip = TINYGLTF_MODE_TRIANGLE_STRIP;
 constexpr int kModeFan = TINYGLTF_MODE_TRIANGLE_FAN;
@@ -141,7 +141,8 @@ class GltfReader {
     for (const int root : gltf_scene.nodes) visit_tree(root);
     if (scene_.triangles.empty()) fail("no triangles: no node of the default scene references a mesh with triangles");
     if (scene_.degenerate_count() == scene_.triangles.size()) {
-      fail("all " + std::to_string(scene_.triangles.size()) + " triangles are degenerate (zero area): nothing to build");
+      fail("all " + std::to_string(scene_.triangles.size()) +
+           " triangles are degenerate (zero area): nothing to build");
     }
     load_alpha_textures();
     for (const auto& [kind, message] : warnings_) {
@@ -331,8 +332,8 @@ class GltfReader {
 
     const auto position = gltf.attributes.find("POSITION");
     if (position == gltf.attributes.end()) fail(where + ": no POSITION attribute");
-    const AccessorView positions = view(position->second, where + " POSITION", {TINYGLTF_TYPE_VEC3},
-                                        {TINYGLTF_COMPONENT_TYPE_FLOAT});
+    const AccessorView positions =
+        view(position->second, where + " POSITION", {TINYGLTF_TYPE_VEC3}, {TINYGLTF_COMPONENT_TYPE_FLOAT});
     out.positions.resize(positions.count);
     for (std::size_t i = 0; i < positions.count; ++i) {
       for (int c = 0; c < 3; ++c) {
@@ -359,9 +360,9 @@ class GltfReader {
     if (material.alphaMode != "MASK" || texture.index < 0) return;
     const auto attribute = gltf.attributes.find("TEXCOORD_" + std::to_string(texture.texCoord));
     if (attribute == gltf.attributes.end()) return;  // no texel to read: opaque, as an OBJ face without vt
-    const AccessorView uv = view(attribute->second, where + " " + attribute->first, {TINYGLTF_TYPE_VEC2},
-                                 {TINYGLTF_COMPONENT_TYPE_FLOAT, TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE,
-                                  TINYGLTF_COMPONENT_TYPE_UNSIGNED_SHORT});
+    const AccessorView uv = view(
+        attribute->second, where + " " + attribute->first, {TINYGLTF_TYPE_VEC2},
+        {TINYGLTF_COMPONENT_TYPE_FLOAT, TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE, TINYGLTF_COMPONENT_TYPE_UNSIGNED_SHORT});
     if (uv.count != out.positions.size()) {
       fail(where + ": " + attribute->first + " has " + std::to_string(uv.count) + " elements, POSITION " +
            std::to_string(out.positions.size()));
@@ -370,7 +371,8 @@ class GltfReader {
     for (std::size_t i = 0; i < uv.count; ++i) {
       const double u = uv.value(i, 0);
       const double v = uv.value(i, 1);
-      if (!std::isfinite(u) || !std::isfinite(v)) fail(where + ": " + attribute->first + " " + std::to_string(i) + " is not finite");
+      if (!std::isfinite(u) || !std::isfinite(v))
+        fail(where + ": " + attribute->first + " " + std::to_string(i) + " is not finite");
       out.texcoords[i] = Vec2(static_cast<float>(u), 1.0f - static_cast<float>(v));
     }
   }
@@ -433,13 +435,14 @@ class GltfReader {
     const tinygltf::Buffer& buffer = element(model_.buffers, bv.buffer, where + ": buffer");
     if (buffer.data.size() < bv.byteOffset || buffer.data.size() - bv.byteOffset < bv.byteLength) {
       fail(where + ": buffer view " + std::to_string(a.bufferView) + " (bytes " + std::to_string(bv.byteOffset) +
-           " + " + std::to_string(bv.byteLength) + ") runs past the end of buffer " + std::to_string(bv.buffer) +
-           " (" + std::to_string(buffer.data.size()) + " bytes)");
+           " + " + std::to_string(bv.byteLength) + ") runs past the end of buffer " + std::to_string(bv.buffer) + " (" +
+           std::to_string(buffer.data.size()) + " bytes)");
     }
     const auto element_size = static_cast<std::size_t>(
         tinygltf::GetComponentSizeInBytes(static_cast<uint32_t>(a.componentType)) * v.components);
     v.stride = bv.byteStride == 0 ? element_size : bv.byteStride;
-    if (v.stride < element_size) fail(where + ": byteStride " + std::to_string(bv.byteStride) + " is below the element size");
+    if (v.stride < element_size)
+      fail(where + ": byteStride " + std::to_string(bv.byteStride) + " is below the element size");
     if (a.count > 0) {
       // count and stride <= byteLength first, so that the product below cannot overflow.
       const bool fits = a.byteOffset <= bv.byteLength && a.count <= bv.byteLength &&
@@ -473,7 +476,8 @@ class GltfReader {
         continue;
       }
       if (!used[m]) continue;
-      if (gltf.pbrMetallicRoughness.baseColorFactor.size() == 4 && gltf.pbrMetallicRoughness.baseColorFactor[3] != 1.0) {
+      if (gltf.pbrMetallicRoughness.baseColorFactor.size() == 4 &&
+          gltf.pbrMetallicRoughness.baseColorFactor[3] != 1.0) {
         warn_once("factor", where + ": the alpha of baseColorFactor is ignored; the texture's alpha alone is tested");
       }
       const tinygltf::Texture& texture = element(model_.textures, info.index, where + ": texture");
@@ -485,8 +489,8 @@ class GltfReader {
   }
 
   uint32_t decode(const std::string& where, int index, const tinygltf::Image& image) {
-    const std::string name = image.uri.empty() || image.uri.starts_with("data:") ? "image " + std::to_string(index)
-                                                                                 : valid_utf8(image.uri);
+    const std::string name =
+        image.uri.empty() || image.uri.starts_with("data:") ? "image " + std::to_string(index) : valid_utf8(image.uri);
     if (image.image.empty()) fail(where + ": base-colour " + name + " has no data");
     const std::string_view bytes(reinterpret_cast<const char*>(image.image.data()), image.image.size());
     scene::DecodedAlpha decoded = scene::decode_alpha_texture(bytes, name, scene::AlphaSource::AlphaChannel);
@@ -505,24 +509,24 @@ class GltfReader {
   uint64_t node_visits_ = 0;
 };
 
-Scene read_gltf(std::string_view bytes, const std::string& name, const std::filesystem::path& base_dir,
-                bool read_files, const WarningFn& warn) {
+Scene read_gltf(std::string_view bytes, const std::string& name, const std::filesystem::path& base_dir, bool read_files,
+                const WarningFn& warn) {
   if (bytes.size() > UINT_MAX) throw_bad_input(name, "file too large for a glTF reader");
   tinygltf::TinyGLTF loader;
   loader.SetImageLoader(keep_image_bytes, nullptr);
-  loader.SetFsCallbacks(read_files ? tinygltf::FsCallbacks{&tinygltf::FileExists, literal_path, &tinygltf::ReadWholeFile,
-                                                           never_writes, nullptr}
+  loader.SetFsCallbacks(read_files ? tinygltf::FsCallbacks{&tinygltf::FileExists, literal_path,
+                                                           &tinygltf::ReadWholeFile, never_writes, nullptr}
                                    : tinygltf::FsCallbacks{no_file, literal_path, no_read, never_writes, nullptr});
   tinygltf::Model model;
   std::string error;
   std::string warning;
   const auto size = static_cast<unsigned int>(bytes.size());
   // GLB by its magic, whatever the file is called.
-  const bool ok = bytes.starts_with("glTF")
-                      ? loader.LoadBinaryFromMemory(&model, &error, &warning,
-                                                    reinterpret_cast<const unsigned char*>(bytes.data()), size,
-                                                    base_dir.string())
-                      : loader.LoadASCIIFromString(&model, &error, &warning, bytes.data(), size, base_dir.string());
+  const bool ok =
+      bytes.starts_with("glTF")
+          ? loader.LoadBinaryFromMemory(&model, &error, &warning, reinterpret_cast<const unsigned char*>(bytes.data()),
+                                        size, base_dir.string())
+          : loader.LoadASCIIFromString(&model, &error, &warning, bytes.data(), size, base_dir.string());
   if (!ok) throw_bad_input(name, error.empty() ? "not a glTF file" : one_line(error));
   if (!warning.empty() && warn) warn(name + ": " + one_line(warning));
   return GltfReader(model, name, warn).read();
