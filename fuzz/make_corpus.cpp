@@ -1,8 +1,9 @@
 // Writes the seed corpora of the fuzz targets (fuzz/README.md) from the project's scenes, so that every target
 // starts from inputs that reach deep into its code: the OBJ and MTL files themselves (large ones cut at a line
 // boundary), the rtip31, rtip20 and xe3 blobs built from them, their Geometry and BuildMeta sections, node sections,
-// single nodes of every format, rays files in both encodings, and .rra files. A few hand-written OBJ, MTL and rays
-// seeds add syntax the scenes do not use. Deterministic: the same scenes give the same files. Run through fuzz/make-corpus.sh.
+// single nodes of every format, rays files in both encodings, .rra files, and the glTF scenes as they are. A few
+// hand-written OBJ, MTL, glTF and rays seeds add syntax the scenes do not use. Deterministic: the same scenes give
+// the same files. Run through fuzz/make-corpus.sh.
 //
 //   fuzz_make_corpus SCENES_DIR CORPUS_DIR
 #include <algorithm>
@@ -170,6 +171,35 @@ void write_handmade(Corpus& corpus) {
             pipeline::build_blob(load_obj_from_memory("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n", "one-triangle.obj"),
                                  one_triangle)
                 .blob);
+  // glTF: one triangle (its 36 bytes of positions as a data URI); strips and fans without indices under nested
+  // matrix and TRS nodes, one mirrored; the same triangle as a GLB with its BIN chunk.
+  const std::string triangle_buffer =
+      "{\"byteLength\":36,\"uri\":\"data:application/octet-stream;base64,"
+      "AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA\"}";
+  const std::string triangle_json =
+      "{\"asset\":{\"version\":\"2.0\"},\"scene\":0,\"scenes\":[{\"nodes\":[0]}],\"nodes\":[{\"mesh\":0}],"
+      "\"meshes\":[{\"primitives\":[{\"attributes\":{\"POSITION\":0}}]}],\"accessors\":[{\"bufferView\":0,"
+      "\"componentType\":5126,\"count\":3,\"type\":\"VEC3\"}],\"bufferViews\":[{\"buffer\":0,\"byteLength\":36}],"
+      "\"buffers\":[";
+  corpus.write("gltf", "triangle.gltf", triangle_json + triangle_buffer + "]}");
+  corpus.write("gltf", "strips-fans.gltf",
+               "{\"asset\":{\"version\":\"2.0\"},\"scenes\":[{\"nodes\":[0,2]}],\"nodes\":[{\"matrix\":[1,0,0,0,"
+               "0,1,0,0,0,0,1,0,5,0,0,1],\"children\":[1]},{\"mesh\":0,\"rotation\":[0,0,0.6,0.8],\"scale\":[-1,2,1]},"
+               "{\"mesh\":0,\"translation\":[0,0,3]}],\"meshes\":[{\"primitives\":[{\"attributes\":{\"POSITION\":0},"
+               "\"mode\":5},{\"attributes\":{\"POSITION\":0},\"mode\":6}]}],\"accessors\":[{\"bufferView\":0,"
+               "\"componentType\":5126,\"count\":3,\"type\":\"VEC3\"}],\"bufferViews\":[{\"buffer\":0,"
+               "\"byteLength\":36}],\"buffers\":[" + triangle_buffer + "]}");
+  std::string json = triangle_json + "{\"byteLength\":36}]}";
+  json.resize((json.size() + 3) / 4 * 4, ' ');
+  const auto le32 = [](std::size_t v) {
+    std::string out(4, '\0');
+    for (std::size_t k = 0; k < 4; ++k) out[k] = static_cast<char>((v >> (8 * k)) & 0xFF);
+    return out;
+  };
+  const std::string bin("\0\0\0\0\0\0\0\0\0\0\0\0\0\0\x80\x3f\0\0\0\0\0\0\0\0\0\0\0\0\0\0\x80\x3f\0\0\0\0", 36);
+  corpus.write("gltf", "triangle.glb",
+               "glTF" + le32(2) + le32(12 + 8 + json.size() + 8 + bin.size()) + le32(json.size()) + "JSON" + json +
+                   le32(bin.size()) + std::string("BIN\0", 4) + bin);
   corpus.write("rays", "comments.txt",
                "# origin direction tmin tmax\n\n0 0 -5  0 0 1  0 inf\n  1 2 3 -1 -2 -3 0.5 10 # trailing\n");
 }
@@ -179,16 +209,19 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "usage: fuzz_make_corpus SCENES_DIR CORPUS_DIR\n");
     return 2;
   }
-  std::vector<fs::path> objs, mtls;
+  std::vector<fs::path> objs, mtls, gltfs;
   for (const auto& entry : fs::directory_iterator(argv[1])) {
     if (entry.path().extension() == ".obj") objs.push_back(entry.path());
     if (entry.path().extension() == ".mtl") mtls.push_back(entry.path());
+    if (entry.path().extension() == ".gltf") gltfs.push_back(entry.path());
   }
   std::sort(objs.begin(), objs.end());
   std::sort(mtls.begin(), mtls.end());
+  std::sort(gltfs.begin(), gltfs.end());
   Corpus corpus(argv[2]);
   for (const fs::path& obj : objs) write_scene(corpus, obj);
   for (const fs::path& mtl : mtls) corpus.write("mtl", mtl.filename().string(), read_text(mtl));
+  for (const fs::path& gltf : gltfs) corpus.write("gltf", gltf.filename().string(), read_text(gltf));
   write_handmade(corpus);
   std::printf("wrote %d seed files from %zu scenes to %s\n", corpus.files(), objs.size(), argv[2]);
   return 0;

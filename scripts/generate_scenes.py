@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the project's own small test scenes into scenes/ (see scenes/README.md).
 
-Deterministic: fixed seeds, fixed number formatting, and a PNG written with stored (uncompressed) deflate
+Deterministic: fixed seeds, fixed number formatting, and PNGs written with stored (uncompressed) deflate
 blocks, so running it again reproduces every file byte for byte, whatever the zlib version. Python 3 standard
 library only.
 
@@ -13,6 +13,8 @@ The second form writes only mask-cards.obj and mask-cards.mtl: the alpha-cards l
 this machine and are not committed.
 """
 
+import base64
+import json
 import math
 import random
 import struct
@@ -213,8 +215,9 @@ def leaf_coverage(x, y):
     return 1.0 if (blade or stem) and not bitten else 0.0
 
 
-def png_grey8(width, height, rows):
-    """An 8-bit greyscale PNG; the zlib stream uses stored blocks so the bytes never depend on zlib."""
+def png_grey8(width, height, rows, colour_type=0):
+    """An 8-bit greyscale PNG (colour_type 4: grey + alpha, rows of interleaved values); the zlib stream uses
+    stored blocks so the bytes never depend on zlib."""
     raw = b"".join(b"\x00" + bytes(row) for row in rows)  # filter type 0 on every row
     blocks = []
     for start in range(0, len(raw), 65535):
@@ -226,12 +229,12 @@ def png_grey8(width, height, rows):
     def chunk(kind, data):
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
-    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    header = struct.pack(">IIBBBBB", width, height, 8, colour_type, 0, 0, 0)
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", stream) + chunk(b"IEND", b"")
 
 
-def alpha_cards(out):
-    size, samples = 128, 4
+def leaf_mask(size, samples=4):
+    """Rows of 8-bit leaf coverage, anti-aliased with samples x samples points per texel."""
     rows = []
     for py in range(size):
         row = []
@@ -240,7 +243,12 @@ def alpha_cards(out):
                           for i in range(samples) for j in range(samples))
             row.append(round(255 * covered / (samples * samples)))
         rows.append(row)
-    (out / "alpha-cards-mask.png").write_bytes(png_grey8(size, size, rows))
+    return rows
+
+
+def alpha_cards(out):
+    size = 128
+    (out / "alpha-cards-mask.png").write_bytes(png_grey8(size, size, leaf_mask(size)))
 
     rng = random.Random(7)
     obj = ObjWriter("A 12 x 12 grid of alpha-tested leaf cards (quads with UVs, material `leaf` with map_d) at\n"
@@ -330,6 +338,195 @@ def mask_cards(mask_folder, out):
     (out / "mask-cards.mtl").write_text("\n".join(mtl) + "\n", encoding="utf-8", newline="\n")
 
 
+# --- instanced-garden (glTF) ------------------------------------------------------------------------------------
+
+def chain_link(segments=12, sides=6, length=1.2, radius=0.5, thickness=0.12):
+    """A stadium-shaped torus: a tube of `sides` around a loop of two half circles joined by straight sides."""
+    positions, indices = [], []
+    for i in range(segments):
+        a = 2 * math.pi * i / segments
+        # centre line: half circles at x = +-length/2
+        cx = math.cos(a) * radius + (length / 2 if math.cos(a) >= 0 else -length / 2)
+        cy = math.sin(a) * radius
+        for j in range(sides):
+            b = 2 * math.pi * j / sides
+            r = thickness * math.cos(b)
+            positions.append([cx + r * math.cos(a), cy + r * math.sin(a), thickness * math.sin(b)])
+    for i in range(segments):
+        for j in range(sides):
+            a, b = i * sides + j, ((i + 1) % segments) * sides + j
+            c, d = ((i + 1) % segments) * sides + (j + 1) % sides, i * sides + (j + 1) % sides
+            indices += [a, b, c, a, c, d]
+    return positions, indices
+
+
+def rock(rng):
+    """An icosahedron subdivided once, vertices pushed in and out at random: 80 outward-facing triangles."""
+    t = (1 + math.sqrt(5)) / 2
+    verts = [[-1, t, 0], [1, t, 0], [-1, -t, 0], [1, -t, 0], [0, -1, t], [0, 1, t], [0, -1, -t], [0, 1, -t],
+             [t, 0, -1], [t, 0, 1], [-t, 0, -1], [-t, 0, 1]]
+    faces = [(0, 11, 5), (0, 5, 1), (0, 1, 7), (0, 7, 10), (0, 10, 11), (1, 5, 9), (5, 11, 4), (11, 10, 2),
+             (10, 7, 6), (7, 1, 8), (3, 9, 4), (3, 4, 2), (3, 2, 6), (3, 6, 8), (3, 8, 9), (4, 9, 5), (2, 4, 11),
+             (6, 2, 10), (8, 6, 7), (9, 8, 1)]
+    midpoints = {}
+
+    def midpoint(i, j):
+        key = (min(i, j), max(i, j))
+        if key not in midpoints:
+            verts.append([(verts[i][k] + verts[j][k]) / 2 for k in range(3)])
+            midpoints[key] = len(verts) - 1
+        return midpoints[key]
+
+    indices = []
+    for a, b, c in faces:
+        ab, bc, ca = midpoint(a, b), midpoint(b, c), midpoint(c, a)
+        indices += [a, ab, ca, b, bc, ab, c, ca, bc, ab, bc, ca]
+    positions = []
+    for v in verts:
+        n = math.sqrt(dot(v, v))
+        r = 0.5 * (0.8 + 0.35 * rng.random())
+        positions.append([v[k] / n * r for k in range(3)])
+    return positions, indices
+
+
+def plant():
+    """Three crossed vertical cards (1 x 1.2) sharing the leaf texture, as a triangle strip each would be; here
+    listed as indexed triangles with UVs (glTF v = 0 is the top of the image)."""
+    positions, uvs, indices = [], [], []
+    for k in range(3):
+        a = math.pi * k / 3
+        dx, dz = 0.5 * math.cos(a), 0.5 * math.sin(a)
+        base = len(positions)
+        positions += [[-dx, 0, -dz], [dx, 0, -dz], [dx, 1.2, dz * 0.2], [-dx, 1.2, dz * 0.2]]
+        uvs += [[0, 1], [1, 1], [1, 0], [0, 0]]
+        indices += [base, base + 1, base + 2, base, base + 2, base + 3]
+    return positions, uvs, indices
+
+
+def quaternion(rng):
+    """Uniformly distributed unit quaternion (x, y, z, w), Shoemake's method, as random_rotation."""
+    u1, u2, u3 = rng.random(), rng.random(), rng.random()
+    return [math.sqrt(1 - u1) * math.sin(2 * math.pi * u2), math.sqrt(1 - u1) * math.cos(2 * math.pi * u2),
+            math.sqrt(u1) * math.sin(2 * math.pi * u3), math.sqrt(u1) * math.cos(2 * math.pi * u3)]
+
+
+def rounded(values, digits=4):
+    return [round(v, digits) for v in values]
+
+
+class GltfWriter:
+    """One glTF 2.0 file with a single buffer embedded as a base64 data URI."""
+
+    def __init__(self):
+        self.buffer = bytearray()
+        self.doc = {"asset": {"version": "2.0", "generator": "hwbvh scripts/generate_scenes.py (CC0)"},
+                    "scene": 0, "scenes": [{"nodes": []}], "nodes": [], "meshes": [], "accessors": [],
+                    "bufferViews": [], "materials": [], "textures": [], "images": [], "samplers": []}
+
+    def view(self, data):
+        while len(self.buffer) % 4:
+            self.buffer.append(0)
+        self.doc["bufferViews"].append({"buffer": 0, "byteOffset": len(self.buffer), "byteLength": len(data)})
+        self.buffer += data
+        return len(self.doc["bufferViews"]) - 1
+
+    def accessor(self, values, kind):
+        """kind: "VEC3", "VEC2" (float) or "SCALAR" (unsigned short indices)."""
+        if kind == "SCALAR":
+            data, component, count = struct.pack(f"<{len(values)}H", *values), 5123, len(values)
+        else:
+            flat = [round(c, 4) for v in values for c in v]
+            data, component, count = struct.pack(f"<{len(flat)}f", *flat), 5126, len(values)
+        accessor = {"bufferView": self.view(data), "componentType": component, "count": count, "type": kind}
+        if kind == "VEC3":
+            accessor["min"] = [min(round(v[k], 4) for v in values) for k in range(3)]
+            accessor["max"] = [max(round(v[k], 4) for v in values) for k in range(3)]
+        self.doc["accessors"].append(accessor)
+        return len(self.doc["accessors"]) - 1
+
+    def mesh(self, name, positions, indices, material, uvs=None):
+        attributes = {"POSITION": self.accessor(positions, "VEC3")}
+        if uvs:
+            attributes["TEXCOORD_0"] = self.accessor(uvs, "VEC2")
+        primitive = {"attributes": attributes, "indices": self.accessor(indices, "SCALAR"), "material": material}
+        self.doc["meshes"].append({"name": name, "primitives": [primitive]})
+        return len(self.doc["meshes"]) - 1
+
+    def node(self, **members):
+        self.doc["nodes"].append(members)
+        return len(self.doc["nodes"]) - 1
+
+    def write(self, path):
+        self.doc["buffers"] = [{"byteLength": len(self.buffer),
+                                "uri": "data:application/octet-stream;base64," +
+                                       base64.b64encode(bytes(self.buffer)).decode("ascii")}]
+        text = json.dumps(self.doc, separators=(",", ":"), sort_keys=False)
+        path.write_text(text + "\n", encoding="ascii", newline="\n")
+
+
+def instanced_garden(out):
+    rng = random.Random(19)
+    gltf = GltfWriter()
+    gltf.doc["materials"] = [
+        {"name": "metal", "pbrMetallicRoughness": {"baseColorFactor": [0.6, 0.6, 0.65, 1], "metallicFactor": 1}},
+        {"name": "stone", "pbrMetallicRoughness": {"baseColorFactor": [0.45, 0.42, 0.4, 1]}},
+        {"name": "leaf", "alphaMode": "MASK", "alphaCutoff": 0.5, "doubleSided": True,
+         "pbrMetallicRoughness": {"baseColorFactor": [0.25, 0.55, 0.15, 1], "baseColorTexture": {"index": 0}}},
+        {"name": "ground", "pbrMetallicRoughness": {"baseColorFactor": [0.5, 0.45, 0.4, 1]}},
+    ]
+    # The leaf texture: grey + alpha, the alpha channel the leaf mask (the alpha test reads only alpha).
+    size = 32
+    rows = [[v for a in row for v in (200, a)] for row in leaf_mask(size)]
+    png = png_grey8(size, size, rows, colour_type=4)
+    gltf.doc["images"] = [{"name": "leaf", "mimeType": "image/png", "bufferView": gltf.view(png)}]
+    gltf.doc["samplers"] = [{"magFilter": 9728, "minFilter": 9728, "wrapS": 10497, "wrapT": 10497}]
+    gltf.doc["textures"] = [{"sampler": 0, "source": 0}]
+
+    link = gltf.mesh("chain link", *chain_link(), material=0)
+    stone = gltf.mesh("rock", *rock(rng), material=1)
+    plant_positions, plant_uvs, plant_indices = plant()
+    fern = gltf.mesh("plant", plant_positions, plant_indices, material=2, uvs=plant_uvs)
+    ground = gltf.mesh("ground", [[-11, 0, -11], [11, 0, -11], [11, 0, 11], [-11, 0, 11]], [0, 2, 1, 0, 3, 2],
+                       material=3)
+
+    roots = [gltf.node(name="ground", mesh=ground)]
+    # A 10 x 10 grid of plots, each a node (yaw and position) whose children are a rock or a chain link with an
+    # arbitrary rotation and non-uniform scale (every fifth mirrored), and a plant.
+    for i in range(10):
+        for j in range(10):
+            children = []
+            scale = [0.6 + 0.8 * rng.random() for _ in range(3)]
+            if rng.random() < 0.2:
+                scale[0] = -scale[0]
+            children.append(gltf.node(mesh=link if rng.random() < 0.4 else stone, translation=[0, 0.6, 0],
+                                      rotation=rounded(quaternion(rng)), scale=rounded(scale)))
+            children.append(gltf.node(mesh=fern, translation=rounded([0.6 * rng.random() - 0.3, 0, 0.7]),
+                                      scale=rounded([1, 0.8 + 0.4 * rng.random(), 1])))
+            yaw = math.pi * rng.random()
+            roots.append(gltf.node(name=f"plot {i} {j}", translation=rounded([2 * i - 9, 0, 2 * j - 9]),
+                                   rotation=rounded([0, math.sin(yaw / 2), 0, math.cos(yaw / 2)]),
+                                   children=children))
+    # Five hanging chains of six links, each link a child of the one above it: nested transforms five deep,
+    # turned a quarter about the chain's axis at every link (given as a matrix).
+    quarter_turn = [1, 0, 0, 0, 0, 0, 1, 0, 0, -1, 0, 0, 0, 0, 0, 1]
+    for c in range(5):
+        parent = None
+        for k in range(6):
+            members = {"name": f"chain {c} link {k}", "mesh": link}
+            if parent is None:
+                members.update(translation=rounded([4 * c - 8, 6, -10]), rotation=[0, 0, 0.7071068, 0.7071068])
+            else:
+                members["matrix"] = quarter_turn[:12] + [1.4, 0, 0, 1]
+            node = gltf.node(**members)
+            if parent is None:
+                roots.append(node)
+            else:
+                gltf.doc["nodes"][parent]["children"] = [node]
+            parent = node
+    gltf.doc["scenes"][0]["nodes"] = roots
+    gltf.write(out / "instanced-garden.gltf")
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--mask-cards":
         if len(sys.argv) != 4:
@@ -342,6 +539,7 @@ def main():
     rotated_objects(out)
     alpha_cards(out)
     overflow_fan(out)
+    instanced_garden(out)
 
 
 if __name__ == "__main__":

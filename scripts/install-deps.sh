@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
-  libembree-dev libtbb-dev libglm-dev libtinyobjloader-dev libstb-dev
+  libembree-dev libtbb-dev libglm-dev libtinyobjloader-dev libtinygltf-dev libstb-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libxxhash-dev libzstd-dev
   chromium  # headless, for the `hwbvh report` browser test (tests/e2e/report_browser_test.cpp)

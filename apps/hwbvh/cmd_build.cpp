@@ -1,4 +1,4 @@
-// hwbvh build SCENE.obj -o OUT.hwbvh: OBJ scene -> encoded BVH of one target (RT IP 3.1 by default) in a blob file,
+// hwbvh build SCENE -o OUT.hwbvh: OBJ or (flattened) glTF scene -> encoded BVH of one target (RT IP 3.1 by default) in a blob file,
 // with a report (and, for alpha-tested scenes, the opacity rows `hwbvh info` prints too).
 #include <map>
 #include <memory>
@@ -22,11 +22,12 @@ struct BuildArgs {
   std::optional<uint32_t> stoc_level;  // default per target
   std::string stoc_order = "bird";
   uint32_t opacity_level = pipeline::BuildBlobOptions::kDefaultOpacityLevel;
-  float alpha_cutoff = kDefaultAlphaCutoff;
+  std::optional<float> alpha_cutoff;  // default: the file's alphaCutoff (glTF) or 0.5
   std::string quality = "medium";
   std::string obb = "on";
   float obb_ratio = rdna4::EncodeOptions{}.obb_accept_ratio;
   int threads = 0;
+  bool flatten = false;
   bool json = false;
   bool quiet = false;
   // The options that some targets have no use for (refused there when given).
@@ -72,7 +73,7 @@ int run_build(const BuildArgs& a) {
   {
     Progress progress("hwbvh build", !a.quiet);
     report = pipeline::build_file(
-        a.scene, a.output, options, [&](pipeline::Phase p) { progress.phase(pipeline::phase_name(p)); },
+        a.scene, {.flatten = a.flatten}, a.output, options, [&](pipeline::Phase p) { progress.phase(pipeline::phase_name(p)); },
         warnings.collector());
   }
   warnings.print(a.quiet);
@@ -97,8 +98,9 @@ int run_build(const BuildArgs& a) {
 
 Command add_build_command(CLI::App& app) {
   auto args = std::make_shared<BuildArgs>();
-  CLI::App* sub = app.add_subcommand("build", "Build a hardware-format BVH (RT IP 3.1 by default) from an OBJ scene into a blob file");
-  sub->add_option("scene", args->scene, "OBJ scene file")->required();
+  CLI::App* sub = app.add_subcommand("build", "Build a hardware-format BVH (RT IP 3.1 by default) from an OBJ or glTF scene into a blob file");
+  sub->add_option("scene", args->scene, "scene file: .obj, or .gltf / .glb with --flatten")->required();
+  add_flatten_flag(*sub, args->flatten);
   sub->add_option("-o,--output", args->output, "blob file to write (.hwbvh)")->required();
   sub->add_option("--target", args->target,
                   "hardware format: rtip31 (RDNA 4 BVH8), rtip20 (RDNA 2/3 BVH4), xe3 (Intel QBVH6 + QuadLeaf)")
@@ -116,9 +118,8 @@ Command add_build_command(CLI::App& app) {
                   "opacity bake depth 0..12: full-resolution states (xe3 STOC3 leaves point to them)")
       ->check(CLI::Range(0u, 12u))
       ->capture_default_str();
-  sub->add_option("--alpha-cutoff", args->alpha_cutoff, "alpha test: a hit passes where texel alpha / 255 >= C")
-      ->check(CLI::Range(0.0f, 1.0f))
-      ->capture_default_str();
+  sub->add_option("--alpha-cutoff", args->alpha_cutoff, "alpha test: a hit passes where texel alpha / 255 >= C (default: glTF alphaCutoff, else 0.5)")
+      ->check(CLI::Range(0.0f, 1.0f));
   sub->add_option("--quality", args->quality, "BVH build quality; high adds spatial splits")
       ->check(CLI::IsMember({"low", "medium", "high"}))
       ->capture_default_str();

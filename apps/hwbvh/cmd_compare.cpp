@@ -1,4 +1,4 @@
-// hwbvh compare SCENE.obj: one table across hardware targets (RDNA 2/3 BVH4, RDNA 4 BVH4x2, BVH8 with and
+// hwbvh compare SCENE (OBJ, or glTF with --flatten): one table across hardware targets (RDNA 2/3 BVH4, RDNA 4 BVH4x2, BVH8 with and
 // without OBBs, Intel Xe3 QBVH6), the same rays through each. On an alpha-tested scene every row runs the alpha
 // test as an any-hit shader, unbaked, and the table gains an any-hit column (stats/compare.h).
 #include <cstdio>
@@ -24,6 +24,7 @@ struct CompareArgs {
   std::string quality = "medium";
   std::string machine;
   int threads = 0;
+  bool flatten = false;
   bool json = false;
   bool quiet = false;
 };
@@ -45,7 +46,7 @@ int run_compare(const CompareArgs& a) {
   {
     Progress progress("hwbvh compare", !a.quiet);
     progress.phase("loading");
-    const Scene scene = load_obj(a.scene, warnings.collector());
+    const Scene scene = load_scene(a.scene, {.flatten = a.flatten}, warnings.collector());
     progress.phase("building and tracing");
     report = stats::compare_targets(scene, o);
   }
@@ -60,8 +61,9 @@ int run_compare(const CompareArgs& a) {
 Command add_compare_command(CLI::App& app) {
   auto args = std::make_shared<CompareArgs>();
   CLI::App* sub = app.add_subcommand(
-      "compare", "Build one OBJ scene for every target (rtip20 BVH4, rtip31 BVH4x2, BVH8, BVH8 + OBB, xe3) and compare traversal");
-  sub->add_option("scene", args->scene, "OBJ scene file")->required();
+      "compare", "Build one scene for every target (rtip20 BVH4, rtip31 BVH4x2, BVH8, BVH8 + OBB, xe3) and compare traversal");
+  sub->add_option("scene", args->scene, "scene file: .obj, or .gltf / .glb with --flatten")->required();
+  add_flatten_flag(*sub, args->flatten);
   sub->add_option("--rays", args->rays, "comma-separated ray types: primary, ao, shadow, random")->capture_default_str();
   sub->add_option("--width", args->width, "primary-ray image width")->check(CLI::Range(1u, 16384u))->capture_default_str();
   sub->add_option("--height", args->height, "primary-ray image height")->check(CLI::Range(1u, 16384u))->capture_default_str();

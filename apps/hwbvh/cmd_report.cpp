@@ -33,6 +33,7 @@ struct ReportArgs {
   uint32_t stack_size = emu::kHardwareStackSize;
   std::string machine;
   bool compare = false;
+  bool flatten = false;
   int threads = 0;
   bool quiet = false;
   TargetTraceOptions target_options;
@@ -54,6 +55,7 @@ int run_report(const ReportArgs& a) {
   o.trace.stack.size = a.stack_size;
   if (!a.machine.empty()) o.machine = emu::load_machine_preset(a.machine);
   o.compare = a.compare;
+  o.flatten = a.flatten;
   o.threads = a.threads;
   Warnings warnings;
   o.warn = warnings.collector();
@@ -78,9 +80,11 @@ int run_report(const ReportArgs& a) {
 Command add_report_command(CLI::App& app) {
   auto args = std::make_shared<ReportArgs>();
   CLI::App* sub = app.add_subcommand(
-      "report", "Write one self-contained HTML report (statistics, histograms, heatmaps) for OBJ scenes or blobs");
-  sub->add_option("inputs", args->inputs, "OBJ scenes (built with the default rtip31 options) or blob files")
+      "report", "Write one self-contained HTML report (statistics, histograms, heatmaps) for scenes or blobs");
+  sub->add_option("inputs", args->inputs,
+                  "scenes (.obj; .gltf / .glb with --flatten; built with the default rtip31 options) or blob files")
       ->required();
+  add_flatten_flag(*sub, args->flatten);
   sub->add_option("-o,--output", args->output, "HTML file to write")->required();
   sub->add_option("--rays", args->rays,
                   "comma-separated ray types: primary, ao, shadow, random, file (primary is always traced)")
@@ -110,7 +114,7 @@ Command add_report_command(CLI::App& app) {
   sub->add_option("--machine", args->machine,
                   "also run the machine model with a preset (" + presets + ") or a preset JSON file");
   sub->add_flag("--compare", args->compare,
-                "for OBJ inputs, add the cross-target table of `hwbvh compare` (builds every target; slower)");
+                "for scene inputs, add the cross-target table of `hwbvh compare` (builds every target; slower)");
   sub->add_option("--threads", args->threads, "worker threads; 0 = all (the report is identical at any count)")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();

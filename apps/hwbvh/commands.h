@@ -16,11 +16,17 @@ struct Command {
   RunFn run;
 };
 
-Command add_build_command(CLI::App& app);  ///< hwbvh build SCENE.obj -o OUT.hwbvh
+/// --flatten on the commands that read scene files (docs/gltf.md).
+inline void add_flatten_flag(CLI::App& command, bool& flatten) {
+  command.add_flag("--flatten", flatten,
+                   "glTF: one BLAS of every instance's triangles in world space (needed until instanced builds exist)");
+}
+
+Command add_build_command(CLI::App& app);  ///< hwbvh build SCENE -o OUT.hwbvh
 Command add_info_command(CLI::App& app);   ///< hwbvh info FILE
 Command add_dump_command(CLI::App& app);   ///< hwbvh dump FILE
 Command add_stats_command(CLI::App& app);  ///< hwbvh stats FILE
-Command add_compare_command(CLI::App& app);  ///< hwbvh compare SCENE.obj
+Command add_compare_command(CLI::App& app);  ///< hwbvh compare SCENE
 Command add_render_command(CLI::App& app);  ///< hwbvh render FILE -o OUT.png --mode MODE
 Command add_report_command(CLI::App& app);  ///< hwbvh report SCENE_OR_FILE... -o OUT.html
 Command add_export_command(CLI::App& app);  ///< hwbvh export BLOB -o FILE.rra

@@ -323,11 +323,12 @@ BuildBlobResult build_blob(const Scene& scene, const BuildBlobOptions& options, 
   return out;
 }
 
-BuildReport build_file(const std::filesystem::path& scene_path, const std::filesystem::path& output,
+BuildReport build_file(const std::filesystem::path& scene_path, const SceneLoadOptions& load,
+                       const std::filesystem::path& output,
                        const BuildBlobOptions& options, const ProgressFn& progress, const WarningFn& warn) {
   notify(progress, Phase::Loading);
   const auto load_start = Clock::now();
-  const Scene scene = load_obj(scene_path, warn);
+  const Scene scene = load_scene(scene_path, load, warn);
   const double load_seconds = seconds_since(load_start);
 
   BuildBlobResult result = build_blob(scene, options, progress);

@@ -20,6 +20,26 @@ uint32_t texel_index(float f, uint32_t size) {
 
 float wrap(float t) { return std::isfinite(t) ? t - std::floor(t) : 0.0f; }
 
+// The cutoff the scene's files give: that of every alpha-tested material in use, which must agree.
+std::optional<float> scene_cutoff(const Scene& scene) {
+  std::optional<uint32_t> first;
+  for (uint32_t t = 0; t < scene.triangles.size(); ++t) {
+    if (!scene.is_alpha_tested(t)) continue;
+    const uint32_t m = scene.triangles[t].material;
+    const Material& material = scene.materials[m];
+    if (!first) {
+      first = m;
+    } else if (const Material& seen = scene.materials[*first]; seen.alpha_cutoff != material.alpha_cutoff) {
+      const auto describe = [](const Material& x) {
+        return "'" + x.name + "' (alphaCutoff " + (x.alpha_cutoff ? std::to_string(*x.alpha_cutoff) : "none") + ")";
+      };
+      throw_bad_input(scene.source, "alpha-tested materials " + describe(seen) + " and " + describe(material) +
+                                        " have different cutoffs; hwbvh tests one cutoff per scene: pass --alpha-cutoff");
+    }
+  }
+  return first ? scene.materials[*first].alpha_cutoff : std::nullopt;
+}
+
 }  // namespace
 
 Texel nearest_texel(Vec2 t, uint32_t width, uint32_t height) {
@@ -64,7 +84,8 @@ bool AlphaTest::passes(uint32_t tri, Vec2 bary) const {
   return alpha_passes(tex.alpha[std::size_t{texel.y} * tex.width + texel.x]);
 }
 
-AlphaTest make_alpha_test(const Scene& scene, float cutoff) {
+AlphaTest make_alpha_test(const Scene& scene, std::optional<float> given) {
+  const float cutoff = given ? *given : scene_cutoff(scene).value_or(kDefaultAlphaCutoff);
   if (!(cutoff >= 0.0f && cutoff <= 1.0f)) {
     throw_bad_input(scene.source, "alpha cutoff " + std::to_string(cutoff) + " is outside [0, 1]");
   }

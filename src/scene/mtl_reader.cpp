@@ -1,16 +1,14 @@
 #include "scene/mtl_reader.h"
 
-#include <climits>
 #include <cstdio>
 #include <map>
-#include <memory>
 #include <sstream>
 
-#include <stb_image.h>
 #include <glm/common.hpp>
 #include <tiny_obj_loader.h>
 
 #include "hwbvh/core/error.h"
+#include "scene/alpha_image.h"
 #include "scene/text_lines.h"
 
 namespace hwbvh::scene {
@@ -135,41 +133,9 @@ AlphaTexture load_alpha_texture(const MtlMaterial& material) {
   };
   const FileRead file = read_file(path);
   if (file.status != ReadStatus::Ok) fail(file.problem);
-  if (file.bytes.size() > static_cast<std::size_t>(INT_MAX)) fail("file too large for an image");
-
-  int width = 0;
-  int height = 0;
-  int channels = 0;
-  const std::unique_ptr<stbi_uc, decltype(&stbi_image_free)> pixels(
-      stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(file.bytes.data()), static_cast<int>(file.bytes.size()),
-                            &width, &height, &channels, 0),
-      &stbi_image_free);
-  if (!pixels) {
-    const char* reason = stbi_failure_reason();
-    fail(std::string("cannot decode image: ") + (reason ? reason : "unknown format"));
-  }
-
-  AlphaTexture texture;
-  texture.path = path.string();
-  texture.width = static_cast<uint32_t>(width);
-  texture.height = static_cast<uint32_t>(height);
-  texture.alpha.resize(static_cast<std::size_t>(width) * static_cast<std::size_t>(height));
-  const auto stride = static_cast<std::size_t>(channels);
-  for (std::size_t i = 0; i < texture.alpha.size(); ++i) {
-    const stbi_uc* texel = pixels.get() + i * stride;
-    switch (channels) {
-      case 3:  // Rec. 709 weights in 1/256 steps; they sum to 256, so grey stays exactly grey
-        texture.alpha[i] = static_cast<uint8_t>((54u * texel[0] + 183u * texel[1] + 19u * texel[2] + 128u) >> 8);
-        break;
-      case 4:
-        texture.alpha[i] = texel[3];
-        break;
-      default:  // 1 (grey) or 2 (grey + alpha): masks are stored as grey values
-        texture.alpha[i] = texel[0];
-        break;
-    }
-  }
-  return texture;
+  DecodedAlpha decoded = decode_alpha_texture(file.bytes, path.string(), AlphaSource::Mask);
+  if (!decoded.problem.empty()) fail(decoded.problem);
+  return std::move(decoded.texture);
 }
 
 }  // namespace hwbvh::scene

@@ -1,9 +1,39 @@
 #include "hwbvh/scene/scene.h"
 
+#include <algorithm>
+#include <cctype>
+
 #include <glm/geometric.hpp>
 #include <glm/vec3.hpp>
 
+#include "hwbvh/core/error.h"
+
 namespace hwbvh {
+namespace {
+
+std::string lower_extension(const std::filesystem::path& path) {
+  std::string ext = path.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext;
+}
+
+bool is_gltf_file(const std::filesystem::path& path) {
+  const std::string ext = lower_extension(path);
+  return ext == ".gltf" || ext == ".glb";
+}
+
+}  // namespace
+
+bool is_scene_file(const std::filesystem::path& path) { return is_gltf_file(path) || lower_extension(path) == ".obj"; }
+
+Scene load_scene(const std::filesystem::path& path, const SceneLoadOptions& options, const WarningFn& warn) {
+  if (!is_gltf_file(path)) return load_obj(path, warn);
+  if (!options.flatten) {
+    throw_bad_input(path.string(), "instanced builds of glTF scenes are not available yet: pass --flatten to build "
+                                   "one BLAS of every instance's triangles in world space");
+  }
+  return load_gltf(path, warn);
+}
 
 bool Scene::is_degenerate(uint32_t tri) const {
   // Double keeps the test exact for all but extreme coordinates: float differences and their products fit.

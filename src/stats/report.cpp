@@ -3,7 +3,6 @@
 #include "hwbvh/stats/report.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 
 #include "hwbvh/blob/blob.h"
@@ -16,13 +15,6 @@
 
 namespace hwbvh::stats {
 namespace {
-
-bool is_obj(const std::filesystem::path& input) {
-  std::string ext = input.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext == ".obj";
-}
 
 std::string section_text(const blob::Blob& b, blob::SectionType type, const std::string& file) {
   const blob::Section& s = b.require(type, file);
@@ -91,11 +83,11 @@ SceneReport report_scene(const std::filesystem::path& input, const ReportOptions
   SceneReport s;
   s.file = input.string();
   s.name = input.filename().string();
-  s.from_obj = is_obj(input);
+  s.from_scene = is_scene_file(input);
   std::optional<Scene> scene;
   emu::LoadedBvh bvh;
-  if (s.from_obj) {
-    scene = load_obj(input, options.warn);
+  if (s.from_scene) {
+    scene = load_scene(input, {.flatten = options.flatten}, options.warn);
     pipeline::BuildBlobOptions build;
     build.build.threads = options.threads;
     build.encode.threads = options.threads;
@@ -137,7 +129,7 @@ SceneReport report_scene(const std::filesystem::path& input, const ReportOptions
     k.rays_traced = {};
     k.pixel = {};
   }
-  if (s.from_obj && options.compare) s.compare = compare_targets(*scene, compare_options(options));
+  if (s.from_scene && options.compare) s.compare = compare_targets(*scene, compare_options(options));
   return s;
 }
 

@@ -123,7 +123,7 @@ std::string summary(const Report& report) {
   for (std::size_t i = 0; i < report.scenes.size(); ++i) {
     const SceneReport& s = report.scenes[i];
     Row row{fmt::format("<a href=\"#{}\">{}</a>", anchor(i, s.name), escape(s.name)),
-            s.from_obj ? "OBJ" : "blob",
+            s.from_scene ? "scene" : "blob",
             escape(s.build.target),
             fmt::format("{}", s.build.triangles),
             fmt::format("{}", s.build.node_bytes),
@@ -398,7 +398,7 @@ std::string scene_section(const SceneReport& s, std::size_t index) {
       "<section id=\"{}\">\n<h2>{}</h2>\n<p class=\"note\">{} {}; target {}; {}. "
       "<a href=\"#summary\">Back to the summary</a></p>\n",
       anchor(index, s.name), escape(s.name),
-      s.from_obj ? "OBJ scene, built with the default options:" : "blob:", escape(s.file), escape(s.build.target),
+      s.from_scene ? "scene, built with the default options:" : "blob:", escape(s.file), escape(s.build.target),
       s.stats.stack_text());
   out += build_section(s);
   out += traversal_section(s.stats);

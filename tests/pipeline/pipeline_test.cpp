@@ -228,7 +228,7 @@ TEST(BuildFile, WritesTheBlobAndTimesEveryPhase) {
   std::ofstream(dir / "quad.obj") << "o quad\nv 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nf 1 2 3\nf 1 3 4\n";
   std::vector<Phase> phases;
   const BuildReport r =
-      build_file(dir / "quad.obj", dir / "quad.hwbvh", options_with_threads(1), [&](Phase p) { phases.push_back(p); });
+      build_file(dir / "quad.obj", {}, dir / "quad.hwbvh", options_with_threads(1), [&](Phase p) { phases.push_back(p); });
   EXPECT_THAT(phases, ElementsAre(Phase::Loading, Phase::Building, Phase::Encoding, Phase::Writing));
   EXPECT_EQ(r.source, "quad.obj");
   EXPECT_EQ(r.triangles, 2u);
@@ -242,8 +242,8 @@ TEST(BuildFile, WritesTheBlobAndTimesEveryPhase) {
 TEST(BuildFile, BadSceneLeavesNoOutput) {
   test::ScratchDir dir("pipeline-bad-scene");
   std::ofstream(dir / "bad.obj") << "v 0 0 0\nv 1 0 0\nv 1 1 0\nf 1 2 9\n";
-  EXPECT_THROW(build_file(dir / "bad.obj", dir / "bad.hwbvh", options_with_threads(1)), Error);
-  EXPECT_THROW(build_file(dir / "missing.obj", dir / "missing.hwbvh", options_with_threads(1)), Error);
+  EXPECT_THROW(build_file(dir / "bad.obj", {}, dir / "bad.hwbvh", options_with_threads(1)), Error);
+  EXPECT_THROW(build_file(dir / "missing.obj", {}, dir / "missing.hwbvh", options_with_threads(1)), Error);
   EXPECT_EQ(dir.files(), std::vector<std::string>{"bad.obj"});
 }
 

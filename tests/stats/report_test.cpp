@@ -108,8 +108,8 @@ TEST_F(Report, CollectsEveryPartPerScene) {
   ASSERT_EQ(report_->scenes.size(), 2u);
   const stats::SceneReport& obj = report_->scenes[0];
   const stats::SceneReport& b = report_->scenes[1];
-  EXPECT_TRUE(obj.from_obj);
-  EXPECT_FALSE(b.from_obj);
+  EXPECT_TRUE(obj.from_scene);
+  EXPECT_FALSE(b.from_scene);
   EXPECT_EQ(obj.build.target, "rtip31");
   EXPECT_EQ(b.build.target, "rtip20");
   EXPECT_FALSE(obj.build.run.has_value());

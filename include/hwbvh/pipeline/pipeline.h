@@ -36,7 +36,8 @@ struct BuildBlobOptions {
   /// Bake depth (0..12): the full-resolution states xe3 STOC3 leaves point to; the bake runs at the larger of
   /// this and the target's STOC level, and coarser levels are reductions of it.
   uint32_t opacity_level = kDefaultOpacityLevel;
-  float alpha_cutoff = kDefaultAlphaCutoff;  ///< AlphaTest::cutoff, in [0, 1]
+  /// AlphaTest::cutoff, in [0, 1]; unset: the scene's own (glTF alphaCutoff) or kDefaultAlphaCutoff
+  std::optional<float> alpha_cutoff;
 
   static constexpr uint32_t kDefaultSidebandLevel = 3;  ///< 64 sub-triangles, as an Xe3 STOC3 leaf holds
   static constexpr uint32_t kDefaultOpacityLevel = 4;   ///< the shallowest level STOC3's full data holds (4..12)
@@ -119,9 +120,10 @@ const char* order_name(xe3::SubTriangleOrder order);    ///< "bird", "row"
 /// Throws hwbvh::Error from the builder or encoder (e.g. BadInput for a scene without usable triangles).
 BuildBlobResult build_blob(const Scene& scene, const BuildBlobOptions& options, const ProgressFn& progress = {});
 
-/// load_obj(scene_path, warn) + build_blob + blob::write_file(output), with the load and write phases timed.
-/// Nothing is written unless every earlier step succeeded, and a failed write leaves no file.
-BuildReport build_file(const std::filesystem::path& scene_path, const std::filesystem::path& output,
+/// load_scene(scene_path, load, warn) + build_blob + blob::write_file(output), with the load and write phases
+/// timed. Nothing is written unless every earlier step succeeded, and a failed write leaves no file.
+BuildReport build_file(const std::filesystem::path& scene_path, const SceneLoadOptions& load,
+                       const std::filesystem::path& output,
                        const BuildBlobOptions& options, const ProgressFn& progress = {},
                        const WarningFn& warn = {});
 

@@ -9,9 +9,12 @@
 //   x = floor(frac(t.x) * width), y = floor((1 - frac(t.y)) * height)   (row 0 = top = v near 1), clamped to the
 //   texture. The hit passes when float(alpha) / 255.0f >= cutoff, in float, as a shader comparing the UNORM8 texel
 //   with the cutoff does (cutoff 0 passes everything, 1 only alpha 255; cutoffs outside [0, 1] are refused).
+//   One cutoff per scene: the one given (--alpha-cutoff), else the file's own (glTF alphaCutoff, which every
+//   alpha-tested material must then share), else kDefaultAlphaCutoff.
 // A map_d triangle without texture coordinates is not alpha-tested (there is no texel to read): it is opaque, as
 // an any-hit shader without UVs could only sample one constant texel and common loaders treat it as opaque.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "hwbvh/core/geometry.h"
@@ -53,7 +56,8 @@ struct Texel {
 };
 Texel nearest_texel(Vec2 t, uint32_t width, uint32_t height);
 
-/// From a loaded scene; `cutoff` in [0, 1] (else Error BadInput).
-AlphaTest make_alpha_test(const Scene& scene, float cutoff = kDefaultAlphaCutoff);
+/// From a loaded scene; `cutoff` in [0, 1] (else Error BadInput). Without `cutoff`: the alpha_cutoff of the
+/// alpha-tested materials triangles use (Error BadInput naming two that differ), or kDefaultAlphaCutoff.
+AlphaTest make_alpha_test(const Scene& scene, std::optional<float> cutoff = {});
 
 }  // namespace hwbvh

@@ -1,13 +1,17 @@
 #pragma once
-// Scene: what an OBJ file (with its MTL materials and alpha textures) becomes. Indexed triangles grouped into
-// geometries; geometry ids follow the order in which `o`/`g` groups first appear, and a triangle's primitive
-// id is its index inside its geometry (as DXR/Vulkan number them).
+// Scene: what an OBJ file (with its MTL materials and alpha textures) or a flattened glTF file becomes. Indexed
+// triangles grouped into geometries; OBJ geometry ids follow the order in which `o`/`g` groups first appear, glTF
+// ones are (instance, mesh primitive) pairs (docs/gltf.md); a triangle's primitive id is its index inside its
+// geometry (as DXR/Vulkan number them).
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <glm/mat4x4.hpp>
 
 #include "hwbvh/core/geometry.h"
 
@@ -28,7 +32,8 @@ struct AlphaTexture {
 struct Material {
   std::string name;
   Vec3 diffuse{0.8f};
-  uint32_t alpha_texture = kNoIndex;  ///< index into Scene::alpha_textures; set only when the MTL has map_d
+  uint32_t alpha_texture = kNoIndex;  ///< index into Scene::alpha_textures; MTL map_d or glTF MASK with alpha
+  std::optional<float> alpha_cutoff = std::nullopt;  ///< the file's own cutoff (glTF alphaCutoff); none for MTL materials
   [[nodiscard]] bool alpha_tested() const { return alpha_texture != kNoIndex; }
 };
 
@@ -46,6 +51,18 @@ struct Triangle {
   uint32_t material = kNoIndex;                      ///< index into Scene::materials, or kNoIndex
 };
 
+/// A glTF node that references a mesh, flattened into the scene: its primitives with triangles are the geometries
+/// first_geometry .. first_geometry + geometry_count - 1, in the mesh's primitive order, transformed by `world`.
+struct SceneInstance {
+  std::string name;  ///< the node's name, or "node N"
+  uint32_t node = 0;  ///< index of the glTF node
+  uint32_t mesh = 0;  ///< index of the glTF mesh (the BLAS of an instanced build)
+  glm::dmat4 world{1.0};   ///< object to world: the node's matrix composed with its ancestors'
+  uint32_t first_geometry = 0;
+  uint32_t geometry_count = 0;
+  std::vector<uint32_t> primitives;  ///< the mesh primitive of each of those geometries
+};
+
 struct Scene {
   std::string source;  ///< file the scene was loaded from (for messages)
   std::vector<Vec3> positions;
@@ -54,6 +71,7 @@ struct Scene {
   std::vector<Geometry> geometries;
   std::vector<Material> materials;
   std::vector<AlphaTexture> alpha_textures;
+  std::vector<SceneInstance> instances;  ///< glTF only: where each geometry came from
 
   [[nodiscard]] Vec3 vertex(uint32_t tri, int k) const { return positions[triangles[tri].v[k]]; }
   /// True for zero-area triangles (repeated vertex or collinear); they are counted but kept out of the BVH.
@@ -109,5 +127,32 @@ Scene load_obj(const std::filesystem::path& path, const WarningFn& warn = {});
 /// texture paths (empty: materials are ignored).
 Scene load_obj_from_memory(std::string_view obj_text, const std::string& name,
                            const std::filesystem::path& base_dir = {}, const WarningFn& warn = {});
+
+/// Loads a glTF 2.0 file, `.gltf` (buffers and images external or data URIs) or `.glb`, flattened: every node of
+/// the default scene (scene 0 when none is named) that references a mesh is an instance, and its triangles are
+/// transformed into world space (winding reversed where the world matrix mirrors, so front faces stay front
+/// faces). Geometries are the mesh primitives of each instance, in instance order (depth-first over the node
+/// tree); Scene::instances keeps the mapping. Triangles, strips and fans are read; points and lines are refused.
+/// Materials with alphaMode MASK whose base-colour texture has an alpha channel are alpha-tested as MTL map_d
+/// is, with their alphaCutoff. Throws hwbvh::Error (BadInput) naming the file and the problem for anything it
+/// cannot read exactly (docs/gltf.md lists the checks).
+Scene load_gltf(const std::filesystem::path& path, const WarningFn& warn = {});
+
+/// Same, from memory (used by the fuzz target): `name` is used in messages; GLB is told from JSON by its magic;
+/// `base_dir` resolves external buffers and images (empty: only data URIs and the GLB chunk are read).
+Scene load_gltf_from_memory(std::string_view bytes, const std::string& name,
+                            const std::filesystem::path& base_dir = {}, const WarningFn& warn = {});
+
+struct SceneLoadOptions {
+  /// glTF: build one BLAS of every instance's world-space triangles. Instanced builds do not exist yet, so a glTF
+  /// file is refused without it; OBJ files are one BLAS anyway.
+  bool flatten = false;
+};
+
+/// True for the file names load_scene reads: `.obj`, `.gltf`, `.glb` (any case).
+bool is_scene_file(const std::filesystem::path& path);
+
+/// load_gltf for `.gltf` and `.glb` files (which need options.flatten), load_obj for anything else.
+Scene load_scene(const std::filesystem::path& path, const SceneLoadOptions& options, const WarningFn& warn = {});
 
 }  // namespace hwbvh

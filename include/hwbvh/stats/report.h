@@ -36,9 +36,10 @@ struct ReportOptions {
   std::string rays_file;  ///< for RayKind::File
   emu::TraceOptions trace;
   std::optional<emu::MachineConfig> machine;  ///< also run the machine model
-  bool compare = false;  ///< OBJ inputs: add the compare_targets table (builds every target variant)
+  bool compare = false;  ///< scene inputs: add the compare_targets table (builds every target variant)
+  bool flatten = false;  ///< glTF inputs: load_scene's SceneLoadOptions::flatten
   int threads = 0;       ///< 0 = all hardware threads; the report is identical at any count
-  WarningFn warn;        ///< receives the warnings of loading OBJ inputs
+  WarningFn warn;        ///< receives the warnings of loading scene inputs
   /// Called with each input's BVH before it is traced; may throw (the CLI refuses options its target has no use for).
   std::function<void(const emu::LoadedBvh&)> check_input;
 };
@@ -54,7 +55,7 @@ struct ReportImage {
 struct SceneReport {
   std::string file;             ///< the input as given
   std::string name;             ///< its file name without directories
-  bool from_obj = false;        ///< built on the fly from an OBJ scene (else read from a blob)
+  bool from_scene = false;      ///< built on the fly from an OBJ or glTF scene (else read from a blob)
   pipeline::BuildReport build;  ///< the blob's build report (without run info)
   StatsReport stats;            ///< per-ray results are dropped once the images are drawn
   std::vector<ReportImage> images;
