@@ -1,0 +1,100 @@
+// bench_machine: the machine model's own speed, so that later changes to it can be compared: simulated cycles and
+// rays per second of run_machine_model on the node fetches of camera rays, per preset, next to the time the
+// functional emulator took to record them (the model runs after every `stats --machine` trace) in the same run.
+//
+//   bench_machine [--runs N] [--size PIXELS] [--preset NAME ...] [SCENE.obj ...]
+// Without scene arguments it uses scenes/rotated-objects.obj and ../shared/scenes/ogre.obj (when present); without
+// --preset the built-in presets rdna4, rdna4-dvgpr16 and rdna3. Primary rays, PIXELS x PIXELS (default 256), in
+// their 8x4 tiles; single-threaded (the model is), CPU time of the calling thread, median of interleaved runs.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "bench_common.h"
+#include "hwbvh/core/parallel.h"
+#include "hwbvh/emu/loaded_bvh.h"
+#include "hwbvh/emu/machine/config.h"
+#include "hwbvh/emu/machine/machine.h"
+#include "hwbvh/pipeline/pipeline.h"
+#include "hwbvh/scene/camera.h"
+#include "hwbvh/scene/ray_gen.h"
+
+namespace {
+
+using namespace hwbvh;
+using bench::median_of;
+using bench::Times;
+
+struct Options {
+  int runs = 5;
+  uint32_t size = 256;
+  std::vector<std::string> presets;
+};
+
+void run_scene(const std::string& path, const Options& opt) {
+  const Scene scene = load_obj(path);
+  const emu::LoadedBvh bvh = emu::load_bvh(pipeline::build_blob(scene, {}).blob, path);
+  const Executor one_thread(1);
+  const RayBatch batch = primary_rays(auto_frame(scene.positions, 1.0f), opt.size, opt.size, one_thread);
+  emu::TraceOptions trace;
+  trace.record_node_sequence = true;
+  emu::TraceOutput out = bvh.trace(batch.rays, batch.wave_begin, trace, one_thread);
+  std::printf("scene\t%s\ttriangles\t%zu\trays\t%zu\tsteps\t%llu\n", scene.source.c_str(), scene.triangles.size(),
+              batch.rays.size(), static_cast<unsigned long long>(out.total_counters().steps));
+
+  std::vector<emu::MachineConfig> configs;
+  for (const std::string& name : opt.presets) configs.push_back(emu::load_machine_preset(name));
+  std::vector<emu::MachineResult> results(configs.size());
+  std::vector<std::function<void()>> cases{[&] { out = bvh.trace(batch.rays, batch.wave_begin, trace, one_thread); }};
+  for (std::size_t p = 0; p < configs.size(); ++p) {
+    cases.push_back([&, p] { results[p] = emu::run_machine_model(configs[p], out.node_sequences, batch.wave_begin); });
+  }
+  const auto times = bench::interleaved_runs(opt.runs, cases, CLOCK_THREAD_CPUTIME_ID);
+  const double trace_seconds = median_of(times[0], &Times::cpu);
+  std::printf("    emulator (recording fetches)  %8.3f s   %8.3f Mrays/s\n", trace_seconds,
+              static_cast<double>(batch.rays.size()) / trace_seconds * 1e-6);
+  for (std::size_t p = 0; p < configs.size(); ++p) {
+    const double seconds = median_of(times[p + 1], &Times::cpu);
+    std::printf("    %-14s %-10s %8.3f s   %8.3f Mcycles/s simulated   %8.3f Mrays/s   %.2fx the emulator's "
+                "time   (%llu cycles)\n",
+                configs[p].name.c_str(), emu::to_string(results[p].status), seconds,
+                static_cast<double>(results[p].cycles) / seconds * 1e-6,
+                static_cast<double>(batch.rays.size()) / seconds * 1e-6, seconds / trace_seconds,
+                static_cast<unsigned long long>(results[p].cycles));
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  std::vector<std::string> scenes;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--runs" && i + 1 < argc) opt.runs = std::atoi(argv[++i]);
+    else if (a == "--size" && i + 1 < argc) opt.size = static_cast<uint32_t>(std::atoi(argv[++i]));
+    else if (a == "--preset" && i + 1 < argc) opt.presets.emplace_back(argv[++i]);
+    else scenes.push_back(a);
+  }
+  if (opt.runs < 1 || opt.size < 1) {
+    std::fprintf(stderr, "bench_machine: --runs and --size must be at least 1\n");
+    return 2;
+  }
+  if (opt.presets.empty()) opt.presets = {"rdna4", "rdna4-dvgpr16", "rdna3"};
+  bench::print_header("bench_machine", 1);
+  if (scenes.empty()) {
+    scenes.push_back(std::string(HWBVH_SOURCE_DIR) + "/scenes/rotated-objects.obj");
+    const std::string ogre = std::string(HWBVH_SHARED_DIR) + "/scenes/ogre.obj";
+    if (std::filesystem::exists(ogre)) scenes.push_back(ogre);
+  }
+  try {
+    for (const auto& path : scenes) run_scene(path, opt);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_machine: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
