@@ -23,19 +23,9 @@ constexpr uint32_t kMaxGeometryId = (1u << 24) - 1;
 // scaled below kEmbreeSceneReach, so that both hold also for rays from cameras and lights a few scene sizes away.
 constexpr float kEmbreeRayReach = 0x1p60f, kEmbreeSceneReach = 0x1p40f;
 
-// 1, or the power of two that brings `box` within kEmbreeSceneReach. Exact: hits scale with it, t by the same
-// factor, barycentrics not at all.
-float embree_scale(const Aabb& box) {
-  const float largest = std::max({std::abs(box.min.x), std::abs(box.min.y), std::abs(box.min.z),
-                                  std::abs(box.max.x), std::abs(box.max.y), std::abs(box.max.z)});
-  if (!(largest > kEmbreeSceneReach) || std::isinf(largest)) return 1.0f;
-  return std::ldexp(1.0f, std::ilogb(kEmbreeSceneReach) - std::ilogb(largest) - 1);
-}
-
 void fill_ray(RTCRay& r, const Ray& ray, float scale) {
   const Vec3 origin = ray.origin * scale;
-  if (!(std::max({std::abs(origin.x), std::abs(origin.y), std::abs(origin.z)}) <= kEmbreeRayReach) ||
-      !(std::max({std::abs(ray.direction.x), std::abs(ray.direction.y), std::abs(ray.direction.z)}) <= kEmbreeRayReach)) {
+  if (!(max_abs(origin) <= kEmbreeRayReach) || !(max_abs(ray.direction) <= kEmbreeRayReach)) {
     throw_bad_input("", "a ray (origin " + std::to_string(ray.origin.x) + ", " + std::to_string(ray.origin.y) + ", " +
                             std::to_string(ray.origin.z) + ") lies too far from the scene for the Embree oracle; "
                             "trace it with --no-oracle");
@@ -79,7 +69,9 @@ struct Oracle::Impl {
   // Shared with every Embree geometry; one float of padding because Embree reads vertices with 16-byte loads.
   std::vector<float> vertices;
   std::string first_error;  // from Embree's error callback, for the exception message
-  float scale = 1.0f;       // embree_scale of the scene: Embree sees positions, ray origins and t times this
+  // range_scale(scene, kEmbreeSceneReach), exact: Embree sees positions, ray origins and t times this, and the same
+  // hits and barycentrics.
+  float scale = 1.0f;
   std::optional<AlphaTest> alpha;  // the any-hit shader's data, if any
   std::vector<std::unique_ptr<AlphaFilter>> filters;  // user data of the filtered geometries (stable addresses)
 
@@ -154,7 +146,7 @@ Oracle::Oracle(const blob::GeometrySection& geometry, const std::string& file, i
 
   Aabb bounds;
   for (const Vec3& p : geometry.positions) bounds.grow(p);
-  im.scale = embree_scale(bounds);
+  im.scale = range_scale(bounds, kEmbreeSceneReach);
   im.vertices.resize(3 * geometry.positions.size() + 1, 0.0f);
   for (std::size_t i = 0; i < geometry.positions.size(); ++i) {
     for (int k = 0; k < 3; ++k) im.vertices[3 * i + k] = geometry.positions[i][k] * im.scale;

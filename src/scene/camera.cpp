@@ -143,7 +143,7 @@ Camera auto_frame(std::span<const Vec3> points, float aspect) {
   c.eye = c.target + distance * back;
   if (camera_problem(c) != nullptr) {  // an eye beyond the float range: coordinates near 1e38
     std::string reach;
-    append_number(reach, std::max({-bounds.min.x, -bounds.min.y, -bounds.min.z, bounds.max.x, bounds.max.y, bounds.max.z}));
+    append_number(reach, std::max(max_abs(bounds.min), max_abs(bounds.max)));
     throw_bad_input("", "the scene reaches " + reach + ": too far out for an automatic camera in float; give one with "
                         "--camera");
   }

@@ -54,17 +54,19 @@ inline Aabb triangle_bounds(Vec3 a, Vec3 b, Vec3 c) {
   return box;
 }
 
+/// The largest magnitude of v's coordinates.
+inline float max_abs(Vec3 v) { return std::max({std::abs(v.x), std::abs(v.y), std::abs(v.z)}); }
+
 /// Largest coordinate magnitude that box extents, areas and SAH costs can be computed from in float: an
 /// extent is then at most 2^61 and a surface area at most 6 * 2^122, far below the float limit (about 2^128).
 inline constexpr float kMaxSafeCoordinate = 0x1p60f;
 
-/// 1 for a box within +-kMaxSafeCoordinate; otherwise the power of two that scales it into that range. Scaling by
-/// a power of two is exact (but for values that become subnormal), so scaled boxes compare as the originals do.
-inline float range_scale(const Aabb& box) {
-  const float largest = std::max({std::abs(box.min.x), std::abs(box.min.y), std::abs(box.min.z),
-                                  std::abs(box.max.x), std::abs(box.max.y), std::abs(box.max.z)});
-  if (!(largest > kMaxSafeCoordinate) || std::isinf(largest)) return 1.0f;  // an empty box's infinities too
-  return std::ldexp(1.0f, std::ilogb(kMaxSafeCoordinate) - std::ilogb(largest) - 1);
+/// 1 for a box within +-reach (a power of two); otherwise the power of two that scales it into that range. Scaling
+/// by a power of two is exact (but for values that become subnormal), so scaled boxes compare as the originals do.
+inline float range_scale(const Aabb& box, float reach = kMaxSafeCoordinate) {
+  const float largest = std::max(max_abs(box.min), max_abs(box.max));
+  if (!(largest > reach) || std::isinf(largest)) return 1.0f;  // an empty box's infinities too
+  return std::ldexp(1.0f, std::ilogb(reach) - std::ilogb(largest) - 1);
 }
 
 /// A ray with its valid parameter interval [tmin, tmax]. The direction need not be normalised.
@@ -79,7 +81,7 @@ struct Ray {
 /// double (and is infinite only if the length itself exceeds the float range). Elsewhere glm::length, bit for bit.
 inline float vector_length(Vec3 v) {
   const float length = glm::length(v);
-  if (std::isfinite(length) || !std::isfinite(glm::dot(v * 0.0f, v * 0.0f))) return length;
+  if (std::isfinite(length)) return length;
   return static_cast<float>(glm::length(glm::dvec3(v)));
 }
 

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "emu/machine/node_cache.h"
+#include "emu/wave_loop.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/machine/vgpr.h"
 #include "hwbvh/emu/wavefront.h"
@@ -699,11 +700,7 @@ MachineResult run_machine_model(const MachineConfig& config, std::span<const std
 }
 
 MachineResult run_machine_model(const MachineConfig& config, std::span<const std::vector<NodeFetch>> node_sequences) {
-  std::vector<uint32_t> wave_begin;
-  for (size_t first = 0; first < node_sequences.size(); first += kWaveSize) {
-    wave_begin.push_back(static_cast<uint32_t>(first));
-  }
-  return run_machine_model(config, node_sequences, wave_begin);
+  return run_machine_model(config, node_sequences, detail::consecutive_waves(node_sequences.size()));
 }
 
 std::string to_json(const MachineResult& r, const MachineConfig& config) {
