@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 
 #include "hwbvh/build/wide_bvh.h"
 #include "hwbvh/scene/scene.h"
@@ -68,5 +69,14 @@ WideBuildResult<4> build_wide_bvh4(const Scene& scene, const BuildOptions& optio
 /// Same, collapsed to a 6-wide tree (Intel Xe QBVH6; box_step_cost is the cost of a step that tests up to 6
 /// children).
 WideBuildResult<6> build_wide_bvh6(const Scene& scene, const BuildOptions& options);
+
+/// A wide tree over boxes instead of triangles: a top-level structure over instances' world bounds. Every leaf
+/// child holds one box: pair_count 1, and its PrimPair has tri0 = the box's index in `boxes` (tri1 = kNoIndex).
+/// Uses the options' quality, threads and box_step_cost (pair_step_cost is a box leaf's cost; no spatial splits,
+/// no pairing, leaf fit tests ignored). Deterministic as build_wide_bvh. Throws hwbvh::Error (BadInput) naming
+/// `source` when `boxes` is empty or holds a box that is empty or not finite.
+template <int Width>
+WideBuildResult<Width> build_box_tree(std::span<const Aabb> boxes, const BuildOptions& options,
+                                      const std::string& source);
 
 }  // namespace hwbvh::build

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include <glm/mat4x4.hpp>
@@ -87,6 +88,35 @@ struct Scene {
   }
 };
 
+/// One placement of a BLAS in a two-level scene (a glTF node that references a mesh).
+struct MeshInstance {
+  std::string name;        ///< the node's name, or "node N"
+  uint32_t node = 0;       ///< index of the glTF node
+  uint32_t mesh = 0;       ///< index into InstancedScene::meshes (the BLAS)
+  glm::dmat4 world{1.0};   ///< object to world: the node's matrix composed with its ancestors'
+  /// DXR InstanceID / Vulkan instanceCustomIndex (24 bits): what hits report. glTF has none: the instance index.
+  uint32_t instance_id = 0;
+  uint8_t mask = 0xFF;     ///< instance mask, AND-ed with the ray's
+  /// DXR instance flags (D3D12_RAYTRACING_INSTANCE_FLAGS: 1 triangle cull disable, 2 front counter-clockwise,
+  /// 4 force opaque, 8 force non-opaque); glTF gives none.
+  uint32_t flags = 0;
+};
+
+/// A two-level scene: every mesh is a BLAS in object space (its triangle primitives are its geometries, numbered
+/// from 0 in the mesh), and instances place them in the world. glTF files load as this (load_gltf_instanced);
+/// flatten() turns it into the one-level Scene that load_gltf returns.
+struct InstancedScene {
+  std::string source;          ///< file the scene was loaded from (for messages)
+  std::vector<Scene> meshes;   ///< one per BLAS; Scene::source names the file and the mesh
+  std::vector<MeshInstance> instances;  ///< in the glTF's depth-first node order
+};
+
+/// Every instance's triangles transformed into world space, one Scene: geometries are (instance, mesh geometry)
+/// in instance order, and Scene::instances keeps the mapping (winding reversed where the world matrix mirrors, so
+/// front faces stay front faces). Throws hwbvh::Error (BadInput) naming the file when the result would exceed the
+/// format's limits.
+Scene flatten(const InstancedScene& scene);
+
 /// Receives the loader's warnings, one line each, naming the file (and the line when there is one); the CLI prints
 /// them on stderr unless --quiet.
 using WarningFn = std::function<void(const std::string&)>;
@@ -128,31 +158,47 @@ Scene load_obj(const std::filesystem::path& path, const WarningFn& warn = {});
 Scene load_obj_from_memory(std::string_view obj_text, const std::string& name,
                            const std::filesystem::path& base_dir = {}, const WarningFn& warn = {});
 
-/// Loads a glTF 2.0 file, `.gltf` (buffers and images external or data URIs) or `.glb`, flattened: every node of
-/// the default scene (scene 0 when none is named) that references a mesh is an instance, and its triangles are
-/// transformed into world space (winding reversed where the world matrix mirrors, so front faces stay front
-/// faces). Geometries are the mesh primitives of each instance, in instance order (depth-first over the node
-/// tree); Scene::instances keeps the mapping. Triangles, strips and fans are read; points and lines are refused.
-/// Materials with alphaMode MASK whose base-colour texture has an alpha channel are alpha-tested as MTL map_d
-/// is, with their alphaCutoff. Throws hwbvh::Error (BadInput) naming the file and the problem for anything it
-/// cannot read exactly (docs/gltf.md lists the checks).
-Scene load_gltf(const std::filesystem::path& path, const WarningFn& warn = {});
+/// Loads a glTF 2.0 file, `.gltf` (buffers and images external or data URIs) or `.glb`, as a two-level scene:
+/// every mesh that a node of the default scene (scene 0 when none is named) references is a BLAS, read once in
+/// object space, and every such node is an instance with its world matrix (TRS or matrix, composed with its
+/// ancestors' in double). Triangles, strips and fans are read; points and lines are refused. Materials with
+/// alphaMode MASK whose base-colour texture has an alpha channel are alpha-tested as MTL map_d is, with their
+/// alphaCutoff. Throws hwbvh::Error (BadInput) naming the file and the problem for anything it cannot read exactly
+/// (docs/gltf.md lists the checks).
+InstancedScene load_gltf_instanced(const std::filesystem::path& path, const WarningFn& warn = {});
 
 /// Same, from memory (used by the fuzz target): `name` is used in messages; GLB is told from JSON by its magic;
 /// `base_dir` resolves external buffers and images (empty: only data URIs and the GLB chunk are read).
+InstancedScene load_gltf_instanced_from_memory(std::string_view bytes, const std::string& name,
+                                               const std::filesystem::path& base_dir = {},
+                                               const WarningFn& warn = {});
+
+/// flatten(load_gltf_instanced(path)): geometries are the mesh primitives of each instance, in instance order
+/// (depth-first over the node tree).
+Scene load_gltf(const std::filesystem::path& path, const WarningFn& warn = {});
+
+/// flatten(load_gltf_instanced_from_memory(...)).
 Scene load_gltf_from_memory(std::string_view bytes, const std::string& name,
                             const std::filesystem::path& base_dir = {}, const WarningFn& warn = {});
 
 struct SceneLoadOptions {
-  /// glTF: build one BLAS of every instance's world-space triangles. Instanced builds do not exist yet, so a glTF
-  /// file is refused without it; OBJ files are one BLAS anyway.
+  /// glTF: load one level, every instance's triangles in world space (flatten()), instead of two.
   bool flatten = false;
 };
 
 /// True for the file names load_scene reads: `.obj`, `.gltf`, `.glb` (any case).
 bool is_scene_file(const std::filesystem::path& path);
+/// True for the files that load as two-level scenes unless flattened: `.gltf`, `.glb` (any case).
+bool is_instanced_scene_file(const std::filesystem::path& path);
 
-/// load_gltf for `.gltf` and `.glb` files (which need options.flatten), load_obj for anything else.
+/// A scene file loaded: one level (OBJ, or glTF with SceneLoadOptions::flatten) or two (glTF).
+using AnyScene = std::variant<Scene, InstancedScene>;
+/// load_obj, load_gltf (flatten) or load_gltf_instanced, by the file's extension.
+AnyScene load_any_scene(const std::filesystem::path& path, const SceneLoadOptions& options,
+                        const WarningFn& warn = {});
+
+/// load_any_scene for one-level scenes; throws hwbvh::Error (BadInput) naming the file for a two-level one (a
+/// command that cannot use instances asks for --flatten).
 Scene load_scene(const std::filesystem::path& path, const SceneLoadOptions& options, const WarningFn& warn = {});
 
 }  // namespace hwbvh

@@ -14,6 +14,7 @@ NodeDwords write_node_section_header(const NodeSectionHeader& header) {
   dw[3] = header.box_nodes;
   dw[4] = header.primitive_nodes;
   formats::write_bounds(dw, 5, header.bounds);
+  dw[11] = header.instance_nodes;
   return dw;
 }
 
@@ -28,9 +29,12 @@ std::optional<NodeSectionHeader> read_node_section_header(const uint32_t* dwords
   h.box_nodes = dwords[3];
   h.primitive_nodes = dwords[4];
   h.bounds = formats::read_bounds({dwords, dword_count}, 5);
+  h.instance_nodes = dwords[11];
   if (uint64_t{h.node_slots} * kNodeDwords != dword_count)
     return header_error(error, "node section header slot count disagrees with its size");
-  if (uint64_t{h.box_nodes} + h.primitive_nodes + 1 != h.node_slots)
+  if (h.instance_nodes != 0 && h.primitive_nodes != 0)
+    return header_error(error, "node section header has both instance and primitive nodes");
+  if (uint64_t{h.box_nodes} + h.primitive_nodes + h.instance_nodes + 1 != h.node_slots)
     return header_error(error, "node section header node counts do not add up");
   if (node_byte_offset(h.root_pointer) >= uint64_t{h.node_slots} * kNodeBytes || node_byte_offset(h.root_pointer) == 0)
     return header_error(error, "node section root pointer is outside the section");

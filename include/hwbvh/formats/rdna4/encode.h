@@ -5,12 +5,14 @@
 // fields; the hardware does not read it), the root box node at byte 128 (pointer 0x15), then box and
 // primitive nodes, 128-byte aligned. Box children of a node are contiguous from internal_base; leaf ranges of
 // a node are packed into primitive nodes contiguous from leaf_base (§2.4, §4.8).
+#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
 
 #include "hwbvh/build/builder.h"
 #include "hwbvh/build/wide_bvh.h"
+#include "hwbvh/formats/rdna4/instance_node.h"
 #include "hwbvh/formats/rdna4/node_pointer.h"
 #include "hwbvh/scene/scene.h"
 
@@ -51,5 +53,30 @@ bool primitive_leaf_fits(const Scene& scene, std::span<const build::PrimPair> pa
 /// What the RT IP 3.1 format asks of the builder: leaves that fit one primitive node (primitive_leaf_fits), and
 /// pairs of any two triangles (each triangle of a pair descriptor has its own vertex indices, §4.4).
 void adapt_build_options(build::BuildOptions& options);
+
+/// One instance of a top-level structure: its instance node and what its leaf slot in the parent box node holds.
+struct TlasInstanceInput {
+  /// The BLAS root box's eight corners in world space: their bounds are the instance's leaf box, and they bound the
+  /// instance for the OBB choice as a leaf's triangle vertices do in a BLAS.
+  std::array<Vec3, 8> world_corners{};
+  uint32_t box_flags = 0;         ///< the leaf slot's box flags (§2.3), e.g. ONLY_TRIANGLES | ONLY_OPAQUE
+  InstanceNodeInput node;         ///< parent_pointer is filled in by encode_tlas; instance_mask is also the slot's
+};
+struct EncodedTlas {
+  /// Layout: the 128-byte section header (instance_nodes set), box nodes as encode() lays them out, then one
+  /// 128-byte instance node per leaf child, in the order box nodes list their leaf children (breadth-first, slot
+  /// order), so that each box node's instances are contiguous from its leaf_base.
+  EncodedBvh bvh;
+  std::vector<uint32_t> instance_order;  ///< index into the input instances of each instance node, in node order
+  uint32_t first_instance_slot = 0;      ///< 128-byte slot of the first instance node (= 1 + box nodes)
+};
+/// Encodes a top-level structure over `instances` from `tree` (build::build_box_tree over their world bounds: leaf
+/// pairs' tri0 index `instances`). Box children carry the AND of their subtree's box flags and the OR of its
+/// instance masks (§2.7); OBB choice as encode(). Byte-identical at any thread count.
+EncodedTlas encode_tlas(const build::WideBvh8& tree, std::span<const TlasInstanceInput> instances,
+                        const EncodeOptions& options);
+/// 128-byte slots encode_tlas will use for `tree` (header + box nodes + instance nodes), so that BLAS addresses
+/// can be chosen before the instance nodes are written.
+uint32_t tlas_slots(const build::WideBvh8& tree);
 
 }  // namespace hwbvh::rdna4
