@@ -26,7 +26,9 @@ constexpr std::size_t kReservedOffset = 20;
 constexpr std::size_t kFileSizeOffset = 24;
 
 bool is_known_target(uint32_t t) { return t >= 1 && t <= 3; }
-bool is_known_section_type(uint32_t t) { return t >= 1 && t <= 6; }
+bool is_known_section_type(uint32_t t) { return t >= 1 && t <= 8; }
+// The first format version with this section type: the two-level sections came with version 3.
+uint32_t first_version_with(uint32_t t) { return t >= static_cast<uint32_t>(SectionType::InstanceSideband) ? 3 : 1; }
 bool is_valid_alignment(uint32_t a) { return a >= 1 && a <= kMaxAlignment && std::has_single_bit(a); }
 uint32_t required_alignment(SectionType t) { return t == SectionType::Nodes ? kNodesAlignment : 1; }
 
@@ -104,7 +106,8 @@ Blob parse_impl(std::span<const std::byte> bytes, const std::string& name, FileL
     const uint64_t offset = load_le64(bytes, e + 8);
     const uint64_t length = load_le64(bytes, e + 16);
     const std::string label = section_label(i, type);
-    if (!is_known_section_type(type)) fail(detail::cat(label, ": unknown section type ", type));
+    if (!is_known_section_type(type) || first_version_with(type) > version)
+      fail(detail::cat(label, ": unknown section type ", type, " for format version ", version));
     const auto section_type = static_cast<SectionType>(type);
     for (uint32_t j = 0; j < i; ++j)
       if (entries[j].type == section_type)
@@ -201,6 +204,8 @@ const char* section_type_name(SectionType t) {
     case SectionType::BuildMeta: return "build-meta";
     case SectionType::AlphaTest: return "alpha-test";
     case SectionType::Stoc: return "stoc";
+    case SectionType::InstanceSideband: return "instance-sideband";
+    case SectionType::Levels: return "levels";
   }
   return "unknown";
 }
@@ -240,10 +245,13 @@ std::vector<std::byte> serialize(const Blob& blob) {
     end = offsets[i] + blob.sections[i].data.size();
   }
 
+  // The lowest version that holds every section: one-level blobs stay readable by readers of version 2.
+  uint32_t version = 2;
+  for (const Section& s : blob.sections) version = std::max(version, first_version_with(static_cast<uint32_t>(s.type)));
   std::vector<std::byte> out;
   out.reserve(end);
   for (char c : kMagic) out.push_back(static_cast<std::byte>(c));
-  append_le32(out, kFormatVersion);
+  append_le32(out, version);
   append_le32(out, static_cast<uint32_t>(blob.target));
   append_le32(out, static_cast<uint32_t>(count));
   append_le32(out, 0);  // reserved
@@ -255,13 +263,13 @@ std::vector<std::byte> serialize(const Blob& blob) {
     append_le32(out, s.alignment);
     append_le64(out, offsets[i]);
     append_le64(out, s.data.size());
-    append_le64(out, checksum(s.data));
+    append_le64(out, checksum(s.data, version));
   }
   for (std::size_t i = 0; i < count; ++i) {
     out.resize(offsets[i], std::byte{0});
     out.insert(out.end(), blob.sections[i].data.begin(), blob.sections[i].data.end());
   }
-  store_le64(out, kHeaderChecksumOffset, header_checksum(out, table_end, kFormatVersion));
+  store_le64(out, kHeaderChecksumOffset, header_checksum(out, table_end, version));
   return out;
 }
 

@@ -19,7 +19,7 @@ void check_wave_boundaries(std::span<const uint32_t> wave_begin, std::size_t ray
 
 /// Runs one wave to completion: in each iteration every lane that has not finished performs one step.
 /// `sequences`: one node sequence per lane to append to, or null (each lane type records its step's fetches,
-/// Lane::record_fetches). `step_lane(lane)` performs a lane's step.
+/// the lane's record_fetches). `step_lane(lane)` performs a lane's step.
 template <class Lane, class StepLane = decltype([](Lane& lane) { return lane.step(); })>
 void run_lockstep_wave(std::span<Lane> lanes, WaveStats& stats, std::vector<NodeFetch>* sequences,
                        StepLane step_lane = {}) {
@@ -37,7 +37,7 @@ void run_lockstep_wave(std::span<Lane> lanes, WaveStats& stats, std::vector<Node
       ++active;
       box += step.kind == rdna4::NodeKind::Box ? 1 : 0;
       primitive += step.kind == rdna4::NodeKind::Primitive ? 1 : 0;
-      if (sequences != nullptr) Lane::record_fetches(step, sequences[i]);
+      if (sequences != nullptr) lanes[i].record_fetches(step, sequences[i]);
     }
     if (active == 0) continue;
     ++stats.iterations;

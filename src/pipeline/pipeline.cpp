@@ -8,14 +8,19 @@
 #include <limits>
 #include <type_traits>
 
+#include <glm/matrix.hpp>
 #include <nlohmann/json.hpp>
 
 #include "hwbvh/blob/bytes.h"
 #include "hwbvh/blob/geometry_section.h"
+#include "hwbvh/blob/instance_sections.h"
 #include "hwbvh/blob/opacity_sections.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/parallel.h"
 #include "hwbvh/formats/rdna3/encode.h"
+#include "hwbvh/formats/rdna4/box_node.h"
+#include "hwbvh/formats/rdna4/decode.h"
+#include "hwbvh/formats/rdna4/node_section.h"
 #include "hwbvh/formats/xe3/bake.h"
 #include "hwbvh/formats/xe3/encode.h"
 
@@ -263,16 +268,15 @@ OpacityReport opacity_report(const Opacity& o, const BuildBlobOptions& options) 
   return r;
 }
 
-}  // namespace
+TargetBuild build_target(const Scene& scene, const BuildBlobOptions& options, const Opacity& opacity,
+                         const ProgressFn& progress) {
+  return options.target == blob::Target::Rtip20 ? build_rtip20(scene, options, progress)
+         : options.target == blob::Target::Xe3  ? build_xe3(scene, options, opacity, progress)
+                                                : build_rtip31(scene, options, progress);
+}
 
-BuildBlobResult build_blob(const Scene& scene, const BuildBlobOptions& options, const ProgressFn& progress) {
-  notify(progress, Phase::Building);
-  const auto bake_start = Clock::now();
-  const Opacity opacity = prepare_opacity(scene, options);
-  const double bake_seconds = seconds_since(bake_start);
-  const TargetBuild built = options.target == blob::Target::Rtip20 ? build_rtip20(scene, options, progress)
-                            : options.target == blob::Target::Xe3  ? build_xe3(scene, options, opacity, progress)
-                                                                   : build_rtip31(scene, options, progress);
+// The report's node figures of one build (the sum over all levels for a two-level one).
+BuildReport node_report(const Scene& scene, const TargetBuild& built, const BuildBlobOptions& options) {
   BuildReport r;
   r.source = std::filesystem::path(scene.source).filename().string();
   r.target = blob::target_name(options.target);
@@ -290,6 +294,14 @@ BuildBlobResult build_blob(const Scene& scene, const BuildBlobOptions& options, 
   r.quality = quality_name(options.build.quality);
   r.obb = options.target == blob::Target::Rtip31 && options.encode.obb;
   r.obb_ratio = tidy(options.encode.obb_accept_ratio);
+  return r;
+}
+
+// The sections every blob has besides Nodes, and the report's opacity and run figures: Geometry, SceneMeta,
+// BuildMeta, AlphaTest and Stoc of `scene` (all meshes' triangles for a two-level build).
+BuildBlobResult assemble_blob(const Scene& scene, const TargetBuild& built, const Opacity& opacity,
+                              std::vector<uint32_t> node_dwords, std::string scene_meta, BuildReport r,
+                              const BuildBlobOptions& options, double bake_seconds) {
 
   std::vector<std::byte> stoc_section;
   if (options.target == blob::Target::Rtip31 && !opacity.states.empty()) {
@@ -304,9 +316,9 @@ BuildBlobResult build_blob(const Scene& scene, const BuildBlobOptions& options, 
   BuildBlobResult out;
   out.blob.target = options.target;
   out.blob.sections.push_back(
-      {blob::SectionType::Nodes, blob::kNodesAlignment, blob::dwords_to_bytes(built.dwords)});
+      {blob::SectionType::Nodes, blob::kNodesAlignment, blob::dwords_to_bytes(node_dwords)});
   out.blob.sections.push_back({blob::SectionType::Geometry, 16, blob::encode_geometry(scene)});
-  out.blob.sections.push_back({blob::SectionType::SceneMeta, 16, text_bytes(scene_meta_json(scene))});
+  out.blob.sections.push_back({blob::SectionType::SceneMeta, 16, text_bytes(scene_meta)});
   out.blob.sections.push_back({blob::SectionType::BuildMeta, 16, text_bytes(report_to_json(r))});  // no run info
   if (opacity.alpha.any_tested())
     out.blob.sections.push_back({blob::SectionType::AlphaTest, 16, blob::encode_alpha_test(opacity.alpha)});
@@ -320,6 +332,238 @@ BuildBlobResult build_blob(const Scene& scene, const BuildBlobOptions& options, 
   run.seconds.encode = built.seconds_encode + bake_seconds;  // the bake is part of encoding
   r.run = run;
   out.report = std::move(r);
+  return out;
+}
+
+}  // namespace
+
+BuildBlobResult build_blob(const Scene& scene, const BuildBlobOptions& options, const ProgressFn& progress) {
+  notify(progress, Phase::Building);
+  const auto bake_start = Clock::now();
+  const Opacity opacity = prepare_opacity(scene, options);
+  const double bake_seconds = seconds_since(bake_start);
+  TargetBuild built = build_target(scene, options, opacity, progress);
+  BuildReport r = node_report(scene, built, options);
+  std::vector<uint32_t> dwords = std::move(built.dwords);
+  return assemble_blob(scene, built, opacity, std::move(dwords), scene_meta_json(scene), std::move(r), options,
+                       bake_seconds);
+}
+
+namespace {
+
+// All meshes of a two-level scene one after another, as one Scene: the triangles the Geometry, AlphaTest and Stoc
+// sections describe. Geometries, materials and alpha textures are numbered across meshes; mesh m's geometries
+// start at first_geometry[m] and its triangles at first_triangle[m].
+Scene bottom_levels(const InstancedScene& scene, std::vector<uint32_t>& first_geometry,
+                    std::vector<uint32_t>& first_triangle) {
+  Scene all;
+  all.source = scene.source;
+  for (const Scene& mesh : scene.meshes) {
+    const auto positions = static_cast<uint32_t>(all.positions.size());
+    const auto texcoords = static_cast<uint32_t>(all.texcoords.size());
+    const auto geometries = static_cast<uint32_t>(all.geometries.size());
+    const auto triangles = static_cast<uint32_t>(all.triangles.size());
+    const auto materials = static_cast<uint32_t>(all.materials.size());
+    const auto textures = static_cast<uint32_t>(all.alpha_textures.size());
+    first_geometry.push_back(geometries);
+    first_triangle.push_back(triangles);
+    all.positions.insert(all.positions.end(), mesh.positions.begin(), mesh.positions.end());
+    all.texcoords.insert(all.texcoords.end(), mesh.texcoords.begin(), mesh.texcoords.end());
+    for (Geometry g : mesh.geometries) {
+      g.first_triangle += triangles;
+      all.geometries.push_back(std::move(g));
+    }
+    for (Material m : mesh.materials) {
+      if (m.alpha_texture != kNoIndex) m.alpha_texture += textures;
+      all.materials.push_back(std::move(m));
+    }
+    all.alpha_textures.insert(all.alpha_textures.end(), mesh.alpha_textures.begin(), mesh.alpha_textures.end());
+    for (Triangle t : mesh.triangles) {
+      for (uint32_t& v : t.v) v += positions;
+      for (uint32_t& uv : t.uv) uv = uv == kNoIndex ? kNoIndex : uv + texcoords;
+      t.geometry += geometries;
+      if (t.material != kNoIndex) t.material += materials;
+      all.triangles.push_back(t);
+    }
+  }
+  return all;
+}
+
+// Row-major 3x4 of an affine glm matrix (columns: glm's first index), rounded to float.
+rdna4::Mat3x4 rows_3x4(const glm::dmat4& m) {
+  rdna4::Mat3x4 out{};
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 4; ++c) out[r][c] = static_cast<float>(m[c][r]);
+  return out;
+}
+
+// A box's eight corners mapped by `world`, each coordinate rounded outward to float so that the corners' bounds
+// contain the exact image of the box.
+std::array<Vec3, 8> world_corners(const Aabb& box, const glm::dmat4& world) {
+  std::array<Vec3, 8> corners{};
+  for (int k = 0; k < 8; ++k) {
+    const glm::dvec4 p((k & 1) ? box.max.x : box.min.x, (k & 2) ? box.max.y : box.min.y,
+                       (k & 4) ? box.max.z : box.min.z, 1.0);
+    const glm::dvec4 w = world * p;
+    for (int a = 0; a < 3; ++a) corners[k][a] = static_cast<float>(w[a]);
+  }
+  return corners;
+}
+
+// DXR instance flags (D3D12_RAYTRACING_INSTANCE_FLAGS) as base-pointer flags (docs/rtip31-format.md §1.4), with
+// SKIP_PROCEDURAL as GPURT sets it for a triangle BLAS.
+uint32_t instance_pointer_flags(uint32_t dxr_flags) {
+  uint32_t flags = rdna4::kPointerFlagSkipProcedural;
+  if (dxr_flags & 1u) flags |= rdna4::kPointerFlagDisableTriangleCull;
+  if (dxr_flags & 2u) flags |= rdna4::kPointerFlagFlipFacedness;
+  if (dxr_flags & 4u) flags |= rdna4::kPointerFlagForceOpaque;
+  if (dxr_flags & 8u) flags |= rdna4::kPointerFlagForceNonOpaque;
+  return flags;
+}
+
+// The box flags of an instance's slot in its TLAS box node: those of the BLAS root's children AND-ed, with the
+// instance's forced opacity.
+uint32_t instance_box_flags(std::span<const uint32_t> blas_dwords, uint32_t dxr_flags) {
+  rdna4::NodeDwords root{};
+  std::copy_n(blas_dwords.begin() + rdna4::kNodeDwords, rdna4::kNodeDwords, root.begin());
+  const rdna4::DecodedBoxNode node = rdna4::decode_box_node(root);
+  uint32_t flags = 0xF;
+  for (uint32_t k = 0; k < node.child_count; ++k) flags &= node.info[k].box_flags;
+  constexpr uint32_t kOpacity = rdna4::kBoxFlagOnlyOpaque | rdna4::kBoxFlagOnlyNonOpaque;
+  if (dxr_flags & 4u) flags = (flags & ~kOpacity) | rdna4::kBoxFlagOnlyOpaque;
+  if (dxr_flags & 8u) flags = (flags & ~kOpacity) | rdna4::kBoxFlagOnlyNonOpaque;
+  return flags;
+}
+
+// SceneMeta of a two-level build: the meshes' triangles as one scene, plus its BLASes and instances.
+std::string instanced_scene_meta(const InstancedScene& scene, const Scene& all,
+                                 std::span<const uint32_t> first_geometry) {
+  Json meta = Json::parse(scene_meta_json(all));
+  Json blases = Json::array();
+  for (std::size_t m = 0; m < scene.meshes.size(); ++m) {
+    blases.push_back({{"name", scene.meshes[m].source},
+                      {"first_geometry", first_geometry[m]},
+                      {"geometries", scene.meshes[m].geometries.size()},
+                      {"triangles", scene.meshes[m].triangles.size()}});
+  }
+  Json instances = Json::array();
+  for (const MeshInstance& i : scene.instances) {
+    instances.push_back({{"name", i.name}, {"node", i.node}, {"blas", i.mesh}, {"instance_id", i.instance_id},
+                         {"mask", i.mask}, {"flags", i.flags}});
+  }
+  meta["blases"] = std::move(blases);
+  meta["instances"] = std::move(instances);
+  return json_text(meta, 1);
+}
+
+}  // namespace
+
+BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlobOptions& options,
+                                     const ProgressFn& progress) {
+  if (scene.instances.empty()) throw_bad_input(scene.source, "the scene has no instances");
+  if (options.target != blob::Target::Rtip31) {
+    throw_bad_input(scene.source, std::string("two-level builds for target ") + blob::target_name(options.target) +
+                                      " are not available yet: pass --flatten");
+  }
+  notify(progress, Phase::Building);
+  std::vector<uint32_t> first_geometry, first_triangle;
+  const Scene all = bottom_levels(scene, first_geometry, first_triangle);
+  const auto bake_start = Clock::now();
+  const Opacity opacity = prepare_opacity(all, options);
+  const double bake_seconds = seconds_since(bake_start);
+
+  // Every BLAS once, as it would be built alone; their figures sum into the report's.
+  TargetBuild total;
+  std::vector<std::vector<uint32_t>> blas_dwords;
+  std::vector<Aabb> blas_bounds;
+  for (std::size_t m = 0; m < scene.meshes.size(); ++m) {
+    Opacity mesh_opacity;
+    if (!opacity.states.empty()) {
+      const auto first = opacity.states.begin() + first_triangle[m];
+      mesh_opacity.states.assign(first, first + static_cast<std::ptrdiff_t>(scene.meshes[m].triangles.size()));
+    }
+    TargetBuild b = build_target(scene.meshes[m], options, mesh_opacity, progress);
+    std::string error;
+    const auto header = rdna4::read_node_section_header(b.dwords.data(), b.dwords.size(), &error);
+    if (!header) throw Error(ErrorKind::Runtime, scene.source, "BLAS " + std::to_string(m) + ": " + error);
+    blas_bounds.push_back(header->bounds);
+    total.build.degenerate_triangles += b.build.degenerate_triangles;
+    total.build.bvh_triangles += b.build.bvh_triangles;
+    total.build.references += b.build.references;
+    total.build.sah_cost += b.build.sah_cost;
+    total.build.seconds_binary += b.build.seconds_binary;
+    total.build.seconds_collapse += b.build.seconds_collapse;
+    total.box_nodes += b.box_nodes;
+    total.leaf_nodes += b.leaf_nodes;
+    total.leaf_triangles += b.leaf_triangles;
+    total.pairs += b.pairs;
+    total.obb_box_nodes += b.obb_box_nodes;
+    total.stoc_bytes += b.stoc_bytes;
+    total.seconds_obb += b.seconds_obb;
+    total.seconds_encode += b.seconds_encode;
+    blas_dwords.push_back(std::move(b.dwords));
+  }
+
+  // The top level over the instances' world bounds; the BLASes follow it in the Nodes section.
+  std::vector<rdna4::TlasInstanceInput> inputs(scene.instances.size());
+  std::vector<Aabb> world_boxes(scene.instances.size());
+  for (std::size_t i = 0; i < scene.instances.size(); ++i) {
+    const MeshInstance& inst = scene.instances[i];
+    inputs[i].world_corners = world_corners(blas_bounds[inst.mesh], inst.world);
+    for (const Vec3& c : inputs[i].world_corners) world_boxes[i].grow(c);
+  }
+  const auto tree = build::build_box_tree<8>(world_boxes, options.build, scene.source);
+  uint64_t address = uint64_t{rdna4::tlas_slots(tree.bvh)} * rdna4::kNodeBytes;
+  blob::Levels levels;
+  levels.top_bytes = address;
+  for (std::size_t m = 0; m < scene.meshes.size(); ++m) {
+    const uint64_t bytes = uint64_t{blas_dwords[m].size()} * 4;
+    levels.blases.push_back({address, bytes, first_geometry[m], static_cast<uint32_t>(scene.meshes[m].geometries.size()),
+                             first_triangle[m], static_cast<uint32_t>(scene.meshes[m].triangles.size())});
+    address += bytes;
+  }
+  for (std::size_t i = 0; i < scene.instances.size(); ++i) {
+    const MeshInstance& inst = scene.instances[i];
+    rdna4::InstanceNodeInput& node = inputs[i].node;
+    node.world_to_object = rows_3x4(glm::inverse(inst.world));
+    node.blas_base_pointer =
+        rdna4::make_base_pointer(levels.blases[inst.mesh].address, instance_pointer_flags(inst.flags));
+    node.instance_mask = inst.mask;
+    node.blas_bounds = blas_bounds[inst.mesh];
+    inputs[i].box_flags = instance_box_flags(blas_dwords[inst.mesh], inst.flags);
+  }
+  notify(progress, Phase::Encoding);
+  rdna4::EncodedTlas top = rdna4::encode_tlas(tree.bvh, inputs, options.encode);
+
+  std::vector<blob::InstanceSideband> sideband;
+  for (uint32_t i : top.instance_order) {
+    const MeshInstance& inst = scene.instances[i];
+    sideband.push_back({i, inst.instance_id, inst.flags, 0, rows_3x4(inst.world)});
+    levels.instances.push_back({inst.mesh, inst.mask});
+  }
+  std::vector<uint32_t> dwords = std::move(top.bvh.dwords);
+  for (const std::vector<uint32_t>& b : blas_dwords) dwords.insert(dwords.end(), b.begin(), b.end());
+
+  total.box_nodes += top.bvh.stats.box_nodes;
+  total.obb_box_nodes += top.bvh.stats.obb_box_nodes;
+  total.seconds_obb += top.bvh.stats.seconds_obb;
+  total.seconds_encode += top.bvh.stats.seconds_encode;
+  total.build.seconds_binary += tree.stats.seconds_binary;
+  total.build.seconds_collapse += tree.stats.seconds_collapse;
+  BuildReport r = node_report(all, total, options);
+  r.node_bytes = uint64_t{dwords.size()} * 4;
+  r.bytes_per_triangle = ratio(static_cast<double>(r.node_bytes), static_cast<double>(total.build.bvh_triangles));
+  std::vector<std::byte> sideband_bytes = blob::encode_instance_sideband(sideband);
+  r.levels = LevelsReport{.instances = scene.instances.size(),
+                          .blases = scene.meshes.size(),
+                          .top_box_nodes = top.bvh.stats.box_nodes,
+                          .top_bytes = levels.top_bytes,
+                          .sideband_bytes = sideband_bytes.size()};
+  BuildBlobResult out = assemble_blob(all, total, opacity, std::move(dwords),
+                                      instanced_scene_meta(scene, all, first_geometry), std::move(r), options,
+                                      bake_seconds);
+  out.blob.sections.push_back({blob::SectionType::InstanceSideband, 16, std::move(sideband_bytes)});
+  out.blob.sections.push_back({blob::SectionType::Levels, 16, blob::encode_levels(levels)});
   return out;
 }
 
@@ -368,6 +612,14 @@ std::string report_to_json(const BuildReport& r) {
                     {"transparent_share", o.transparent_share},
                     {"unknown_share", o.unknown_share},
                     {"stoc_bytes", o.stoc_bytes}};
+  }
+  if (r.levels) {
+    const LevelsReport& l = *r.levels;
+    j["levels"] = {{"instances", l.instances},
+                   {"blases", l.blases},
+                   {"top_box_nodes", l.top_box_nodes},
+                   {"top_bytes", l.top_bytes},
+                   {"sideband_bytes", l.sideband_bytes}};
   }
   if (r.run) {
     const PhaseSeconds& s = r.run->seconds;
@@ -420,6 +672,15 @@ BuildReport report_from_json(std::string_view json, const std::string& file) {
       read_field(*it, "unknown_share", file, o.unknown_share);
       read_field(*it, "stoc_bytes", file, o.stoc_bytes);
       r.opacity = o;
+    }
+    if (const auto it = j.find("levels"); it != j.end()) {
+      LevelsReport l;
+      read_field(*it, "instances", file, l.instances);
+      read_field(*it, "blases", file, l.blases);
+      read_field(*it, "top_box_nodes", file, l.top_box_nodes);
+      read_field(*it, "top_bytes", file, l.top_bytes);
+      read_field(*it, "sideband_bytes", file, l.sideband_bytes);
+      r.levels = l;
     }
     if (const auto it = j.find("run"); it != j.end()) {
       RunInfo run;

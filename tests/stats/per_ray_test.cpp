@@ -81,7 +81,7 @@ TEST_P(PerRayTest, CsvReadsBackToTheTraversalResults) {
   const std::vector<std::string> names = split(line);
   ASSERT_EQ(names.size(), 17 + std::size(emu::kRayCounterFields));
   EXPECT_EQ(names[0], "ray_type");
-  EXPECT_EQ(names.back(), "stoc_accepted_opaque");
+  EXPECT_EQ(names.back(), "instance_transitions");
   std::size_t rows = 0, hits = 0;
   for (const KindStats& k : report.kinds) {
     ASSERT_EQ(k.results.size(), k.rays_traced.size());

@@ -12,8 +12,10 @@
 
 namespace hwbvh::blob {
 
-/// The version written. Version 1 differs only in its checksum (FNV-1a) and is still read.
-inline constexpr uint32_t kFormatVersion = 2;
+/// The newest version: 3 adds the two-level sections (InstanceSideband, Levels) and the node-section header's
+/// instance count; a blob without them is written as version 2, which older readers read. Version 1 differs from 2
+/// only in its checksum (FNV-1a) and is still read.
+inline constexpr uint32_t kFormatVersion = 3;
 inline constexpr uint32_t kOldestReadableVersion = 1;
 
 enum class Target : uint32_t {
@@ -29,6 +31,8 @@ enum class SectionType : uint32_t {
   BuildMeta = 4,  ///< JSON: build options and statistics
   AlphaTest = 5,  ///< the any-hit shader's data: cutoff, alpha textures, per-triangle texture and UVs (opacity_sections.h)
   Stoc = 6,       ///< rtip31 STOC sideband: per alpha-tested triangle its sub-triangle states (opacity_sections.h)
+  InstanceSideband = 7,  ///< two-level: GPURT's 64-byte record per instance node (instance_sections.h)
+  Levels = 8,     ///< two-level: BLAS ranges in the Nodes section, per instance node its BLAS and mask
 };
 
 struct Section {
@@ -47,7 +51,7 @@ struct Blob {
 };
 
 const char* target_name(Target t);  ///< "rtip31", "rtip20", "xe3"
-/// "nodes", "geometry", "scene-meta", "build-meta", "alpha-test", "stoc"
+/// "nodes", "geometry", "scene-meta", "build-meta", "alpha-test", "stoc", "instance-sideband", "levels"
 const char* section_type_name(SectionType t);
 
 // File layout constants (docs/blob-format.md §2, §3). Exposed for tools and tests that inspect raw bytes.
@@ -60,7 +64,7 @@ inline constexpr uint32_t kMaxAlignment = 4096;
 inline constexpr uint32_t kNodesAlignment = 128;  ///< Nodes sections start 128-byte aligned (a GPU node stride)
 
 /// The checksum of every section, and of the file header + section table, in format `version`: XXH3-64 with
-/// seed 0 from version 2, 64-bit FNV-1a (offset basis 0xcbf29ce484222325, prime 0x100000001b3) in version 1.
+/// seed 0 from version 2 on, 64-bit FNV-1a (offset basis 0xcbf29ce484222325, prime 0x100000001b3) in version 1.
 uint64_t checksum(std::span<const std::byte> bytes, uint32_t version = kFormatVersion);
 
 /// Where a section sits in a file, as recorded in its section table (reported by `hwbvh info`).

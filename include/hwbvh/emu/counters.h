@@ -22,6 +22,10 @@ struct RayCounters {
   uint64_t any_hit_invocations = 0;   ///< candidate hits on non-opaque triangles handed to the any-hit shader
   uint64_t stoc_skipped_transparent = 0;  ///< such candidates dropped without any-hit: transparent sub-triangle
   uint64_t stoc_accepted_opaque = 0;  ///< such candidates accepted without any-hit: opaque sub-triangle
+  uint64_t tlas_steps = 0;            ///< iterations in a top-level structure (its box and instance nodes)
+  uint64_t blas_steps = 0;            ///< iterations in a BLAS (every iteration of a one-level BVH)
+  uint64_t instance_node_steps = 0;   ///< iterations on instance nodes (GPURT instanceIntersections)
+  uint64_t instance_transitions = 0;  ///< instance iterations that entered their BLAS (the filter node hit)
 
   /// Adds every counter except max_stack_depth, which takes the maximum.
   RayCounters& operator+=(const RayCounters& o) {
@@ -40,6 +44,10 @@ struct RayCounters {
     any_hit_invocations += o.any_hit_invocations;
     stoc_skipped_transparent += o.stoc_skipped_transparent;
     stoc_accepted_opaque += o.stoc_accepted_opaque;
+    tlas_steps += o.tlas_steps;
+    blas_steps += o.blas_steps;
+    instance_node_steps += o.instance_node_steps;
+    instance_transitions += o.instance_transitions;
     return *this;
   }
   friend bool operator==(const RayCounters&, const RayCounters&) = default;
@@ -66,6 +74,10 @@ inline constexpr RayCounterField kRayCounterFields[] = {
     {"any_hit_invocations", &RayCounters::any_hit_invocations},
     {"stoc_skipped_transparent", &RayCounters::stoc_skipped_transparent},
     {"stoc_accepted_opaque", &RayCounters::stoc_accepted_opaque},
+    {"tlas_steps", &RayCounters::tlas_steps},
+    {"blas_steps", &RayCounters::blas_steps},
+    {"instance_node_steps", &RayCounters::instance_node_steps},
+    {"instance_transitions", &RayCounters::instance_transitions},
 };
 static_assert(sizeof(RayCounters) == sizeof(uint64_t) * std::size(kRayCounterFields), "a counter is not listed");
 

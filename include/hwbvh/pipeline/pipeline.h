@@ -60,6 +60,16 @@ struct OpacityReport {
   friend bool operator==(const OpacityReport&, const OpacityReport&) = default;
 };
 
+/// The two levels of an instanced build (every BLAS built once, however many instances use it).
+struct LevelsReport {
+  uint64_t instances = 0;
+  uint64_t blases = 0;
+  uint64_t top_box_nodes = 0;  ///< box nodes of the top-level structure
+  uint64_t top_bytes = 0;      ///< its node bytes: header, box nodes and instance nodes
+  uint64_t sideband_bytes = 0;  ///< the InstanceSideband section
+  friend bool operator==(const LevelsReport&, const LevelsReport&) = default;
+};
+
 /// Wall-clock seconds per pipeline phase.
 struct PhaseSeconds {
   double load = 0.0;      ///< OBJ/MTL/texture loading (build_file only)
@@ -98,6 +108,7 @@ struct BuildReport {
   bool obb = true;
   double obb_ratio = 0.0;          ///< rdna4::EncodeOptions::obb_accept_ratio
   std::optional<OpacityReport> opacity;  ///< alpha-tested scenes only
+  std::optional<LevelsReport> levels;    ///< two-level builds only; the counts above then sum over all levels
   std::optional<RunInfo> run;      ///< set for a build just run; absent when read back from a file
   friend bool operator==(const BuildReport&, const BuildReport&) = default;
 };
@@ -120,8 +131,16 @@ const char* order_name(xe3::SubTriangleOrder order);    ///< "bird", "row"
 /// Throws hwbvh::Error from the builder or encoder (e.g. BadInput for a scene without usable triangles).
 BuildBlobResult build_blob(const Scene& scene, const BuildBlobOptions& options, const ProgressFn& progress = {});
 
-/// load_scene(scene_path, load, warn) + build_blob + blob::write_file(output), with the load and write phases
-/// timed. Nothing is written unless every earlier step succeeded, and a failed write leaves no file.
+/// Builds a two-level blob (docs/blob-format.md §6.6, §12, §13): each mesh of `scene` is a BLAS built and encoded
+/// once as build_blob would build it alone, a top-level structure over the instances' world bounds points into them,
+/// and the sections Geometry, SceneMeta, AlphaTest and Stoc describe all meshes' triangles one after another
+/// (geometry ids numbered across meshes there; each BLAS numbers its own from 0). Throws hwbvh::Error (BadInput)
+/// for a scene without instances or a target that has no instance form yet.
+BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlobOptions& options,
+                                     const ProgressFn& progress = {});
+
+/// load_any_scene(scene_path, load, warn) + build_blob or build_instanced_blob + blob::write_file(output), with the
+/// load and write phases timed. Nothing is written unless every earlier step succeeded, and a failed write leaves no file.
 BuildReport build_file(const std::filesystem::path& scene_path, const SceneLoadOptions& load,
                        const std::filesystem::path& output,
                        const BuildBlobOptions& options, const ProgressFn& progress = {},

@@ -81,6 +81,7 @@ void stop_on_fault(NodeFault fault, uint32_t node, StepInfo& info, RayResult& re
 
 void count_intersect(const StepInfo& info, uint32_t box_tests, uint32_t triangle_tests, RayCounters& c) {
   ++c.steps;
+  ++c.blas_steps;  // one level: every step is in the BLAS
   c.walk_back_steps += info.walk_back ? 1 : 0;
   c.box_tests += box_tests;
   c.triangle_tests += triangle_tests;

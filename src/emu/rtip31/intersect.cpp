@@ -10,6 +10,7 @@
 #include "hwbvh/core/bits.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/formats/rdna4/decode.h"
+#include "hwbvh/formats/rdna4/instance_node.h"
 #include "emu/rtip31/intersect_node.h"
 
 namespace hwbvh::emu {
@@ -25,6 +26,7 @@ const char* fault_name(NodeFault fault) {
     case NodeFault::Misaligned: return "box or instance pointer not on a 128-byte boundary";
     case NodeFault::MalformedPrimitive: return "malformed primitive node";
     case NodeFault::UnsupportedNode: return "unsupported node type";
+    case NodeFault::UnknownBlas: return "instance node names no BLAS of the node section";
   }
   return "unknown fault";
 }
@@ -49,6 +51,18 @@ NodeFault NodeMemory::fetch(uint32_t pointer, rdna4::NodeDwords& out) const {
   const uint32_t* node = find(pointer, fault);
   if (node != nullptr) std::copy_n(node, rdna4::kNodeDwords, out.begin());
   return fault;
+}
+
+uint32_t BlasTable::find(uint64_t address) const {
+  const auto it = std::lower_bound(blases.begin(), blases.end(), address,
+                                   [](const Blas& b, uint64_t a) { return b.address < a; });
+  return it != blases.end() && it->address == address ? static_cast<uint32_t>(it - blases.begin()) : kNone;
+}
+
+uint32_t BlasTable::instance_of(uint32_t pointer) const {
+  const uint64_t slot = rdna4::node_byte_offset(pointer) / rdna4::kNodeBytes;
+  if (rdna4::node_kind(pointer) != rdna4::NodeKind::Instance || slot < first_instance_slot) return kNone;
+  return slot - first_instance_slot < instance_index.size() ? instance_index[slot - first_instance_slot] : kNone;
 }
 
 PointerFlags PointerFlags::from_bits(uint32_t bits) {
@@ -124,6 +138,13 @@ BoxTraits BoxTraits::of(const rdna4::BoxChildren& box) {
 IntersectResult image_bvh8_intersect_ray(const NodeMemory& memory, const PointerFlags& flags, const PreparedRay& ray,
                                          uint32_t node_pointer, const IntersectOptions& options) {
   IntersectResult res = empty_result(node_pointer);
+  if (res.kind == rdna4::NodeKind::Instance) {
+    const InstanceIntersect inst = intersect_instance(memory, flags, ray.operands, node_pointer, options);
+    res.dw = inst.dw;
+    res.fault = inst.fault;
+    res.box_tests = inst.fault == NodeFault::None ? kInstanceBoxTests : 0;
+    return res;
+  }
   if (!intersected(res.kind)) return res;
   const uint32_t* node = memory.find(node_pointer, res.fault);
   if (node == nullptr) return res;
@@ -173,6 +194,16 @@ void NodeDecodeCache::rebind(const NodeMemory& memory) {
   }
   box_key_.assign(box_mask_ + size_t{1}, kInvalidNode);  // every entry empty
   pair_key_.assign(pair_mask_ + size_t{1}, kInvalidNode);
+  // The BLASes' caches are made again when first asked for (the BLAS count and sizes may differ).
+  blas_caches_.clear();
+  if (memory.blases != nullptr) blas_caches_.resize(memory.blases->blases.size());
+}
+
+NodeDecodeCache& NodeDecodeCache::blas_cache(uint32_t blas) {
+  std::unique_ptr<NodeDecodeCache>& cache = blas_caches_[blas];
+  if (cache == nullptr) cache = std::make_unique<NodeDecodeCache>(memory_.blases->blases[blas].memory, wanted_boxes_,
+                                                                  wanted_pairs_);
+  return *cache;
 }
 
 const NodeDecodeCache::Box* NodeDecodeCache::fill_box(uint32_t slot, uint32_t pointer, NodeFault& fault) {
@@ -192,6 +223,45 @@ const NodeDecodeCache::Pair* NodeDecodeCache::fill_pair(uint32_t slot, uint32_t 
       Pair{pair ? NodeFault::None : NodeFault::MalformedPrimitive, pair.value_or(rdna4::DecodedPair{})};
   pair_key_[slot] = pointer;
   return entry;
+}
+
+InstanceIntersect intersect_instance(const NodeMemory& memory, const PointerFlags& flags, const RayOperands& ray,
+                                     uint32_t node_pointer, const IntersectOptions& options) {
+  InstanceIntersect out;
+  out.dw.fill(kInvalidNode);
+  out.origin = ray.origin;
+  out.direction = ray.direction;
+  const uint32_t* node = memory.find(node_pointer, out.fault);
+  if (node == nullptr) return out;
+  const rdna4::DecodedInstanceNode inst = rdna4::decode_instance_node(node);
+  out.parent_pointer = inst.parent_pointer;
+  const uint32_t instance_flags = rdna4::base_pointer_flags(inst.blas_base_pointer);
+  const bool procedural_blas = (instance_flags & rdna4::kPointerFlagSkipTriangles) != 0;
+  out.culled = (inst.instance_mask & ray.instance_mask) == 0 || (!procedural_blas && flags.skip_triangles) ||
+               (procedural_blas && flags.skip_procedural);
+  if (!out.culled) {
+    const rdna4::Mat3x4& w = inst.world_to_object;
+    const Vec3 o = ray.origin, d = ray.direction;
+    for (int r = 0; r < 3; ++r) {
+      out.origin[r] = std::fma(o.x, w[r][0], std::fma(o.y, w[r][1], std::fma(o.z, w[r][2], w[r][3])));
+      out.direction[r] = std::fma(d.x, w[r][0], std::fma(d.y, w[r][1], d.z * w[r][2]));
+    }
+    // The filter node's four boxes, tested like a box node's eight (§5.3 steps 5..8) with the object-space ray.
+    IntersectResult filter;
+    const rdna4::BoxChildren box = rdna4::decode_box_children(inst.filter_box);
+    PreparedRay object_ray(out.origin, out.direction, ray.instance_mask);
+    object_ray.operands.extent = ray.extent;
+    detail::intersect_box(box, rdna4::Mat3Rows{}, BoxTraits::of(box), flags, object_ray, options, filter);
+    out.dw[7] = (filter.dw[0] & 0xFFu) | (filter.dw[1] & 0xFFu) << 8 | (filter.dw[2] & 0xFFu) << 16 |
+                (filter.dw[3] & 0xFFu) << 24;
+  }
+  // A culled instance returns a miss (GPURT's emulation would still test the filter, docs/rtip31-format.md §5.5).
+  const uint64_t blas = (inst.blas_base_pointer & ~(uint64_t{0x3FF} << 54)) |
+                        uint64_t{rdna4::merge_instance_flags(flags.bits(), instance_flags)} << 54;
+  out.dw[2] = static_cast<uint32_t>(blas);
+  out.dw[3] = static_cast<uint32_t>(blas >> 32);
+  out.dw[6] = inst.user_data;
+  return out;
 }
 
 IntersectResult image_bvh8_intersect_ray(NodeDecodeCache& cache, const PointerFlags& flags, const PreparedRay& ray,

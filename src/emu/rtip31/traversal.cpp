@@ -6,6 +6,7 @@
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/any_hit.h"
 #include "hwbvh/formats/rdna4/decode.h"
+#include "hwbvh/formats/rdna4/instance_node.h"
 #include "emu/rtip31/intersect_node.h"
 #include "emu/rtip31/stack_ops.h"
 #include "emu/wave_loop.h"
@@ -48,6 +49,10 @@ RayTraversal::RayTraversal(const NodeMemory& memory, uint32_t root, const Ray& r
       cache_(cache),
       options_(&options),
       ray_(origin_at_tmin(ray), ray.direction, options.instance_mask),
+      flags_(options.flags),
+      default_flags_(options.flags == PointerFlags{}),
+      top_memory_(&memory),
+      top_cache_(cache),
       stack_(options.stack),
       node_(root) {
   if (has_nan(ray.origin) || has_nan(ray.direction)) {
@@ -89,6 +94,7 @@ void RayTraversal::process_primitive_hits(const IntersectDwords& dw) {
     result_.geometry_id = s.geometry_id;
     result_.barycentrics = {s.u, s.v};
     result_.front_face = !s.back_face;
+    result_.instance_index = instance_index_;
     if (options_->any_hit) {
       stop();
       return;
@@ -96,10 +102,74 @@ void RayTraversal::process_primitive_hits(const IntersectDwords& dw) {
   }
 }
 
+IntersectResult RayTraversal::enter_instance() {
+  IntersectResult res;
+  res.kind = NodeKind::Instance;
+  if (memory_->blases == nullptr) {  // an instance node in a BLAS or a one-level BVH
+    res.fault = NodeFault::UnsupportedNode;
+    return res;
+  }
+  const InstanceIntersect inst = intersect_instance(*memory_, flags_, ray_.operands, node_, options_->intersect);
+  res.fault = inst.fault;
+  if (res.fault != NodeFault::None) return res;
+  const BlasTable& table = *memory_->blases;
+  const uint64_t base = uint64_t{inst.dw[2]} | uint64_t{inst.dw[3]} << 32;
+  const uint32_t blas = table.find(rdna4::base_pointer_address(base));
+  const uint32_t root = rdna4::blas_root_from_filter_result(inst.dw[7]);
+  if (blas == BlasTable::kNone && !inst.culled) {
+    res.fault = NodeFault::UnknownBlas;
+    return res;
+  }
+  res.box_tests = kInstanceBoxTests;
+  // Only the BLAS root goes onto the stack (slot 7, then SKIP_0_7 in slot 6 stops the pushes).
+  res.dw.fill(kInvalidNode);
+  res.dw[7] = root;
+  res.dw[6] = rdna4::kSkip0To7;
+  if (root == kInvalidNode) return res;  // culled or the filter missed: the next pop stays in the top level
+  ++result_.counters.instance_transitions;
+  // The pop that follows returns the root: from there the lane reads the BLAS with the object-space ray and the
+  // merged flags.
+  top_origin_ = ray_.operands.origin;
+  top_direction_ = ray_.operands.direction;
+  const float extent = ray_.operands.extent;
+  ray_ = PreparedRay(inst.origin, inst.direction, ray_.operands.instance_mask);
+  ray_.operands.extent = extent;
+  flags_ = PointerFlags::from_bits(rdna4::base_pointer_flags(base));
+  default_flags_ = flags_ == PointerFlags{};
+  memory_ = &table.blases[blas].memory;
+  cache_ = top_cache_ != nullptr ? &top_cache_->blas_cache(blas) : nullptr;
+  in_blas_ = true;
+  instance_node_ = node_;
+  instance_index_ = table.instance_of(node_);
+  instance_parent_ = inst.parent_pointer;
+  return res;
+}
+
+void RayTraversal::leave_instance() {
+  ray_ = PreparedRay(top_origin_, top_direction_, ray_.operands.instance_mask);
+  flags_ = options_->flags;
+  default_flags_ = flags_ == PointerFlags{};
+  memory_ = top_memory_;
+  cache_ = top_cache_;
+  in_blas_ = false;
+}
+
 void RayTraversal::walk_back(uint32_t prev) {
   // The stack ran dry after losing entries: re-visit the parent of the node just processed, pushing only the
-  // children sorted after it. A primitive's parent is the last box node intersected; a box's is its DW2.
+  // children sorted after it. A primitive's parent is the last box node intersected; a box's is its DW2. Out of a
+  // BLAS root the walk climbs to the instance node, whose parent is in its bytes 56..59 (§7.2).
+  if (in_blas_ && prev == rdna4::kRootPointer) {
+    leave_instance();
+    last_ = instance_node_;
+    node_ = instance_parent_;
+    return;
+  }
   last_ = prev;
+  if (rdna4::node_kind(prev) == NodeKind::Instance) {
+    // An instance whose filter node missed: its parent pointer, read as the instruction reads the node.
+    node_ = intersect_instance(*memory_, flags_, ray_.operands, prev, options_->intersect).parent_pointer;
+    return;
+  }
   if (rdna4::node_kind(prev) == NodeKind::Primitive) {
     node_ = parent_;
     return;
@@ -115,15 +185,16 @@ bool RayTraversal::default_intersect(const TraceOptions& options) {
 
 template <bool kDefaultIntersect>
 IntersectResult RayTraversal::intersect() const {
-  if (cache_ == nullptr) return image_bvh8_intersect_ray(*memory_, options_->flags, ray_, node_, options_->intersect);
+  if (cache_ == nullptr) return image_bvh8_intersect_ray(*memory_, flags_, ray_, node_, options_->intersect);
   if constexpr (kDefaultIntersect) {
+    if (!default_flags_) return detail::intersect_cached(*cache_, flags_, ray_, node_, options_->intersect);
     // Constants: the compiler drops the culling, the other sort modes and triangle test, and the box growth
     // arithmetic from this copy of the intersector.
     static constexpr PointerFlags kFlags{};
     static constexpr IntersectOptions kIntersect{};
     return detail::intersect_cached(*cache_, kFlags, ray_, node_, kIntersect);
   } else {
-    return detail::intersect_cached(*cache_, options_->flags, ray_, node_, options_->intersect);
+    return detail::intersect_cached(*cache_, flags_, ray_, node_, options_->intersect);
   }
 }
 
@@ -131,11 +202,11 @@ template <bool kDefaultIntersect>
 StepInfo RayTraversal::step_as() {
   StepInfo info{node_, rdna4::node_kind(node_), last_ != kInvalidNode, false};
   ray_.operands.extent = info.walk_back ? t_max_ : closest_t_;  // walk-back re-visits with the original t_max
-  IntersectResult res = intersect<kDefaultIntersect>();
+  step_address_ = static_cast<uint64_t>(memory_->dwords.data() - top_memory_->dwords.data()) * 4;
+  const bool in_blas = in_blas_ || memory_->blases == nullptr;
+  IntersectResult res = info.kind == NodeKind::Instance ? enter_instance() : intersect<kDefaultIntersect>();
   NodeFault fault = res.fault;
-  if (fault == NodeFault::None && (res.kind == NodeKind::Instance || res.kind == NodeKind::Unsupported)) {
-    fault = NodeFault::UnsupportedNode;
-  }
+  if (fault == NodeFault::None && res.kind == NodeKind::Unsupported) fault = NodeFault::UnsupportedNode;
   if (fault != NodeFault::None) {
     finish(fault, node_);
     info.faulted = true;
@@ -145,6 +216,8 @@ StepInfo RayTraversal::step_as() {
   RayCounters& c = result_.counters;
   ++c.steps;
   c.walk_back_steps += info.walk_back ? 1 : 0;
+  c.blas_steps += in_blas ? 1 : 0;
+  c.tlas_steps += in_blas ? 0 : 1;
   // Each count added on its own path: read together, the two fields (written separately by the intersector just
   // before) would be one wide load that the CPU cannot forward from the two stores, a stall on every step.
   if (res.kind == NodeKind::Primitive) {
@@ -155,6 +228,9 @@ StepInfo RayTraversal::step_as() {
     // Continue the primitive range: the stack advances this pointer unless nav says END_OF_RANGE.
     res.dw[7] = node_;
     last_ = rdna4::kEndSearch | (res.dw[8] & 3u);
+  } else if (res.kind == NodeKind::Instance) {
+    c.box_tests += res.box_tests;
+    ++c.instance_node_steps;
   } else {
     c.box_tests += res.box_tests;
     ++c.box_node_steps;
@@ -169,6 +245,7 @@ StepInfo RayTraversal::step_as() {
               ? detail::StackOps::push8_pop1_plain(stack_, slots, res.pointer_slots)
               : detail::StackOps::push8_pop1(stack_, last_, slots, true);
   last_ = kInvalidNode;
+  if (in_blas_ && stack_.address().blas_to_tlas_pop) leave_instance();
   if (node_ == kInvalidNode) walk_back(prev);
 
   if (node_ >= rdna4::kEndSearch) {
@@ -184,14 +261,15 @@ StepInfo RayTraversal::step_as() {
 
 StepInfo RayTraversal::step() { return step_as<false>(); }
 
-void RayTraversal::record_fetches(const StepInfo& step, std::vector<NodeFetch>& sequence) {
+void RayTraversal::record_fetches(const StepInfo& step, std::vector<NodeFetch>& sequence, uint64_t level_address) {
   constexpr uint8_t kBoxNodeWidth = 8, kPrimitiveNodeTriangles = 2;
-  const bool box = step.kind == rdna4::NodeKind::Box;
+  const bool primitive = step.kind == rdna4::NodeKind::Primitive;
+  const uint8_t boxes = step.kind == rdna4::NodeKind::Box ? kBoxNodeWidth : primitive ? 0 : kInstanceBoxTests;
   sequence.push_back({.node = step.node,
-                      .offset_64 = static_cast<uint32_t>(rdna4::node_byte_offset(step.node) / 64),
+                      .offset_64 = static_cast<uint32_t>((level_address + rdna4::node_byte_offset(step.node)) / 64),
                       .blocks_64 = 2,
-                      .box_tests = box ? kBoxNodeWidth : uint8_t{0},
-                      .triangle_tests = box ? uint8_t{0} : kPrimitiveNodeTriangles});
+                      .box_tests = boxes,
+                      .triangle_tests = primitive ? kPrimitiveNodeTriangles : uint8_t{0}});
 }
 StepInfo RayTraversal::step_with_default_intersect() { return step_as<true>(); }
 

@@ -141,6 +141,7 @@ void Xe3Traversal::step_internal(StepInfo& info) {
   const Xe3BoxResult res = intersect_internal_node(node, block_, ray_, tmin_, t_far, options_->instance_mask, grow_);
   RayCounters& c = result_.counters;
   ++c.steps;
+  ++c.blas_steps;  // one level: every step is in the BLAS
   ++c.box_node_steps;
   c.box_tests += res.box_tests;
   c.walk_back_steps += info.walk_back ? 1 : 0;
@@ -167,6 +168,7 @@ void Xe3Traversal::step_leaf(StepInfo& info) {
   const xe3::DecodedQuadLeaf leaf = xe3::decode_quad_leaf(std::span<const uint32_t, kBlockDwords>(dw, kBlockDwords));
   RayCounters& c = result_.counters;
   ++c.steps;
+  ++c.blas_steps;
   ++c.primitive_node_steps;
   if ((leaf.geometry_mask & options_->instance_mask) != 0) {
     // The closer triangle first (triangle 0 on ties), so that a first-hit ray stops on the nearer one.

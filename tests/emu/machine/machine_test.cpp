@@ -29,7 +29,7 @@ using Sequences = std::vector<std::vector<NodeFetch>>;
 // What the RT IP 3.1 emulator records for a step on the node `pointer` of `kind`.
 NodeFetch rtip31_fetch(uint32_t pointer, rdna4::NodeKind kind) {
   std::vector<NodeFetch> recorded;
-  RayTraversal::record_fetches(StepInfo{pointer, kind}, recorded);
+  RayTraversal::record_fetches(StepInfo{pointer, kind}, recorded, 0);
   return recorded.at(0);
 }
 NodeFetch box(uint32_t index) {

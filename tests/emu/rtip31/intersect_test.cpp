@@ -728,14 +728,14 @@ TEST(IntersectDispatch, ReboundDecodeCacheEqualsANewOne) {
   }
 }
 
-TEST(IntersectDispatch, UnsupportedAndInstanceTypesReturnAllOnes) {
+TEST(IntersectDispatch, UnsupportedTypesReturnAllOnes) {
   const NodeImage img = one_pair_node();
   const IntersectDwords all_ones{I, I, I, I, I, I, I, I, I, I};
-  for (uint32_t type : {4u, 6u, 7u}) {
+  for (uint32_t type : {4u, 7u}) {
     const auto r = run(img, (1u << 4) | type, ray({0, 0, 1}, {0, 0, -1}));
     EXPECT_EQ(r.dw, all_ones) << "type " << type;
     EXPECT_EQ(r.fault, NodeFault::None);
-    EXPECT_EQ(r.kind, type == 6 ? rdna4::NodeKind::Instance : rdna4::NodeKind::Unsupported);
+    EXPECT_EQ(r.kind, rdna4::NodeKind::Unsupported);
   }
 }
 

@@ -30,7 +30,8 @@ TEST(Traversal, RootWithTwoLeavesExactCounts) {
   // Steps: root, leaf at 2, leaf at 4 (already pushed: popped entries are not re-tested against t). One valid
   // triangle per pair.
   EXPECT_EQ(r.counters, (RayCounters{.steps = 3, .box_node_steps = 1, .primitive_node_steps = 2, .box_tests = 8,
-                                     .triangle_tests = 2, .stack_pushes = 2, .stack_pops = 2, .max_stack_depth = 2}));
+                                     .triangle_tests = 2, .stack_pushes = 2, .stack_pops = 2, .max_stack_depth = 2,
+                                     .blas_steps = 3}));
   EXPECT_EQ(node_sequence(img, ray_x({0, 0, 0}), {}), (std::vector<uint32_t>{0x15, 0x140, 0x150}));
 }
 
@@ -132,7 +133,7 @@ TEST(Traversal, OverflowThenWalkBackStillFindsTheClosestHit) {
   // Walk-back steps: B after its leaf, the root after B, C after its leaf, the root after C.
   EXPECT_EQ(r.counters, (RayCounters{.steps = 11, .box_node_steps = 8, .primitive_node_steps = 3, .box_tests = 64,
                                      .triangle_tests = 3, .stack_pushes = 7, .stack_pops = 6, .stack_lost = 1,
-                                     .walk_back_steps = 4, .max_stack_depth = 2}));
+                                     .walk_back_steps = 4, .max_stack_depth = 2, .blas_steps = 11}));
   EXPECT_EQ(node_sequence(img, ray_x({0, 0, 0}), o),
             (std::vector<uint32_t>{0x15, 0x25, 0x50, 0x35, 0x60, 0x35, 0x15, 0x45, 0x70, 0x45, 0x15}));
 }

@@ -8,7 +8,8 @@
 //   primitive node (ptr & 7 <= 3) DW0..3 = tri0 (t, |I| | procedural<<31, |J| | non_opaque<<31, prim << 1 | back),
 //                                DW4..7 = tri1 (or (+inf, 1.0, 1.0, 0) when tri1 is invalid),
 //                                DW8, DW9 = geometry id << 2 | navigation, for tri0 / tri1
-//   instance node (ptr & 7 == 6) all 0xFFFFFFFF for now: there is no TLAS yet (§5.5 not modelled)
+//   instance node (ptr & 7 == 6) DW2, DW3 BLAS base with merged flags, DW6 hit-group contribution, DW7 the filter
+//                                node's child bytes (§5.5; intersect_instance also gives the transformed ray)
 //   ptr & 7 == 4 or 7            all 0xFFFFFFFF (§5.2)
 //
 // The ray/triangle test is an option (IntersectOptions::triangle_test): watertight (Woop, Benthin and Wald 2013,
@@ -43,21 +44,44 @@ enum class NodeFault : uint8_t {
   OutOfRange,          ///< the 128-byte node lies (partly) outside the node memory
   Misaligned,          ///< box or instance pointer with bit 3 set: not on a 128-byte node boundary (§1.1)
   MalformedPrimitive,  ///< primitive header or pair descriptor rejected by the decoder, or pair >= pair count
-  UnsupportedNode,     ///< traversal only: pointer type 4/7, or an instance node (no TLAS support yet)
+  UnsupportedNode,     ///< traversal only: pointer type 4/7, or an instance node in a BLAS or one-level BVH
+  UnknownBlas,         ///< traversal only: an instance node's base pointer names no BLAS of the node section
 };
 
 /// Short lowercase name for messages ("out of range", ...).
 const char* fault_name(NodeFault fault);
 
+struct BlasTable;
+
 /// A bounds-checked view of a node section: byte 0 is the section start that node pointers are relative to.
 struct NodeMemory {
   std::span<const uint32_t> dwords;
+  /// A top-level structure's: the BLASes its instance nodes may enter (null for a BLAS or a one-level BVH, where
+  /// an instance node is unsupported).
+  const BlasTable* blases = nullptr;
 
   /// The 32 dwords of the node that `pointer` addresses (byte offset (pointer & ~0xF) << 3, §1.1), in place; null
   /// with `fault` = OutOfRange / Misaligned (and nothing outside `dwords` touched), else `fault` = None.
   const uint32_t* find(uint32_t pointer, NodeFault& fault) const;
   /// Copies the node that `pointer` addresses into `out`; the fault of find().
   NodeFault fetch(uint32_t pointer, rdna4::NodeDwords& out) const;
+};
+
+/// The bottom-level structures of a two-level node section (docs/blob-format.md §6.6): instance nodes name a BLAS by
+/// the address of its header, and hits report the instance index the sideband gives each instance node.
+struct BlasTable {
+  struct Blas {
+    uint64_t address = 0;  ///< byte address of the BLAS header, as instance nodes' base pointers hold it
+    NodeMemory memory;     ///< the BLAS's nodes: byte 0 is its header
+  };
+  std::vector<Blas> blases;  ///< ascending by address
+  uint32_t first_instance_slot = 0;     ///< 128-byte slot of the top level's first instance node
+  std::vector<uint32_t> instance_index;  ///< per instance node, in node order: the instance's index
+  static constexpr uint32_t kNone = 0xFFFFFFFFu;
+  /// Index into blases of the BLAS whose header is at `address`, or kNone.
+  [[nodiscard]] uint32_t find(uint64_t address) const;
+  /// The instance index of the instance node `pointer` of the top level, or kNone when it is not one.
+  [[nodiscard]] uint32_t instance_of(uint32_t pointer) const;
 };
 
 /// The ten pointer flags of the 64-bit BVH base pointer, bits 54..63 (§1.4).
@@ -173,6 +197,25 @@ struct PreparedRay {
   PreparedRay(Vec3 origin, Vec3 direction, uint32_t instance_mask);
 };
 
+/// The instance path of the instruction (§5.5) with the ray operands it writes back.
+struct InstanceIntersect {
+  /// DW2, DW3 the BLAS base pointer with merged flags; DW6 the hit-group contribution; DW7 the filter node's four
+  /// child bytes (0xFFFFFFFF: culled or missed); the rest 0xFFFFFFFF.
+  IntersectDwords dw{};
+  Vec3 origin{0.0f};     ///< the ray origin after the instruction: object space unless culled
+  Vec3 direction{0.0f};  ///< likewise
+  bool culled = false;   ///< by the instance mask or the BLAS type: the ray is not transformed
+  uint32_t parent_pointer = rdna4::kInvalidNode;  ///< bytes 56..59, for the walk-back (not read by the hardware)
+  NodeFault fault = NodeFault::None;
+};
+/// §5.5 on instance node `node_pointer`: cull on the mask and the BLAS type, transform the ray by the
+/// world-to-object matrix (fma order of §5.5), test the filter node like a box node (§5.3 steps 5..8), merge the
+/// flags (§1.4).
+InstanceIntersect intersect_instance(const NodeMemory& memory, const PointerFlags& flags, const RayOperands& ray,
+                                     uint32_t node_pointer, const IntersectOptions& options);
+/// Slab tests of one instance node: its filter node's four boxes (§5.6).
+inline constexpr uint32_t kInstanceBoxTests = 4;
+
 /// image_bvh8_intersect_ray with the ray prepared in advance.
 IntersectResult image_bvh8_intersect_ray(const NodeMemory& memory, const PointerFlags& flags, const PreparedRay& ray,
                                          uint32_t node_pointer, const IntersectOptions& options);
@@ -203,6 +246,8 @@ class NodeDecodeCache {
   void rebind(const NodeMemory& memory);
 
   [[nodiscard]] const NodeMemory& memory() const { return memory_; }
+  /// The cache of BLAS `blas` (an index into memory().blases), made when first asked for and kept with this one.
+  NodeDecodeCache& blas_cache(uint32_t blas);
 
   struct Box {
     rdna4::BoxChildren children;
@@ -285,6 +330,7 @@ class NodeDecodeCache {
   std::vector<uint32_t> box_key_, pair_key_;  ///< the pointer each entry holds; INVALID_NODE = empty
   std::unique_ptr<Slot<Box>[]> boxes_;
   std::unique_ptr<Slot<Pair>[]> pairs_;
+  std::vector<std::unique_ptr<NodeDecodeCache>> blas_caches_;  ///< per BLAS of memory_.blases, made on first use
 };
 
 /// image_bvh8_intersect_ray on the cache's node memory, reading decoded nodes through the cache; the same result.

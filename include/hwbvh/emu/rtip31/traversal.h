@@ -1,5 +1,6 @@
 #pragma once
-// The per-lane traversal loop of GPURT's TraceRay3_1 for one BLAS (docs/rtip31-format.md §7.1, §7.2, §7.4).
+// The per-lane traversal loop of GPURT's TraceRay3_1 (docs/rtip31-format.md §7.1 .. §7.4), over one BLAS or a
+// top-level structure whose instance nodes lead into BLASes (NodeMemory::blases).
 // One step = one loop iteration = one IMAGE_BVH8_INTERSECT_RAY + one DS_BVH_STACK_PUSH8_POP1:
 //
 //   node = root, last = INVALID_NODE
@@ -10,6 +11,10 @@
 //     node = push8_pop1(last, res.DW0..7); last = INVALID_NODE
 //     if node == INVALID_NODE (ring ran dry after an overflow):   walk back
 //       last = the node just processed; node = its parent (box: DW2; primitive: the last box node visited)
+//
+// Two levels (§7.3): an instance step transforms the ray and pushes only the BLAS root; the pop that crosses back
+// below the BLAS's entries (blas_to_tlas_pop) restores the world ray. Walk-back climbs out of a BLAS root to the
+// instance node and on to the instance's parent.
 //
 // tmin is handled by moving the origin to origin + tmin * direction (and t_max = tmax - tmin); reported hit
 // distances add tmin back. There are no intersection shaders: procedural candidates are ignored. Candidates on
@@ -64,6 +69,7 @@ struct RayResult {
   RayCounters counters;
   NodeFault fault = NodeFault::None;
   uint32_t fault_node = rdna4::kInvalidNode;  ///< the node pointer the fault occurred on
+  uint32_t instance_index = 0;  ///< two-level BVHs: the hit's instance (BlasTable::instance_index); 0 otherwise
   friend bool operator==(const RayResult&, const RayResult&) = default;
 };
 
@@ -95,9 +101,15 @@ class RayTraversal {
   /// step() when options.flags and options.intersect are the defaults (default_intersect(options)), with those as
   /// compile-time constants: the same step, compiled without the work only other options need.
   StepInfo step_with_default_intersect();
-  /// Appends what `step` fetched (node_fetch.h) for the machine model: the 128-byte node; a box node's 8 boxes, or a
-  /// primitive node's 2 triangles (a pair; an upper bound, the step does not say whether the pair holds one).
-  static void record_fetches(const StepInfo& step, std::vector<NodeFetch>& sequence);
+  /// Appends what `step`, this lane's latest, fetched (node_fetch.h) for the machine model: the 128-byte node at its
+  /// address in the node section (a BLAS's nodes lie past its header's address); a box node's 8 boxes, an instance
+  /// node's 4, or a primitive node's 2 triangles (a pair; an upper bound, the step does not say whether the pair
+  /// holds one).
+  void record_fetches(const StepInfo& step, std::vector<NodeFetch>& sequence) const {
+    record_fetches(step, sequence, step_address_);
+  }
+  /// The same for a step on a level whose header is at byte `level_address` of the node section.
+  static void record_fetches(const StepInfo& step, std::vector<NodeFetch>& sequence, uint64_t level_address);
   [[nodiscard]] const RayResult& result() const { return result_; }
 
   /// The options' pointer flags and intersect options are the defaults.
@@ -109,14 +121,29 @@ class RayTraversal {
   template <bool kDefaultIntersect>
   IntersectResult intersect() const;  ///< image_bvh8_intersect_ray on node_
   void process_primitive_hits(const IntersectDwords& dw);
+  /// The instance step (§7.2, §7.3): transforms the ray and gives the result whose push8 pushes only the BLAS root
+  /// (or nothing when the filter node missed), with the BLAS's memory and merged flags in place for the pop.
+  IntersectResult enter_instance();
+  void leave_instance();  ///< back in the top level: the world ray, the top level's memory and flags
   void walk_back(uint32_t prev);
   void finish(NodeFault fault, uint32_t node);
   void stop();  ///< ends the ray: done, with the stack counters filled in
 
-  const NodeMemory* memory_;
-  NodeDecodeCache* cache_;
+  const NodeMemory* memory_;  ///< the current level's nodes
+  NodeDecodeCache* cache_;     ///< the current level's decode cache, or null
   const TraceOptions* options_;
-  PreparedRay ray_;  ///< the ray after the tmin offset; extent is set per step
+  PreparedRay ray_;  ///< the ray after the tmin offset, in the current level's space; extent is set per step
+  PointerFlags flags_;         ///< the current level's pointer flags: the ray's, merged with an instance's in a BLAS
+  bool default_flags_ = true;  ///< flags_ == PointerFlags{}
+  // Two-level state (§7.3): the top level's memory, cache and ray while the lane is inside a BLAS.
+  const NodeMemory* top_memory_;
+  NodeDecodeCache* top_cache_;
+  Vec3 top_origin_{0.0f}, top_direction_{0.0f};
+  bool in_blas_ = false;
+  uint32_t instance_node_ = rdna4::kInvalidNode;  ///< the instance node the lane entered its BLAS through
+  uint32_t instance_index_ = 0;
+  uint32_t instance_parent_ = rdna4::kInvalidNode;  ///< that instance node's parent pointer (walk-back)
+  uint64_t step_address_ = 0;  ///< byte address of the latest step's level (record_fetches)
   float tmin_ = 0.0f;
   float t_max_ = 0.0f;
   float closest_t_ = 0.0f;

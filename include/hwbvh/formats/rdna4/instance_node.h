@@ -23,6 +23,7 @@ inline constexpr uint32_t kPointerFlagForceOpaque = 1u << 0;           ///< bit 
 inline constexpr uint32_t kPointerFlagForceNonOpaque = 1u << 1;        ///< bit 55
 inline constexpr uint32_t kPointerFlagDisableTriangleCull = 1u << 2;   ///< bit 56
 inline constexpr uint32_t kPointerFlagFlipFacedness = 1u << 3;         ///< bit 57
+inline constexpr uint32_t kPointerFlagSkipTriangles = 1u << 8;         ///< bit 62: the BLAS holds procedurals
 inline constexpr uint32_t kPointerFlagSkipProcedural = 1u << 9;        ///< bit 63: the BLAS holds triangles
 
 /// Row-major 3x4 affine matrix: p'[r] = m[r][0] x + m[r][1] y + m[r][2] z + m[r][3].
