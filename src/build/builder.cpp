@@ -1,6 +1,8 @@
 #include "hwbvh/build/builder.h"
 
 #include <chrono>
+#include <cmath>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,20 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// What the wide tree alone tells: node, leaf, pair and reference counts and its SAH cost.
+template <int Width>
+void add_tree_stats(WideBuildResult<Width>& result, const BuildOptions& options) {
+  const WideBvh<Width>& bvh = result.bvh;
+  BuildStats& stats = result.stats;
+  stats.wide_nodes = static_cast<uint32_t>(bvh.nodes.size());
+  stats.pairs = static_cast<uint32_t>(bvh.pairs.size());
+  for (const auto& node : bvh.nodes) {
+    for (uint32_t i = 0; i < node.child_count; ++i) stats.leaves += node.children[i].is_leaf() ? 1 : 0;
+  }
+  for (const PrimPair& pair : bvh.pairs) stats.references += pair.has_tri1() ? 2 : 1;
+  stats.sah_cost = sah_cost(bvh, options.box_step_cost, options.pair_step_cost);
 }
 
 template <int Width>
@@ -47,16 +63,17 @@ WideBuildResult<Width> build(const Scene& scene, const BuildOptions& options) {
   start = std::chrono::steady_clock::now();
   result.bvh = collapse_to_wide<Width>(scene, binary, options);
   stats.seconds_collapse = seconds_since(start);
-
-  const WideBvh<Width>& bvh = result.bvh;
-  stats.wide_nodes = static_cast<uint32_t>(bvh.nodes.size());
-  stats.pairs = static_cast<uint32_t>(bvh.pairs.size());
-  for (const auto& node : bvh.nodes) {
-    for (uint32_t i = 0; i < node.child_count; ++i) stats.leaves += node.children[i].is_leaf() ? 1 : 0;
-  }
-  for (const PrimPair& pair : bvh.pairs) stats.references += pair.has_tri1() ? 2 : 1;
-  stats.sah_cost = sah_cost(bvh, options.box_step_cost, options.pair_step_cost);
+  add_tree_stats(result, options);
   return result;
+}
+
+void check_box(const Aabb& box, size_t index, const std::string& source) {
+  bool finite = true;
+  for (int a = 0; a < 3; ++a) finite = finite && std::isfinite(box.min[a]) && std::isfinite(box.max[a]);
+  if (!finite || box.empty()) {
+    throw_bad_input(source, "box " + std::to_string(index) + " is " + (finite ? "empty" : "not finite") +
+                                "; a top-level tree needs finite, non-empty instance bounds");
+  }
 }
 
 }  // namespace
@@ -70,5 +87,27 @@ WideBuildResult<4> build_wide_bvh4(const Scene& scene, const BuildOptions& optio
 WideBuildResult<6> build_wide_bvh6(const Scene& scene, const BuildOptions& options) {
   return build<6>(scene, options);
 }
+
+template <int Width>
+WideBuildResult<Width> build_box_tree(std::span<const Aabb> boxes, const BuildOptions& options,
+                                      const std::string& source) {
+  if (boxes.empty()) throw_bad_input(source, "no boxes to build a top-level tree over");
+  for (size_t i = 0; i < boxes.size(); ++i) check_box(boxes[i], i, source);
+  WideBuildResult<Width> result;
+  auto start = std::chrono::steady_clock::now();
+  const BinaryBvh binary = build_binary_bvh(boxes, options, source);
+  result.stats.seconds_binary = seconds_since(start);
+  result.stats.binary_nodes = static_cast<uint32_t>(binary.nodes.size());
+
+  start = std::chrono::steady_clock::now();
+  result.bvh = collapse_boxes_to_wide<Width>(binary, options);
+  result.stats.seconds_collapse = seconds_since(start);
+  add_tree_stats(result, options);
+  return result;
+}
+
+template WideBuildResult<4> build_box_tree<4>(std::span<const Aabb>, const BuildOptions&, const std::string&);
+template WideBuildResult<6> build_box_tree<6>(std::span<const Aabb>, const BuildOptions&, const std::string&);
+template WideBuildResult<8> build_box_tree<8>(std::span<const Aabb>, const BuildOptions&, const std::string&);
 
 }  // namespace hwbvh::build

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -32,11 +33,14 @@ struct Scratch {
   std::vector<PrimPair> pairs;
 };
 
+// Leaves of triangle pairs when given a scene; without one, every leaf is one reference (a box of a top-level tree).
 template <int Width>
 class Collapser {
  public:
-  Collapser(const Scene& scene, const BinaryBvh& binary, const BuildOptions& options)
-      : scene_(scene), binary_(binary), options_(options), pairing_(scene, options.pair_leftovers, options.pair_fits), dp_(binary.nodes.size()) {
+  Collapser(const Scene* scene, const BinaryBvh& binary, const BuildOptions& options)
+      : scene_(scene), binary_(binary), options_(options),
+        max_leaf_references_(scene ? 2 * options.max_leaf_pairs : 1), dp_(binary.nodes.size()) {
+    if (scene) pairing_.emplace(*scene, options.pair_leftovers, options.pair_fits);
     range_scale_ = range_scale(binary.nodes[0].bounds);
     const float root_area = binary.nodes[0].bounds.surface_area(range_scale_);
     area_scale_ = root_area > 0.0f ? 1.0f / root_area : 1.0f;
@@ -121,7 +125,7 @@ class Collapser {
   // Distinct triangles of n's references, sorted; false if n has too many references to be a leaf.
   bool leaf_triangles(uint32_t n, std::vector<uint32_t>& out) const {
     const BinaryBvh::Node& node = binary_.nodes[n];
-    if (node.ref_count > 2 * options_.max_leaf_pairs) return false;
+    if (node.ref_count > max_leaf_references_) return false;
     out.clear();
     for (uint32_t i = 0; i < node.ref_count; ++i) out.push_back(binary_.refs[node.first_ref + i].triangle);
     std::sort(out.begin(), out.end());
@@ -140,10 +144,10 @@ class Collapser {
       return step;
     }
     scratch.pairs.clear();
-    const uint32_t pairs = pairing_.pair(scratch.triangles, scratch.pairs);
+    const uint32_t pairs = pairing_->pair(scratch.triangles, scratch.pairs);
     const float cost = step * static_cast<float>(pairs);
     if (pairs > options_.max_leaf_pairs || cost >= bound) return kInfinity;
-    if (options_.leaf_fits && !options_.leaf_fits(scene_, scratch.pairs)) return kInfinity;
+    if (options_.leaf_fits && !options_.leaf_fits(*scene_, scratch.pairs)) return kInfinity;
     pair_count = static_cast<uint8_t>(pairs);
     return cost;
   }
@@ -204,8 +208,12 @@ class Collapser {
       for (size_t i = begin; i < end; ++i) {
         const auto [node, first] = leaves[i];
         leaf_triangles(node, scratch.triangles);
+        if (scratch.triangles.size() == 1) {  // what pairing makes of one triangle; the only case without a scene
+          out.pairs[first] = {scratch.triangles[0], kNoIndex};
+          continue;
+        }
         scratch.pairs.clear();
-        pairing_.pair(scratch.triangles, scratch.pairs);
+        pairing_->pair(scratch.triangles, scratch.pairs);
         std::copy(scratch.pairs.begin(), scratch.pairs.end(), out.pairs.begin() + first);
       }
     });
@@ -213,10 +221,11 @@ class Collapser {
     return out;
   }
 
-  const Scene& scene_;
+  const Scene* scene_;
   const BinaryBvh& binary_;
   const BuildOptions& options_;
-  TrianglePairing pairing_;
+  uint32_t max_leaf_references_;
+  std::optional<TrianglePairing> pairing_;  ///< with a scene only
   std::vector<Entry<Width>> dp_;
   float range_scale_ = 1.0f;  ///< keeps the areas of huge scenes finite (range_scale)
   float area_scale_ = 1.0f;   ///< areas relative to the root's
@@ -226,11 +235,19 @@ class Collapser {
 
 template <int Width>
 WideBvh<Width> collapse_to_wide(const Scene& scene, const BinaryBvh& binary, const BuildOptions& options) {
-  return Collapser<Width>(scene, binary, options).run();
+  return Collapser<Width>(&scene, binary, options).run();
+}
+
+template <int Width>
+WideBvh<Width> collapse_boxes_to_wide(const BinaryBvh& binary, const BuildOptions& options) {
+  return Collapser<Width>(nullptr, binary, options).run();
 }
 
 template WideBvh<4> collapse_to_wide<4>(const Scene&, const BinaryBvh&, const BuildOptions&);
 template WideBvh<6> collapse_to_wide<6>(const Scene&, const BinaryBvh&, const BuildOptions&);
 template WideBvh<8> collapse_to_wide<8>(const Scene&, const BinaryBvh&, const BuildOptions&);
+template WideBvh<4> collapse_boxes_to_wide<4>(const BinaryBvh&, const BuildOptions&);
+template WideBvh<6> collapse_boxes_to_wide<6>(const BinaryBvh&, const BuildOptions&);
+template WideBvh<8> collapse_boxes_to_wide<8>(const BinaryBvh&, const BuildOptions&);
 
 }  // namespace hwbvh::build

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -191,29 +192,21 @@ BinaryBvh flatten(const EmbreeNode* root, std::size_t references, float scale) {
   return out;
 }
 
-}  // namespace
-
-BinaryBvh build_binary_bvh(const Scene& scene, std::span<const uint32_t> triangles, const BuildOptions& options) {
-  const bool spatial = options.quality == BuildQuality::High;
-  Callbacks callbacks;
-  if (spatial) callbacks.corners.resize(scene.triangles.size());
-  std::vector<Aabb> boxes(triangles.size());
+// The one Embree build: `boxes` become RTCBuildPrimitives with primID ids[i]. With `callbacks.corners` set (spatial
+// splits), Embree may append split references, so the array gets spare capacity.
+BinaryBvh build_over_boxes(std::span<const Aabb> boxes, std::span<const uint32_t> ids, Callbacks& callbacks,
+                           const BuildOptions& options, const std::string& source) {
+  const bool spatial = !callbacks.corners.empty();
   Aabb all;
-  for (size_t i = 0; i < triangles.size(); ++i) {
-    const uint32_t tri = triangles[i];
-    boxes[i] = triangle_bounds(scene.vertex(tri, 0), scene.vertex(tri, 1), scene.vertex(tri, 2));
-    all.grow(boxes[i]);
-    if (spatial) callbacks.corners[tri] = {scene.vertex(tri, 0), scene.vertex(tri, 1), scene.vertex(tri, 2)};
-  }
+  for (const Aabb& box : boxes) all.grow(box);
   callbacks.scale = range_scale(all);
-  std::vector<RTCBuildPrimitive> prims(triangles.size());
-  for (size_t i = 0; i < triangles.size(); ++i) {
+  std::vector<RTCBuildPrimitive> prims(boxes.size());
+  for (size_t i = 0; i < boxes.size(); ++i) {
     set_scaled_bounds(prims[i], boxes[i], callbacks.scale);
     prims[i].geomID = 0;
-    prims[i].primID = triangles[i];
+    prims[i].primID = ids[i];
   }
-  // Spatial splits append references to the array; Embree needs spare capacity beyond primitiveCount.
-  prims.resize(spatial ? 2 * triangles.size() : triangles.size());
+  prims.resize(spatial ? 2 * boxes.size() : boxes.size());
 
   EmbreeSession session(options.threads, &callbacks);
 
@@ -230,7 +223,7 @@ BinaryBvh build_binary_bvh(const Scene& scene, std::span<const uint32_t> triangl
   args.intersectionCost = 0.5f * options.pair_step_cost;
   args.bvh = session.bvh();
   args.primitives = prims.data();
-  args.primitiveCount = triangles.size();
+  args.primitiveCount = boxes.size();
   args.primitiveArrayCapacity = prims.size();
   args.createNode = create_node;
   args.setNodeChildren = set_node_children;
@@ -250,10 +243,35 @@ BinaryBvh build_binary_bvh(const Scene& scene, std::span<const uint32_t> triangl
     root = static_cast<const EmbreeNode*>(rtcBuildBVH(&args));
   }
   if (!root || !callbacks.error.empty()) {
-    throw Error(ErrorKind::Runtime, scene.source,
+    throw Error(ErrorKind::Runtime, source,
                 "Embree BVH build failed: " + (callbacks.error.empty() ? "no root" : callbacks.error));
   }
-  return flatten(root, triangles.size(), callbacks.scale);
+  return flatten(root, boxes.size(), callbacks.scale);
+}
+
+}  // namespace
+
+BinaryBvh build_binary_bvh(const Scene& scene, std::span<const uint32_t> triangles, const BuildOptions& options) {
+  Callbacks callbacks;
+  if (options.quality == BuildQuality::High) {
+    callbacks.corners.resize(scene.triangles.size());
+    for (const uint32_t tri : triangles) {
+      callbacks.corners[tri] = {scene.vertex(tri, 0), scene.vertex(tri, 1), scene.vertex(tri, 2)};
+    }
+  }
+  std::vector<Aabb> boxes(triangles.size());
+  for (size_t i = 0; i < triangles.size(); ++i) {
+    const uint32_t tri = triangles[i];
+    boxes[i] = triangle_bounds(scene.vertex(tri, 0), scene.vertex(tri, 1), scene.vertex(tri, 2));
+  }
+  return build_over_boxes(boxes, triangles, callbacks, options, scene.source);
+}
+
+BinaryBvh build_binary_bvh(std::span<const Aabb> boxes, const BuildOptions& options, const std::string& source) {
+  std::vector<uint32_t> ids(boxes.size());
+  std::iota(ids.begin(), ids.end(), 0u);
+  Callbacks callbacks;  // no corners: boxes are never split
+  return build_over_boxes(boxes, ids, callbacks, options, source);
 }
 
 }  // namespace hwbvh::build

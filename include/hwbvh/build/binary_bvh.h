@@ -10,10 +10,11 @@
 namespace hwbvh::build {
 
 struct BinaryBvh {
-  /// A triangle reference: the whole triangle's box, or a clipped part of it after spatial splits.
+  /// A triangle reference: the whole triangle's box, or a clipped part of it after spatial splits. In a tree over
+  /// boxes (embree_builder.h), one box.
   struct Ref {
     Aabb bounds;
-    uint32_t triangle = kNoIndex;  ///< index into Scene::triangles
+    uint32_t triangle = kNoIndex;  ///< index into Scene::triangles (or into the boxes)
   };
 
   struct Node {

@@ -73,8 +73,9 @@ WideBuildResult<6> build_wide_bvh6(const Scene& scene, const BuildOptions& optio
 /// A wide tree over boxes instead of triangles: a top-level structure over instances' world bounds. Every leaf
 /// child holds one box: pair_count 1, and its PrimPair has tri0 = the box's index in `boxes` (tri1 = kNoIndex).
 /// Uses the options' quality, threads and box_step_cost (pair_step_cost is a box leaf's cost; no spatial splits,
-/// no pairing, leaf fit tests ignored). Deterministic as build_wide_bvh. Throws hwbvh::Error (BadInput) naming
-/// `source` when `boxes` is empty or holds a box that is empty or not finite.
+/// no pairing, leaf fit tests ignored). Deterministic as build_wide_bvh. The stats count boxes as references and
+/// pairs (the triangle counts stay 0); sah_cost is exact. Throws hwbvh::Error (BadInput) naming `source` when
+/// `boxes` is empty or holds a box that is empty or not finite.
 template <int Width>
 WideBuildResult<Width> build_box_tree(std::span<const Aabb> boxes, const BuildOptions& options,
                                       const std::string& source);

@@ -20,4 +20,9 @@ namespace hwbvh::build {
 template <int Width = 8>
 WideBvh<Width> collapse_to_wide(const Scene& scene, const BinaryBvh& binary, const BuildOptions& options);
 
+/// The same collapse of a binary tree over boxes (embree_builder.h), whose every leaf child holds one box: pair_count
+/// 1, PrimPair{tri0 = box index}. A leaf is charged pair_step_cost; pairing and leaf_fits play no part.
+template <int Width = 8>
+WideBvh<Width> collapse_boxes_to_wide(const BinaryBvh& binary, const BuildOptions& options);
+
 }  // namespace hwbvh::build

@@ -1,8 +1,10 @@
 #pragma once
 // Embree adapter: builds a BinaryBvh with Embree 3's rtcBuildBVH (binned SAH; Morton at low quality; SAH with
-// spatial splits at high quality, splitting references by exact triangle clipping, see spatial_split.h).
+// spatial splits at high quality, splitting references by exact triangle clipping, see spatial_split.h), over
+// triangles or over plain boxes (a top-level structure's instances).
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "hwbvh/build/binary_bvh.h"
 #include "hwbvh/build/builder.h"
@@ -16,5 +18,10 @@ namespace hwbvh::build {
 /// (high quality runs Embree single-threaded: its spatial-split builder is not deterministic in parallel).
 /// Throws hwbvh::Error (Runtime) if Embree fails.
 BinaryBvh build_binary_bvh(const Scene& scene, std::span<const uint32_t> triangles, const BuildOptions& options);
+
+/// The same over `boxes` (all non-empty and finite, at least one): each reference's `triangle` is its box's index.
+/// No spatial splits (a box has no shape to clip): high quality is Embree's binned SAH, as medium. Errors name
+/// `source`.
+BinaryBvh build_binary_bvh(std::span<const Aabb> boxes, const BuildOptions& options, const std::string& source);
 
 }  // namespace hwbvh::build

@@ -1,12 +1,16 @@
-// Whole-tree RT IP 3.1 encoder (docs/rtip31-format.md §2.4, §2.7, §3.4, §4.8).
+// Whole-tree RT IP 3.1 encoder (docs/rtip31-format.md §2.4, §2.7, §2.9, §3.4, §4.8), for a BLAS (leaves of triangle
+// pairs in primitive nodes) and for a top-level structure (one instance node per leaf); see TriangleLeaves and
+// InstanceLeaves below for what differs.
 //
 // Steps:
 //   1. OBB choice, bottom-up: per box node, candidate rotations from its children; accept the one whose child
 //      bounds have the smallest total surface area if it beats the axis-aligned total by options.obb_accept_ratio.
 //   2. Leaf packing per box node (§4.8 "longest prefix that fits"): the leaf children of one box node form a batch
 //      whose pairs are packed greedily into consecutive primitive nodes; ranges may continue into the next node.
+//      In a top-level structure each leaf child is one instance node.
 //   3. Layout, breadth-first: a node's box children get consecutive slots (internal_base), its primitive nodes
 //      follow as one run (leaf_base). Slot 0 is the node-section header, the root is slot 1 (pointer 0x15).
+//      Instance nodes instead follow all box nodes (§1.5), each box node's as one run (leaf_base).
 //   4. Box nodes are encoded with their children's bounds expressed in the chosen frame.
 #include "hwbvh/formats/rdna4/encode.h"
 
@@ -15,6 +19,7 @@
 #include <cmath>
 #include <limits>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "hwbvh/core/bits.h"
@@ -158,7 +163,7 @@ struct NodeFrame {
 };
 
 // What bounds each child of one node besides its AABB, gathered once and projected for every candidate frame:
-// a leaf's distinct triangle vertices, or a box child's OBB corners (none for a box child without an OBB).
+// a leaf's points (Leaves::add_points), or a box child's OBB corners (none for a box child without an OBB).
 struct ChildPoints {
   std::array<uint32_t, 9> first{};  // child c's other points are points[first[c] .. first[c + 1])
   std::vector<Vec3> points;
@@ -168,10 +173,11 @@ struct ChildPoints {
   }
 };
 
+template <class Leaves>
 class ObbChooser {
  public:
-  ObbChooser(const Scene& scene, const WideBvh8& bvh, const EncodeOptions& options)
-      : scene_(scene), bvh_(bvh), options_(options), frames_(bvh.nodes.size()) {}
+  ObbChooser(const Leaves& leaves, const WideBvh8& bvh, const EncodeOptions& options)
+      : leaves_(leaves), bvh_(bvh), options_(options), frames_(bvh.nodes.size()) {}
 
   // Bottom-up by depth so every node sees its children's final frames; nodes of one depth run in parallel.
   std::vector<NodeFrame> choose(const Executor& executor) {
@@ -197,23 +203,12 @@ class ObbChooser {
  private:
   ChildPoints gather(const WideBvh8::Node& node) const {
     ChildPoints out;
-    std::vector<uint32_t> vertices;  // a leaf's vertex indices: neighbouring triangles share most of them
+    std::vector<uint32_t> scratch;  // for add_points, reused across the leaves
     for (uint32_t c = 0; c < node.child_count; ++c) {
       const auto& child = node.children[c];
       out.first[c] = static_cast<uint32_t>(out.points.size());
       if (child.is_leaf()) {
-        vertices.clear();
-        for (uint32_t p = child.index; p < child.index + child.pair_count; ++p) {
-          const PrimPair& pair = bvh_.pairs[p];
-          for (uint32_t tri : {pair.tri0, pair.tri1}) {
-            if (tri == kNoIndex) continue;
-            for (const uint32_t v : scene_.triangles[tri].v) {
-              if (std::find(vertices.begin(), vertices.end(), v) != vertices.end()) continue;
-              vertices.push_back(v);
-              out.points.push_back(scene_.positions[v]);
-            }
-          }
-        }
+        leaves_.add_points(child, scratch, out.points);
       } else if (const NodeFrame& f = frames_[child.index]; f.obb_index != kNoObb) {
         out.points.insert(out.points.end(), f.obb_corners.begin(), f.obb_corners.end());
       }
@@ -242,18 +237,12 @@ class ObbChooser {
     return result;
   }
 
-  // Candidate rotations, in child order without repeats: each leaf's first triangle's, each box child's own.
+  // Candidate rotations, in child order without repeats: each leaf's (Leaves::obb_candidate), each box child's own.
   uint32_t candidates(const WideBvh8::Node& node, std::array<uint32_t, 8>& out) const {
     uint32_t count = 0;
     for (uint32_t c = 0; c < node.child_count; ++c) {
       const auto& child = node.children[c];
-      uint32_t index = kNoObb;
-      if (child.is_leaf()) {
-        const uint32_t tri = bvh_.pairs[child.index].tri0;
-        index = triangle_obb_candidate(scene_.vertex(tri, 0), scene_.vertex(tri, 1), scene_.vertex(tri, 2));
-      } else {
-        index = frames_[child.index].obb_index;
-      }
+      const uint32_t index = child.is_leaf() ? leaves_.obb_candidate(child) : frames_[child.index].obb_index;
       if (index < kObbMatrixCount && std::find(out.begin(), out.begin() + count, index) == out.begin() + count)
         out[count++] = index;
     }
@@ -315,73 +304,176 @@ class ObbChooser {
     return best;
   }
 
-  const Scene& scene_;
+  const Leaves& leaves_;
   const WideBvh8& bvh_;
   const EncodeOptions& options_;
   std::vector<NodeFrame> frames_;
 };
 
 // ---------------------------------------------------------------------------------------------------------
-// Leaf packing (§4.8)
+// Leaves: what differs between a BLAS and a top-level structure
 // ---------------------------------------------------------------------------------------------------------
+//
+// A Leaves class tells the OBB chooser and the layout what a leaf child is: the points that bound it besides its
+// box (add_points), its candidate rotation (obb_candidate), its slot's box flags and instance mask, and how the
+// leaf children of one box node become 128-byte nodes: pack() before the layout (their count), write() after it
+// (with the box node's pointer). A Batch tells, per leaf child, the node its range starts in and the child
+// pointer's type.
 
-struct PackedBatch {
-  std::vector<NodeDwords> nodes;          // primitive nodes of this box node's leaf children, in order
-  std::array<uint32_t, 8> start_node{};   // per leaf child (in leaf order): node index where its range starts
-  std::array<uint32_t, 8> start_pair{};   // and the pair index inside that node
-};
+// A BLAS: leaves are runs of triangle pairs, packed into primitive nodes (§4.8).
+class TriangleLeaves {
+ public:
+  static constexpr bool kInstanceNodes = false;
 
-// Greedy "longest prefix that fits": pairs of all leaf children of one box node in slot order, cut at pair
-// boundaries; a range may continue into the next node (the stop bit marks its last pair).
-PackedBatch pack_leaves(const Scene& scene, const WideBvh8& bvh, std::span<const WideBvh8::Child> leaves) {
-  std::vector<PrimPairInput> all;
-  std::vector<uint32_t> owner;  // leaf index of each pair
-  for (uint32_t l = 0; l < leaves.size(); ++l) {
-    for (uint32_t p = 0; p < leaves[l].pair_count; ++p) {
-      const bool stop = p + 1 == leaves[l].pair_count;
-      all.push_back(pair_input(scene, bvh.pairs[leaves[l].index + p], stop));
-      owner.push_back(l);
-    }
-  }
-  PackedBatch batch;
-  std::size_t begin = 0;
-  while (begin < all.size()) {
-    std::size_t count = 1;
-    while (begin + count < all.size() && count < 8 &&
-           primitive_node_fits(std::span(all).subspan(begin, count + 1)))
-      ++count;
-    auto node = encode_primitive_node(std::span(all).subspan(begin, count));
-    if (!node) {
-      throw Error(ErrorKind::Runtime, scene.source,
-                  "a triangle pair does not fit an RT IP 3.1 primitive node (ids out of range?)");
-    }
-    const auto node_index = static_cast<uint32_t>(batch.nodes.size());
-    for (std::size_t i = begin; i < begin + count; ++i) {
-      const bool range_start = i == 0 || owner[i] != owner[i - 1];
-      if (range_start) {
-        batch.start_node[owner[i]] = node_index;
-        batch.start_pair[owner[i]] = static_cast<uint32_t>(i - begin);
+  struct Batch {
+    std::vector<NodeDwords> nodes;          // primitive nodes of this box node's leaf children, in order
+    std::array<uint32_t, 8> start_node{};   // per leaf child (in leaf order): node index where its range starts
+    std::array<uint32_t, 8> start_type{};   // and the node type of the pair it starts at
+    [[nodiscard]] uint32_t node_count() const { return static_cast<uint32_t>(nodes.size()); }
+  };
+
+  TriangleLeaves(const Scene& scene, const WideBvh8& bvh) : scene_(scene), bvh_(bvh) {}
+
+  // The leaf's distinct vertices (`vertices` keeps their indices: neighbouring triangles share most of them).
+  void add_points(const WideBvh8::Child& leaf, std::vector<uint32_t>& vertices, std::vector<Vec3>& points) const {
+    vertices.clear();
+    for (uint32_t p = leaf.index; p < leaf.index + leaf.pair_count; ++p) {
+      for (uint32_t tri : {bvh_.pairs[p].tri0, bvh_.pairs[p].tri1}) {
+        if (tri == kNoIndex) continue;
+        for (const uint32_t v : scene_.triangles[tri].v) {
+          if (std::find(vertices.begin(), vertices.end(), v) != vertices.end()) continue;
+          vertices.push_back(v);
+          points.push_back(scene_.positions[v]);
+        }
       }
     }
-    batch.nodes.push_back(*node);
-    begin += count;
   }
-  return batch;
-}
 
-uint32_t leaf_box_flags(const Scene& scene, const WideBvh8& bvh, const WideBvh8::Child& leaf) {
-  bool all_opaque = true, all_non_opaque = true;
-  for (uint32_t p = leaf.index; p < leaf.index + leaf.pair_count; ++p) {
-    for (uint32_t tri : {bvh.pairs[p].tri0, bvh.pairs[p].tri1}) {
-      if (tri == kNoIndex) continue;
-      const bool opaque = !scene.is_alpha_tested(tri);
-      all_opaque = all_opaque && opaque;
-      all_non_opaque = all_non_opaque && !opaque;
+  // The frame of the leaf's first triangle (§3.4).
+  [[nodiscard]] uint32_t obb_candidate(const WideBvh8::Child& leaf) const {
+    const uint32_t tri = bvh_.pairs[leaf.index].tri0;
+    return triangle_obb_candidate(scene_.vertex(tri, 0), scene_.vertex(tri, 1), scene_.vertex(tri, 2));
+  }
+
+  [[nodiscard]] uint32_t box_flags(const WideBvh8::Child& leaf) const {
+    bool all_opaque = true, all_non_opaque = true;
+    for (uint32_t p = leaf.index; p < leaf.index + leaf.pair_count; ++p) {
+      for (uint32_t tri : {bvh_.pairs[p].tri0, bvh_.pairs[p].tri1}) {
+        if (tri == kNoIndex) continue;
+        const bool opaque = !scene_.is_alpha_tested(tri);
+        all_opaque = all_opaque && opaque;
+        all_non_opaque = all_non_opaque && !opaque;
+      }
+    }
+    return kBoxFlagOnlyTriangles | (all_opaque ? kBoxFlagOnlyOpaque : 0u) |
+           (all_non_opaque ? kBoxFlagOnlyNonOpaque : 0u);
+  }
+
+  [[nodiscard]] static uint32_t instance_mask(const WideBvh8::Child&) { return 0xFF; }
+
+  // Greedy "longest prefix that fits": pairs of all leaf children of one box node in slot order, cut at pair
+  // boundaries; a range may continue into the next node (the stop bit marks its last pair).
+  [[nodiscard]] Batch pack(std::span<const WideBvh8::Child> leaves) const {
+    std::vector<PrimPairInput> all;
+    std::vector<uint32_t> owner;  // leaf index of each pair
+    for (uint32_t l = 0; l < leaves.size(); ++l) {
+      for (uint32_t p = 0; p < leaves[l].pair_count; ++p) {
+        const bool stop = p + 1 == leaves[l].pair_count;
+        all.push_back(pair_input(scene_, bvh_.pairs[leaves[l].index + p], stop));
+        owner.push_back(l);
+      }
+    }
+    Batch batch;
+    std::size_t begin = 0;
+    while (begin < all.size()) {
+      std::size_t count = 1;
+      while (begin + count < all.size() && count < 8 &&
+             primitive_node_fits(std::span(all).subspan(begin, count + 1)))
+        ++count;
+      auto node = encode_primitive_node(std::span(all).subspan(begin, count));
+      if (!node) {
+        throw Error(ErrorKind::Runtime, scene_.source,
+                    "a triangle pair does not fit an RT IP 3.1 primitive node (ids out of range?)");
+      }
+      for (std::size_t i = begin; i < begin + count; ++i) {
+        if (i == 0 || owner[i] != owner[i - 1]) {  // a range starts here
+          batch.start_node[owner[i]] = batch.node_count();
+          batch.start_type[owner[i]] = pair_node_type(static_cast<uint32_t>(i - begin));
+        }
+      }
+      batch.nodes.push_back(*node);
+      begin += count;
+    }
+    return batch;
+  }
+
+  static void write(const Batch& batch, uint32_t /*box_pointer*/, uint32_t* out) {
+    for (const NodeDwords& node : batch.nodes) out = std::copy(node.begin(), node.end(), out);
+  }
+
+ private:
+  const Scene& scene_;
+  const WideBvh8& bvh_;
+};
+
+// A top-level structure: every leaf child is one instance (its pair's tri0 indexes the instances), stored as one
+// instance node (§2.9) of type 6 and range length 1.
+class InstanceLeaves {
+ public:
+  static constexpr bool kInstanceNodes = true;
+
+  struct Batch {
+    std::array<uint32_t, 8> instance{};    // per leaf child: index into the instances
+    std::array<uint32_t, 8> start_node{};  // = the leaf child's index: one node each
+    std::array<uint32_t, 8> start_type{};  // kTypeInstance
+    uint32_t count = 0;
+    [[nodiscard]] uint32_t node_count() const { return count; }
+  };
+
+  InstanceLeaves(std::span<const TlasInstanceInput> instances, const WideBvh8& bvh)
+      : instances_(instances), bvh_(bvh) {}
+
+  void add_points(const WideBvh8::Child& leaf, std::vector<uint32_t>&, std::vector<Vec3>& points) const {
+    const auto& corners = of(leaf).world_corners;
+    points.insert(points.end(), corners.begin(), corners.end());
+  }
+
+  // Corners 0, 1, 2 lie on the BLAS box's x and y edges: the frame of that face is the instance's own rotation.
+  [[nodiscard]] uint32_t obb_candidate(const WideBvh8::Child& leaf) const {
+    const auto& c = of(leaf).world_corners;
+    return triangle_obb_candidate(c[0], c[1], c[2]);
+  }
+
+  [[nodiscard]] uint32_t box_flags(const WideBvh8::Child& leaf) const { return of(leaf).box_flags; }
+  [[nodiscard]] uint32_t instance_mask(const WideBvh8::Child& leaf) const { return of(leaf).node.instance_mask; }
+
+  [[nodiscard]] Batch pack(std::span<const WideBvh8::Child> leaves) const {
+    Batch batch;
+    for (const WideBvh8::Child& leaf : leaves) {
+      batch.instance[batch.count] = bvh_.pairs[leaf.index].tri0;
+      batch.start_node[batch.count] = batch.count;
+      batch.start_type[batch.count++] = kTypeInstance;
+    }
+    return batch;
+  }
+
+  void write(const Batch& batch, uint32_t box_pointer, uint32_t* out) const {
+    for (uint32_t l = 0; l < batch.count; ++l) {
+      InstanceNodeInput node = instances_[batch.instance[l]].node;
+      node.parent_pointer = box_pointer;
+      const NodeDwords dwords = encode_instance_node(node);
+      out = std::copy(dwords.begin(), dwords.end(), out);
     }
   }
-  return kBoxFlagOnlyTriangles | (all_opaque ? kBoxFlagOnlyOpaque : 0u) |
-         (all_non_opaque ? kBoxFlagOnlyNonOpaque : 0u);
-}
+
+ private:
+  [[nodiscard]] const TlasInstanceInput& of(const WideBvh8::Child& leaf) const {
+    return instances_[bvh_.pairs[leaf.index].tri0];
+  }
+
+  std::span<const TlasInstanceInput> instances_;
+  const WideBvh8& bvh_;
+};
 
 // ---------------------------------------------------------------------------------------------------------
 // Layout and node encoding
@@ -393,12 +485,156 @@ struct BoxPlan {
   uint32_t leaf_children = 0;
   uint32_t slot = 0;                // this node's 128-byte slot
   uint32_t first_box_slot = 0;      // internal_base slot
-  uint32_t first_prim_slot = 0;     // leaf_base slot
+  uint32_t first_leaf_slot = 0;     // leaf_base slot
   uint32_t parent_slot = 0;         // 0 for the root
   uint32_t index_in_parent = 0;
   uint32_t box_flags = 0;           // AND over the subtree, for the parent's child info
+  uint32_t instance_mask = 0;       // OR over the subtree, for the parent's child info
   std::array<uint32_t, 8> leaf_flags{};  // box flags of each leaf child, by WideBvh child index
+  std::array<uint32_t, 8> leaf_masks{};  // instance mask of each leaf child, by WideBvh child index
 };
+
+struct EncodedTree {
+  EncodedBvh bvh;
+  std::vector<uint32_t> breadth_first;  // WideBvh node indices in slot order (which is also their leaf nodes' order)
+};
+
+template <class Leaves>
+EncodedTree encode_tree(const WideBvh8& bvh, const Leaves& leaves, const EncodeOptions& options,
+                        const std::string& source) {
+  if (bvh.nodes.empty()) throw Error(ErrorKind::Runtime, source, "empty BVH cannot be encoded");
+  const Executor executor(options.threads);
+  EncodedTree tree;
+  EncodedBvh& out = tree.bvh;
+
+  auto start = Clock::now();
+  const std::vector<NodeFrame> frames = ObbChooser<Leaves>(leaves, bvh, options).choose(executor);
+  out.stats.seconds_obb = seconds_since(start);
+  start = Clock::now();
+
+  // Slot order within each node, and leaf packing per node (independent, parallel).
+  const std::size_t node_count = bvh.nodes.size();
+  std::vector<BoxPlan> plans(node_count);
+  std::vector<typename Leaves::Batch> batches(node_count);
+  executor.for_each(0, node_count, [&](std::size_t n) {
+    const auto& node = bvh.nodes[n];
+    BoxPlan& plan = plans[n];
+    std::array<WideBvh8::Child, 8> leaf_children{};
+    for (uint32_t c = 0; c < node.child_count; ++c)
+      if (!node.children[c].is_leaf()) plan.order[plan.box_children++] = c;
+    for (uint32_t c = 0; c < node.child_count; ++c) {
+      if (!node.children[c].is_leaf()) continue;
+      leaf_children[plan.leaf_children] = node.children[c];
+      plan.order[plan.box_children + plan.leaf_children++] = c;
+      plan.leaf_flags[c] = leaves.box_flags(node.children[c]);
+      plan.leaf_masks[c] = leaves.instance_mask(node.children[c]);
+    }
+    batches[n] = leaves.pack(std::span(leaf_children).first(plan.leaf_children));
+  }, 64);
+
+  // Breadth-first slot assignment: slot 0 = section header, slot 1 = root. Primitive nodes follow their box node's
+  // box children; instance nodes get their own run after the last box node.
+  uint32_t next_slot = 2;
+  uint32_t next_instance_slot = 1 + static_cast<uint32_t>(node_count);
+  uint32_t& next_leaf_slot = Leaves::kInstanceNodes ? next_instance_slot : next_slot;
+  std::vector<uint32_t>& queue = tree.breadth_first;
+  queue.push_back(0);
+  plans[0].slot = 1;
+  for (std::size_t q = 0; q < queue.size(); ++q) {
+    const uint32_t n = queue[q];
+    BoxPlan& plan = plans[n];
+    plan.first_box_slot = next_slot;
+    for (uint32_t s = 0; s < plan.box_children; ++s) {
+      const uint32_t child = bvh.nodes[n].children[plan.order[s]].index;
+      plans[child].slot = next_slot++;
+      plans[child].parent_slot = plan.slot;
+      plans[child].index_in_parent = s;
+      queue.push_back(child);
+    }
+    plan.first_leaf_slot = next_leaf_slot;
+    next_leaf_slot += batches[n].node_count();
+  }
+  if (queue.size() != node_count) {
+    throw Error(ErrorKind::Runtime, source, "BVH has unreachable nodes; refusing to encode");
+  }
+  const uint32_t slots = next_leaf_slot;  // the last run of leaf nodes ends the section
+
+  // Box flags (AND) and instance masks (OR) over the subtree, children before parents (reverse breadth-first).
+  for (auto it = queue.rbegin(); it != queue.rend(); ++it) {
+    const auto& node = bvh.nodes[*it];
+    uint32_t flags = 0xF, mask = 0;
+    for (uint32_t c = 0; c < node.child_count; ++c) {
+      const auto& child = node.children[c];
+      flags &= child.is_leaf() ? plans[*it].leaf_flags[c] : plans[child.index].box_flags;
+      mask |= child.is_leaf() ? plans[*it].leaf_masks[c] : plans[child.index].instance_mask;
+    }
+    plans[*it].box_flags = flags;
+    plans[*it].instance_mask = mask;
+  }
+
+  out.dwords.assign(std::size_t{slots} * kNodeDwords, 0u);
+  auto slot_pointer = [](uint32_t slot, uint32_t type) { return make_node_pointer(uint64_t{slot} * kNodeBytes, type); };
+
+  executor.for_each(0, node_count, [&](std::size_t n) {
+    const auto& node = bvh.nodes[n];
+    const BoxPlan& plan = plans[n];
+    const typename Leaves::Batch& batch = batches[n];
+    const NodeFrame& frame = frames[n];
+    BoxNodeInput in;
+    in.internal_base = slot_pointer(plan.first_box_slot, 0);
+    in.leaf_base = slot_pointer(plan.first_leaf_slot, 0);
+    in.parent_pointer = n == 0 ? kInvalidNode : slot_pointer(plan.parent_slot, kTypeBox);
+    in.index_in_parent = plan.index_in_parent;
+    in.obb_index = frame.obb_index;
+    in.child_count = node.child_count;
+    for (uint32_t s = 0; s < node.child_count; ++s) {
+      const uint32_t c = plan.order[s];
+      const auto& child = node.children[c];
+      BoxChildInput& ci = in.children[s];
+      ci.box = frame.child_boxes[c];
+      if (!child.is_leaf()) {
+        ci.node_type = kTypeBox;
+        ci.range_length = 1;
+        ci.box_flags = plans[child.index].box_flags;
+        ci.instance_mask = plans[child.index].instance_mask;
+      } else {
+        const uint32_t leaf = s - plan.box_children;
+        ci.node_type = batch.start_type[leaf];
+        const uint32_t next_start = leaf + 1 < plan.leaf_children ? batch.start_node[leaf + 1] : batch.node_count();
+        ci.range_length = next_start - batch.start_node[leaf];
+        ci.box_flags = plan.leaf_flags[c];
+        ci.instance_mask = plan.leaf_masks[c];
+      }
+    }
+    const NodeDwords box = encode_box_node(in);
+    std::copy(box.begin(), box.end(), out.dwords.begin() + std::ptrdiff_t{plan.slot} * kNodeDwords);
+    leaves.write(batch, slot_pointer(plan.slot, kTypeBox),
+                 out.dwords.data() + std::ptrdiff_t{plan.first_leaf_slot} * kNodeDwords);
+  }, 64);
+
+  // Statistics and the section header.
+  EncodeStats& st = out.stats;
+  st.box_nodes = static_cast<uint32_t>(node_count);
+  uint32_t leaf_nodes = 0;
+  for (std::size_t n = 0; n < node_count; ++n) {
+    leaf_nodes += batches[n].node_count();
+    st.obb_box_nodes += frames[n].obb_index != kNoObb ? 1 : 0;
+    st.leaf_ranges += plans[n].leaf_children;
+  }
+  (Leaves::kInstanceNodes ? st.instance_nodes : st.primitive_nodes) = leaf_nodes;
+  st.node_bytes = uint64_t{slots} * kNodeBytes;
+  NodeSectionHeader header;
+  header.root_pointer = kRootPointer;
+  header.node_slots = slots;
+  header.box_nodes = st.box_nodes;
+  header.primitive_nodes = st.primitive_nodes;
+  header.instance_nodes = st.instance_nodes;
+  header.bounds = bvh.bounds;
+  const NodeDwords header_dwords = write_node_section_header(header);
+  std::copy(header_dwords.begin(), header_dwords.end(), out.dwords.begin());
+  st.seconds_encode = seconds_since(start);
+  return tree;
+}
 
 }  // namespace
 
@@ -415,130 +651,41 @@ void adapt_build_options(build::BuildOptions& options) {
 }
 
 EncodedBvh encode(const Scene& scene, const build::WideBvh8& bvh, const EncodeOptions& options) {
-  if (bvh.nodes.empty()) throw Error(ErrorKind::Runtime, scene.source, "empty BVH cannot be encoded");
-  const Executor executor(options.threads);
-  EncodedBvh out;
+  EncodedBvh out = encode_tree(bvh, TriangleLeaves(scene, bvh), options, scene.source).bvh;
+  out.stats.pairs = static_cast<uint32_t>(bvh.pairs.size());
+  for (const auto& pair : bvh.pairs) out.stats.triangles += pair.has_tri1() ? 2 : 1;
+  return out;
+}
 
-  auto start = Clock::now();
-  const std::vector<NodeFrame> frames = ObbChooser(scene, bvh, options).choose(executor);
-  out.stats.seconds_obb = seconds_since(start);
-  start = Clock::now();
-
-  // Slot order within each node, and leaf packing per node (independent, parallel).
-  const std::size_t node_count = bvh.nodes.size();
-  std::vector<BoxPlan> plans(node_count);
-  std::vector<PackedBatch> batches(node_count);
-  executor.for_each(0, node_count, [&](std::size_t n) {
-    const auto& node = bvh.nodes[n];
-    BoxPlan& plan = plans[n];
-    std::array<WideBvh8::Child, 8> leaves{};
-    for (uint32_t c = 0; c < node.child_count; ++c)
-      if (!node.children[c].is_leaf()) plan.order[plan.box_children++] = c;
-    for (uint32_t c = 0; c < node.child_count; ++c) {
-      if (!node.children[c].is_leaf()) continue;
-      leaves[plan.leaf_children] = node.children[c];
-      plan.order[plan.box_children + plan.leaf_children++] = c;
-      plan.leaf_flags[c] = leaf_box_flags(scene, bvh, node.children[c]);
-    }
-    batches[n] = pack_leaves(scene, bvh, std::span(leaves).first(plan.leaf_children));
-  }, 64);
-
-  // Breadth-first slot assignment: slot 0 = section header, slot 1 = root.
-  uint32_t next_slot = 2;
-  std::vector<uint32_t> queue{0};
-  plans[0].slot = 1;
-  for (std::size_t q = 0; q < queue.size(); ++q) {
-    const uint32_t n = queue[q];
-    BoxPlan& plan = plans[n];
-    plan.first_box_slot = next_slot;
-    for (uint32_t s = 0; s < plan.box_children; ++s) {
-      const uint32_t child = bvh.nodes[n].children[plan.order[s]].index;
-      plans[child].slot = next_slot++;
-      plans[child].parent_slot = plan.slot;
-      plans[child].index_in_parent = s;
-      queue.push_back(child);
-    }
-    plan.first_prim_slot = next_slot;
-    next_slot += static_cast<uint32_t>(batches[n].nodes.size());
-  }
-  if (queue.size() != node_count) {
-    throw Error(ErrorKind::Runtime, scene.source, "BVH has unreachable nodes; refusing to encode");
-  }
-
-  // Box flags: AND over the subtree, children before parents (reverse breadth-first order).
-  for (auto it = queue.rbegin(); it != queue.rend(); ++it) {
-    const auto& node = bvh.nodes[*it];
-    uint32_t flags = 0xF;
+EncodedTlas encode_tlas(const build::WideBvh8& tree, std::span<const TlasInstanceInput> instances,
+                        const EncodeOptions& options) {
+  for (const auto& node : tree.nodes) {
     for (uint32_t c = 0; c < node.child_count; ++c) {
       const auto& child = node.children[c];
-      flags &= child.is_leaf() ? plans[*it].leaf_flags[c] : plans[child.index].box_flags;
-    }
-    plans[*it].box_flags = flags;
-  }
-
-  out.dwords.assign(std::size_t{next_slot} * kNodeDwords, 0u);
-  auto slot_pointer = [](uint32_t slot, uint32_t type) { return make_node_pointer(uint64_t{slot} * kNodeBytes, type); };
-
-  executor.for_each(0, node_count, [&](std::size_t n) {
-    const auto& node = bvh.nodes[n];
-    const BoxPlan& plan = plans[n];
-    const PackedBatch& batch = batches[n];
-    const NodeFrame& frame = frames[n];
-    BoxNodeInput in;
-    in.internal_base = slot_pointer(plan.first_box_slot, 0);
-    in.leaf_base = slot_pointer(plan.first_prim_slot, 0);
-    in.parent_pointer = n == 0 ? kInvalidNode : slot_pointer(plan.parent_slot, kTypeBox);
-    in.index_in_parent = plan.index_in_parent;
-    in.obb_index = frame.obb_index;
-    in.child_count = node.child_count;
-    for (uint32_t s = 0; s < node.child_count; ++s) {
-      const uint32_t c = plan.order[s];
-      const auto& child = node.children[c];
-      BoxChildInput& ci = in.children[s];
-      ci.box = frame.child_boxes[c];
-      ci.instance_mask = 0xFF;
-      if (!child.is_leaf()) {
-        ci.node_type = kTypeBox;
-        ci.range_length = 1;
-        ci.box_flags = plans[child.index].box_flags;
-      } else {
-        const uint32_t leaf = s - plan.box_children;
-        ci.node_type = pair_node_type(batch.start_pair[leaf]);
-        const uint32_t next_start =
-            leaf + 1 < plan.leaf_children ? batch.start_node[leaf + 1] : static_cast<uint32_t>(batch.nodes.size());
-        ci.range_length = next_start - batch.start_node[leaf];
-        ci.box_flags = plan.leaf_flags[c];
+      if (child.is_leaf() && (child.pair_count != 1 || tree.pairs[child.index].tri0 >= instances.size())) {
+        throw Error(ErrorKind::Runtime, "",
+                    "top-level tree leaf does not name one of the " + std::to_string(instances.size()) + " instances");
       }
     }
-    const NodeDwords box = encode_box_node(in);
-    std::copy(box.begin(), box.end(), out.dwords.begin() + std::ptrdiff_t{plan.slot} * kNodeDwords);
-    for (std::size_t p = 0; p < batch.nodes.size(); ++p) {
-      std::copy(batch.nodes[p].begin(), batch.nodes[p].end(),
-                out.dwords.begin() + std::ptrdiff_t(plan.first_prim_slot + p) * kNodeDwords);
-    }
-  }, 64);
-
-  // Statistics and the section header.
-  EncodeStats& st = out.stats;
-  st.box_nodes = static_cast<uint32_t>(node_count);
-  for (std::size_t n = 0; n < node_count; ++n) {
-    st.primitive_nodes += static_cast<uint32_t>(batches[n].nodes.size());
-    st.obb_box_nodes += frames[n].obb_index != kNoObb ? 1 : 0;
-    st.leaf_ranges += plans[n].leaf_children;
   }
-  st.pairs = static_cast<uint32_t>(bvh.pairs.size());
-  for (const auto& pair : bvh.pairs) st.triangles += pair.has_tri1() ? 2 : 1;
-  st.node_bytes = uint64_t{next_slot} * kNodeBytes;
-  NodeSectionHeader header;
-  header.root_pointer = kRootPointer;
-  header.node_slots = next_slot;
-  header.box_nodes = st.box_nodes;
-  header.primitive_nodes = st.primitive_nodes;
-  header.bounds = bvh.bounds;
-  const NodeDwords header_dwords = write_node_section_header(header);
-  std::copy(header_dwords.begin(), header_dwords.end(), out.dwords.begin());
-  st.seconds_encode = seconds_since(start);
+  EncodedTree encoded = encode_tree(tree, InstanceLeaves(instances, tree), options, "");
+  EncodedTlas out;
+  out.bvh = std::move(encoded.bvh);
+  out.first_instance_slot = 1 + static_cast<uint32_t>(tree.nodes.size());
+  // Instance nodes run in slot order of their box nodes, each node's in the order of its leaf children.
+  for (const uint32_t n : encoded.breadth_first) {
+    const auto& node = tree.nodes[n];
+    for (uint32_t c = 0; c < node.child_count; ++c)
+      if (node.children[c].is_leaf()) out.instance_order.push_back(tree.pairs[node.children[c].index].tri0);
+  }
   return out;
+}
+
+uint32_t tlas_slots(const build::WideBvh8& tree) {
+  auto slots = 1 + static_cast<uint32_t>(tree.nodes.size());
+  for (const auto& node : tree.nodes)
+    for (uint32_t c = 0; c < node.child_count; ++c) slots += node.children[c].is_leaf() ? 1 : 0;
+  return slots;
 }
 
 }  // namespace hwbvh::rdna4

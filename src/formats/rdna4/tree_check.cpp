@@ -6,6 +6,7 @@
 
 #include "formats/tree_walker.h"
 #include "hwbvh/formats/rdna4/decode.h"
+#include "hwbvh/formats/rdna4/instance_node.h"
 #include "hwbvh/formats/rdna4/node_section.h"
 
 namespace hwbvh::rdna4 {
@@ -33,6 +34,7 @@ class Walker : formats::TreeWalker<TreeCheckResult> {
     const auto header = read_node_section_header(dw_.data(), dw_.size(), &error);
     if (!header) return refuse(error);
     slots_ = header->node_slots;
+    first_instance_slot_ = slots_ - header->instance_nodes;  // a TLAS has no primitive nodes: instances end it
     visited_.assign(slots_, 0);
     visited_[0] = 1;
     std::vector<uint32_t> below;
@@ -98,6 +100,9 @@ class Walker : formats::TreeWalker<TreeCheckResult> {
         case NodeKind::Primitive:
           visit_range(child, pointer, last_prim_node, child_triangles);
           break;
+        case NodeKind::Instance:
+          visit_instance(child, pointer);
+          break;
         default:
           problem("box node " + hex32(pointer) + " child " + std::to_string(k) + " has unsupported type " +
                   std::to_string(child & 7));
@@ -140,7 +145,37 @@ class Walker : formats::TreeWalker<TreeCheckResult> {
     problem("primitive range at " + hex32(pointer) + " has no stop bit within 128 pairs");
   }
 
+  // An instance node (§2.9): in the instance region the header names, reached once, its parent pointer the box
+  // node that points to it, and a filter node whose children decode to finite, non-inverted boxes.
+  void visit_instance(uint32_t pointer, uint32_t box) {
+    NodeDwords raw;
+    if (!fetch(pointer, raw)) return;
+    const std::string where = "instance node " + hex32(pointer);
+    const uint32_t slot = static_cast<uint32_t>(node_byte_offset(pointer) / kNodeBytes);
+    if (slot < first_instance_slot_) {
+      problem(where + " is outside the instance region (slots " + std::to_string(first_instance_slot_) + ".." +
+              std::to_string(slots_ - 1) + ")");
+      return;
+    }
+    if (visited_[slot]) {
+      problem(where + " is reached from more than one place (box " + hex32(box) + ")");
+      return;
+    }
+    visited_[slot] = 1;
+    ++result_.instance_nodes;
+    const DecodedInstanceNode node = decode_instance_node(raw.data());
+    if (node.parent_pointer != box) problem(where + " has parent pointer " + hex32(node.parent_pointer) + ", expected " + hex32(box));
+    const DecodedBoxNode filter = decode_box_node(node.filter_box);
+    for (uint32_t k = 0; k < filter.child_count; ++k) {
+      const Aabb& b = filter.child_box[k];
+      bool valid = true;
+      for (int a = 0; a < 3; ++a) valid = valid && std::isfinite(b.min[a]) && std::isfinite(b.max[a]) && b.min[a] <= b.max[a];
+      if (!valid) problem(where + " filter child " + std::to_string(k) + " has no valid box");
+    }
+  }
+
   uint32_t slots_ = 0;
+  uint32_t first_instance_slot_ = 0;
   std::vector<uint8_t> visited_;
 };
 

@@ -1,10 +1,12 @@
 #pragma once
-// Whole-tree RT IP 3.1 encoder: WideBvh<8> + Scene -> the node section a GPU would read.
+// Whole-tree RT IP 3.1 encoder: WideBvh<8> + Scene -> the node section a GPU would read (a BLAS), and WideBvh<8> +
+// instances -> a top-level structure.
 //
 // Node section layout (documented in docs/blob-format.md): a 128-byte section header at byte 0 (our own
 // fields; the hardware does not read it), the root box node at byte 128 (pointer 0x15), then box and
 // primitive nodes, 128-byte aligned. Box children of a node are contiguous from internal_base; leaf ranges of
-// a node are packed into primitive nodes contiguous from leaf_base (§2.4, §4.8).
+// a node are packed into primitive nodes contiguous from leaf_base (§2.4, §4.8). A top-level structure has
+// instance nodes instead, after all box nodes (§1.5, §2.9).
 #include <array>
 #include <cstdint>
 #include <span>
@@ -27,8 +29,9 @@ struct EncodeOptions {
 struct EncodeStats {
   uint32_t box_nodes = 0;
   uint32_t primitive_nodes = 0;
+  uint32_t instance_nodes = 0;   ///< top-level structures only
   uint32_t obb_box_nodes = 0;    ///< box nodes with an OBB index != 0x7F
-  uint32_t leaf_ranges = 0;      ///< leaf children (primitive ranges)
+  uint32_t leaf_ranges = 0;      ///< leaf children (primitive ranges, or instances)
   uint32_t pairs = 0;
   uint32_t triangles = 0;        ///< triangles stored in primitive nodes (references)
   uint64_t node_bytes = 0;       ///< size of the node section including its 128-byte header
@@ -57,7 +60,9 @@ void adapt_build_options(build::BuildOptions& options);
 /// One instance of a top-level structure: its instance node and what its leaf slot in the parent box node holds.
 struct TlasInstanceInput {
   /// The BLAS root box's eight corners in world space: their bounds are the instance's leaf box, and they bound the
-  /// instance for the OBB choice as a leaf's triangle vertices do in a BLAS.
+  /// instance for the OBB choice as a leaf's triangle vertices do in a BLAS. Corner i is the object-space corner
+  /// with max x if i & 1, max y if i & 2, max z if i & 4 (else min), transformed: corners 0, 1, 2 give the
+  /// instance's candidate OBB rotation (§3.4, as a triangle's would).
   std::array<Vec3, 8> world_corners{};
   uint32_t box_flags = 0;         ///< the leaf slot's box flags (§2.3), e.g. ONLY_TRIANGLES | ONLY_OPAQUE
   InstanceNodeInput node;         ///< parent_pointer is filled in by encode_tlas; instance_mask is also the slot's
@@ -72,7 +77,9 @@ struct EncodedTlas {
 };
 /// Encodes a top-level structure over `instances` from `tree` (build::build_box_tree over their world bounds: leaf
 /// pairs' tri0 index `instances`). Box children carry the AND of their subtree's box flags and the OR of its
-/// instance masks (§2.7); OBB choice as encode(). Byte-identical at any thread count.
+/// instance masks (§2.7); OBB choice as encode(). Byte-identical at any thread count. The header counts instance
+/// nodes (no primitive nodes); stats.pairs and stats.triangles stay 0. Throws hwbvh::Error (Runtime) if a leaf
+/// child is not one pair whose tri0 is < instances.size().
 EncodedTlas encode_tlas(const build::WideBvh8& tree, std::span<const TlasInstanceInput> instances,
                         const EncodeOptions& options);
 /// 128-byte slots encode_tlas will use for `tree` (header + box nodes + instance nodes), so that BLAS addresses

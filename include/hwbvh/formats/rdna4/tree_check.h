@@ -13,12 +13,15 @@ namespace hwbvh::rdna4 {
 struct TreeCheckResult : formats::TreeCheckSummary {
   uint32_t box_nodes = 0;        ///< box nodes reached from the root
   uint32_t primitive_nodes = 0;  ///< primitive nodes reached
+  uint32_t instance_nodes = 0;   ///< instance nodes reached (a top-level structure)
   uint32_t obb_box_nodes = 0;    ///< box nodes with an OBB rotation
 };
 
 /// Walks the node section from the root. Checks: the section header; every pointer in range, aligned and of a
 /// known type; no box node reached twice (no cycles, no sharing); parent pointers and index_in_parent agree
-/// with the tree; primitive ranges end with a stop bit; every slot of the section is reached. With a scene:
+/// with the tree; primitive ranges end with a stop bit; instance nodes (§2.9) lie in the instance region the header
+/// names (after the box nodes), each reached once, with the parent pointer of the box node that points to it and a
+/// filter node whose children decode to valid boxes; every slot of the section is reached. With a scene:
 /// every decoded triangle is bit-identical to the scene triangle its ids name, and every decoded child box (in
 /// its node's OBB frame, with the intersector's float rotation) contains every triangle below it.
 /// At most `max_problems` problems are recorded.

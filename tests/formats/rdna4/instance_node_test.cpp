@@ -1,0 +1,96 @@
+// The RT IP 3.1 instance node (docs/rtip31-format.md §2.9): golden bytes worked out by hand from the field map, and
+// the round trip through decode_instance_node, whose filter node decode_box_children reads like any box node.
+#include "hwbvh/formats/rdna4/instance_node.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "hwbvh/core/bits.h"
+#include "hwbvh/formats/rdna4/decode.h"
+
+namespace hwbvh::rdna4 {
+namespace {
+
+InstanceNodeInput example_input() {
+  InstanceNodeInput in;
+  in.world_to_object = {{{1.0f, 0.0f, 0.0f, -2.0f}, {0.0f, 0.5f, 0.0f, 1.0f}, {0.0f, 0.0f, 2.0f, 3.0f}}};
+  in.blas_base_pointer = make_base_pointer(0x1000, kPointerFlagForceOpaque | kPointerFlagSkipProcedural);
+  in.parent_pointer = 0x15;
+  in.user_data = 0x123456;
+  in.instance_mask = 0x5A;
+  in.blas_bounds = {{-1.0f, -1.0f, -1.0f}, {1.0f, 2.0f, 3.0f}};
+  in.blas_root = kRootPointer;
+  return in;
+}
+
+TEST(InstanceNode, GoldenBytes) {
+  // Matrix rows as f32 bits; base pointer 0x1000 >> 3 = 0x200 with flags bits 54 and 63 (DW13 bits 22 and 31);
+  // parent 0x15; mask 0x5A over user data 0x123456. Filter: origin (-1, -1, -1); extents (2, 3, 4) give exponents
+  // (128, 129, 129) (§2.5) and child count - 1 = 3 in [29:28]: 0x30818180. Each of the four children spans the whole
+  // box: qmin 0, qmax stored (2 * 2^11, 3 * 2^10, 4 * 2^10) - 1 = (4095, 3071, 4095), mask 0xFF, node type
+  // 0x15 >> 4 = 1, range length 0 (§2.3).
+  constexpr NodeDwords kExpected = {
+      0x3F800000, 0x00000000, 0x00000000, 0xC0000000, 0x00000000, 0x3F000000, 0x00000000, 0x3F800000,
+      0x00000000, 0x00000000, 0x40000000, 0x40400000, 0x00000200, 0x80400000, 0x00000015, 0x5A123456,
+      0xBF800000, 0xBF800000, 0xBF800000, 0x30818180, 0x00000000, 0xFFFFF000, 0x01FFFBFF, 0x00000000,
+      0xFFFFF000, 0x01FFFBFF, 0x00000000, 0xFFFFF000, 0x01FFFBFF, 0x00000000, 0xFFFFF000, 0x01FFFBFF};
+  EXPECT_EQ(encode_instance_node(example_input()), kExpected);
+}
+
+// decode(encode(x)) gives x's fields back, and a filter of four children that all name the BLAS root's node index
+// (pointer 0x15 >> 4 = 1 with leaf_base 0) and whose dequantized boxes contain the BLAS bounds.
+void expect_round_trip(const InstanceNodeInput& in) {
+  const NodeDwords dw = encode_instance_node(in);
+  const DecodedInstanceNode d = decode_instance_node(dw.data());
+  EXPECT_EQ(d.world_to_object, in.world_to_object);
+  EXPECT_EQ(d.blas_base_pointer, in.blas_base_pointer);
+  EXPECT_EQ(d.parent_pointer, in.parent_pointer);
+  EXPECT_EQ(d.user_data, in.user_data);
+  EXPECT_EQ(d.instance_mask, in.instance_mask);
+  const BoxChildren children = decode_box_children(d.filter_box);
+  EXPECT_EQ(children.obb_index, kNoObb);
+  for (uint32_t k = 0; k < 8; ++k) {
+    if (k >= 4) {
+      EXPECT_EQ(children.pointer[k], kInvalidNode) << k;
+      continue;
+    }
+    EXPECT_EQ(children.pointer[k], in.blas_root >> 4) << k;
+    EXPECT_EQ(blas_root_from_filter_result(children.pointer[k]), in.blas_root);
+    for (int a = 0; a < 3; ++a) {
+      EXPECT_LE(children.min[a][k], in.blas_bounds.min[a]) << "child " << k << " axis " << a;
+      EXPECT_GE(children.max[a][k], in.blas_bounds.max[a]) << "child " << k << " axis " << a;
+    }
+  }
+}
+
+TEST(InstanceNode, RoundTrip) {
+  expect_round_trip(example_input());
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> value(-50.0f, 50.0f), extent(0.0f, 20.0f);
+  std::uniform_int_distribution<uint32_t> bits;
+  for (int i = 0; i < 200; ++i) {
+    InstanceNodeInput in;
+    for (auto& row : in.world_to_object)
+      for (float& v : row) v = value(rng);
+    in.blas_base_pointer = make_base_pointer(uint64_t{bits(rng)} << 7, bits(rng));
+    in.parent_pointer = bits(rng);
+    in.user_data = bits(rng) & 0xFFFFFF;
+    in.instance_mask = bits(rng) & 0xFF;
+    const Vec3 lo{value(rng), value(rng), value(rng)};
+    in.blas_bounds = {lo, lo + Vec3{extent(rng), extent(rng), i % 5 == 0 ? 0.0f : extent(rng)}};
+    in.blas_root = (1 + bits(rng) % 15) << 4 | kTypeBox;  // the filter's 4-bit node type holds root >> 4
+    SCOPED_TRACE(i);
+    expect_round_trip(in);
+  }
+}
+
+TEST(InstanceNode, BasePointerHelpers) {
+  const uint64_t base = make_base_pointer(0x123456780, kPointerFlagFlipFacedness | kPointerFlagForceNonOpaque);
+  EXPECT_EQ(base_pointer_address(base), 0x123456780u);
+  EXPECT_EQ(base_pointer_flags(base), kPointerFlagFlipFacedness | kPointerFlagForceNonOpaque);
+  EXPECT_EQ(base >> 54, 0xAu);  // bits 55 and 57
+}
+
+}  // namespace
+}  // namespace hwbvh::rdna4
