@@ -1,11 +1,16 @@
 #include "hwbvh/emu/loaded_bvh.h"
 
+#include <algorithm>
+
 #include <glm/geometric.hpp>
+#include <glm/mat3x3.hpp>
+#include <glm/matrix.hpp>
 
 #include "hwbvh/blob/bytes.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/rtip20/traversal.h"
 #include "hwbvh/emu/xe3/traversal.h"
+#include "hwbvh/formats/rdna4/instance_node.h"
 #include "hwbvh/formats/rdna4/node_section.h"
 
 namespace hwbvh::emu {
@@ -13,6 +18,27 @@ namespace hwbvh::emu {
 uint32_t LoadedBvh::triangle_index(uint32_t geometry_id, uint32_t primitive_id) const {
   if (geometry_id >= triangle_index_.size() || primitive_id >= triangle_index_[geometry_id].size()) return kNoIndex;
   return triangle_index_[geometry_id][primitive_id];
+}
+
+uint32_t LoadedBvh::instance_node(uint32_t instance_index) const {
+  return instance_index < instance_node_.size() ? instance_node_[instance_index] : instance_index;
+}
+
+uint32_t LoadedBvh::global_geometry(uint32_t instance_index, uint32_t geometry_id) const {
+  if (!levels || instance_index >= instance_node_.size()) return geometry_id;
+  return levels->blases[levels->instances[instance_node_[instance_index]].blas].first_geometry + geometry_id;
+}
+
+Vec3 LoadedBvh::hit_normal(const RayResult& hit) const {
+  const Vec3 n = triangle_normal(global_geometry(hit.instance_index, hit.geometry_id), hit.primitive_id);
+  if (!levels || hit.instance_index >= instance_node_.size()) return n;
+  // The inverse transpose of the linear part, up to a positive factor: the cofactor matrix of the object-to-world
+  // matrix times its determinant's sign, so that mirrored instances keep the normal's facing.
+  const rdna4::Mat3x4& m = sideband[instance_node_[hit.instance_index]].object_to_world;
+  const glm::dmat3 a(m[0][0], m[1][0], m[2][0], m[0][1], m[1][1], m[2][1], m[0][2], m[1][2], m[2][2]);
+  const glm::dmat3 cof = glm::transpose(glm::inverse(a)) * glm::determinant(a);
+  const glm::dvec3 w = cof * glm::dvec3(n.x, n.y, n.z);
+  return Vec3{static_cast<float>(w.x), static_cast<float>(w.y), static_cast<float>(w.z)};
 }
 
 Vec3 LoadedBvh::triangle_normal(uint32_t geometry_id, uint32_t primitive_id) const {
@@ -31,6 +57,67 @@ TraceOutput LoadedBvh::trace(std::span<const Ray> rays, std::span<const uint32_t
     case blob::Target::Rtip31: break;
   }
   return trace_rays(memory(), root, rays, wave_begin, options, executor);
+}
+
+namespace {
+
+// A two-level blob's Levels and InstanceSideband sections, checked against each other and the nodes: every BLAS a
+// valid node section of its own, the top level's header counting the instance nodes both sections describe.
+void load_two_levels(const blob::Blob& blob, const std::string& file, LoadedBvh& out, BlasTable& table,
+                     std::vector<uint32_t>& instance_node) {
+  const blob::Section* levels = blob.find(blob::SectionType::Levels);
+  const blob::Section* sideband = blob.find(blob::SectionType::InstanceSideband);
+  if (levels == nullptr && sideband == nullptr) return;
+  if (levels == nullptr || sideband == nullptr)
+    throw_bad_input(file, "a two-level blob needs both the levels and the instance-sideband sections");
+  uint32_t geometry_count = 0;
+  for (const auto& tri : out.geometry.triangles) geometry_count = std::max(geometry_count, tri.geometry + 1);
+  out.levels = blob::decode_levels(levels->data, file, uint64_t{out.nodes.size()} * 4, geometry_count,
+                                   static_cast<uint32_t>(out.geometry.triangles.size()));
+  out.sideband = blob::decode_instance_sideband(sideband->data, file);
+  if (out.sideband.size() != out.levels->instances.size())
+    throw_bad_input(file, "the instance-sideband and levels sections describe different instance counts");
+  if (out.target != blob::Target::Rtip31) return;  // the other targets' instance forms check their own nodes
+  std::string error;
+  const auto top = rdna4::read_node_section_header(out.nodes.data(), out.levels->top_bytes / 4, &error);
+  if (!top) throw_bad_input(file, "top level: " + error);
+  if (top->instance_nodes != out.sideband.size())
+    throw_bad_input(file, "top level's header counts " + std::to_string(top->instance_nodes) +
+                              " instance nodes, the sideband " + std::to_string(out.sideband.size()));
+  table.first_instance_slot = top->box_nodes + 1;
+  for (std::size_t b = 0; b < out.levels->blases.size(); ++b) {
+    const blob::BlasRange& range = out.levels->blases[b];
+    const std::span<const uint32_t> dwords = std::span<const uint32_t>(out.nodes).subspan(range.address / 4, range.bytes / 4);
+    if (!rdna4::read_node_section_header(dwords.data(), dwords.size(), &error))
+      throw_bad_input(file, "BLAS " + std::to_string(b) + ": " + error);
+    table.blases.push_back({range.address, NodeMemory{dwords}, range.first_geometry});
+  }
+  // Every instance node must name one of these BLASes (the traversal would stop a ray on any other).
+  const NodeMemory top_memory{std::span<const uint32_t>(out.nodes).first(out.levels->top_bytes / 4)};
+  instance_node.assign(out.sideband.size(), 0);
+  for (uint32_t n = 0; n < out.sideband.size(); ++n) {
+    instance_node[out.sideband[n].instance_index] = n;
+    table.instance_index.push_back(out.sideband[n].instance_index);
+    const uint32_t pointer = rdna4::make_node_pointer(uint64_t{table.first_instance_slot + n} * rdna4::kNodeBytes,
+                                                      rdna4::kTypeInstance);
+    NodeFault fault;
+    const uint32_t* node = top_memory.find(pointer, fault);
+    if (node == nullptr) throw_bad_input(file, "instance node " + std::to_string(n) + " lies outside the top level");
+    const rdna4::DecodedInstanceNode inst = rdna4::decode_instance_node(node);
+    const uint64_t address = rdna4::base_pointer_address(inst.blas_base_pointer);
+    const uint32_t blas = table.find(address);
+    if (blas != out.levels->instances[n].blas)
+      throw_bad_input(file, "instance node " + std::to_string(n) + " points to byte " + std::to_string(address) +
+                                ", not to the header of BLAS " + std::to_string(out.levels->instances[n].blas));
+  }
+}
+
+}  // namespace
+
+void LoadedBvh::load_levels(const blob::Blob& blob, const std::string& file, LoadedBvh& out) {
+  auto table = std::make_unique<BlasTable>();
+  load_two_levels(blob, file, out, *table, out.instance_node_);
+  if (out.levels && out.target == blob::Target::Rtip31) out.blas_table_ = std::move(table);
 }
 
 LoadedBvh load_bvh(const blob::Blob& blob, const std::string& file) {
@@ -78,6 +165,7 @@ LoadedBvh load_bvh(const blob::Blob& blob, const std::string& file) {
     if (tri.primitive >= prims.size()) prims.resize(tri.primitive + std::size_t{1}, kNoIndex);
     prims[tri.primitive] = i;
   }
+  LoadedBvh::load_levels(blob, file, out);
   return out;
 }
 

@@ -101,7 +101,7 @@ TEST(Blob, ReadsVersion1AndRewritesItAsTheCurrentVersion) {
 
   FileLayout rewritten;
   const Blob again = parse(serialize(b), "mem", rewritten);
-  EXPECT_EQ(rewritten.version, kFormatVersion);
+  EXPECT_EQ(rewritten.version, 2u);  // one-level blobs are written as version 2 (blob.h)
   ASSERT_EQ(again.sections.size(), b.sections.size());
   for (std::size_t i = 0; i < b.sections.size(); ++i) EXPECT_EQ(again.sections[i].data, b.sections[i].data);
 }
@@ -128,7 +128,7 @@ TEST(Blob, LayoutIsCanonicalAndDocumented) {
   // docs/blob-format.md: header (40) + table (32 per section), then sections in table order at their alignment.
   const std::vector<std::byte> bytes = serialize(small_blob());
   EXPECT_EQ(std::memcmp(bytes.data(), "HWBVH\r\n\x1a", 8), 0);
-  EXPECT_EQ(load_le32(bytes, 8), kFormatVersion);
+  EXPECT_EQ(load_le32(bytes, 8), 2u);  // no two-level section: version 2
   EXPECT_EQ(load_le32(bytes, 12), 1u);
   EXPECT_EQ(load_le32(bytes, 16), 4u);
   EXPECT_EQ(load_le64(bytes, 24), bytes.size());
@@ -212,7 +212,7 @@ TEST(BlobCorruption, HeaderFields) {
   expect_refused(edit([](auto& b) { b[0] = std::byte{'X'}; }), "not an hwbvh blob (bad magic)");
   expect_refused(bytes_of({'{', '"', 'a', '"'}), "bad magic");
   expect_refused({}, "empty file");
-  expect_refused(edit([](auto& b) { put32(b, 8, 3); }), "unsupported format version 3 (this hwbvh reads versions 1 to 2)");
+  expect_refused(edit([](auto& b) { put32(b, 8, 4); }), "unsupported format version 4 (this hwbvh reads versions 1 to 3)");
   expect_refused(edit([](auto& b) { put32(b, 8, 0); }), "unsupported format version 0");
   expect_refused(edit([](auto& b) { put32(b, 12, 9); reseal(b); }), "unknown target 9");
   expect_refused(edit([](auto& b) { put32(b, 12, 0); reseal(b); }), "unknown target 0");
@@ -342,6 +342,22 @@ TEST(Bytes, LittleEndianHelpers) {
   EXPECT_EQ(load_le64(b, 4), 0x0102030405060708ull);
   const std::vector<uint32_t> dw = {0xDEADBEEFu, 7u};
   EXPECT_EQ(bytes_to_dwords(dwords_to_bytes(dw)), dw);
+}
+
+TEST(Blob, TwoLevelSectionsAreWrittenAsVersion3AndRefusedInOlderVersions) {
+  Blob b = small_blob();
+  b.sections.push_back({SectionType::Levels, 16, std::vector<std::byte>(16, std::byte{0})});
+  std::vector<std::byte> bytes = serialize(b);
+  FileLayout layout;
+  (void)parse(bytes, "mem", layout);
+  EXPECT_EQ(layout.version, 3u);
+  // The same file claiming version 2 (header checksum redone in version 2's XXH3): section type 8 is unknown there.
+  put32(bytes, 8, 2);
+  const std::size_t table_end = kFileHeaderBytes + b.sections.size() * kSectionEntryBytes;
+  std::vector<std::byte> covered(bytes.begin(), bytes.begin() + kHeaderChecksumOffset);  // docs/blob-format.md §3
+  covered.insert(covered.end(), bytes.begin() + kFileHeaderBytes, bytes.begin() + static_cast<std::ptrdiff_t>(table_end));
+  store_le64(bytes, kHeaderChecksumOffset, checksum(covered, 2));
+  expect_refused(bytes, "unknown section type 8 for format version 2");
 }
 
 }  // namespace

@@ -303,7 +303,8 @@ TEST(Render, DepthIsLightNearAndDarkFar) {
 }
 
 TEST(Render, FaultedRaysAreMagentaAndCounted) {
-  emu::LoadedBvh bvh = scene_bvh("cornell-box.obj");
+  emu::LoadedBvh bvh =
+      emu::load_bvh(pipeline::build_blob(load_obj(test::project_scene("cornell-box.obj")), {}).blob, "obb.hwbvh");
   bvh.nodes[32] = 0x0FFFFFF0u;  // the root's child base now points far past the section: box children fault
   const Frame f = trace_frame(bvh, small_view());
   const uint64_t faulted = f.faulted_rays();

@@ -16,6 +16,7 @@ class AnyHitRecord {
   /// The outcome recorded for the primitive, or nullopt.
   [[nodiscard]] std::optional<bool> find(uint32_t geometry_id, uint32_t primitive_id) const;
   void add(uint32_t geometry_id, uint32_t primitive_id, bool accepted);
+  void clear() { outcomes_.clear(); }
 
  private:
   std::vector<std::pair<uint64_t, bool>> outcomes_;  ///< (geometry << 32 | primitive, accepted); a ray runs few

@@ -30,9 +30,10 @@ Vec3 origin_at_tmin(const Ray& ray) {
 }
 
 // The STOC state of a non-opaque candidate from the sideband (looked up only when STOC is on).
-std::optional<xe3::SubTriangleState> sideband_state(const TraceOptions& options, const TriangleSlot& s) {
+std::optional<xe3::SubTriangleState> sideband_state(const TraceOptions& options, const TriangleSlot& s,
+                                                    uint32_t geometry_base) {
   if (!options.stoc || !options.any_hit_shader) return std::nullopt;
-  return options.any_hit_shader->sideband_state(s.geometry_id, s.primitive_id, {s.u, s.v});
+  return options.any_hit_shader->sideband_state(s.geometry_id + geometry_base, s.primitive_id, {s.u, s.v});
 }
 
 }  // namespace
@@ -83,8 +84,10 @@ void RayTraversal::process_primitive_hits(const IntersectDwords& dw) {
     // No intersection shaders: a procedural candidate never becomes a hit. Non-opaque candidates go through the
     // STOC sideband and the any-hit shader (any_hit.h).
     if (s.procedural || !(s.t < closest_t_)) continue;
-    if (s.non_opaque && !resolve_non_opaque(*options_, s.geometry_id, s.primitive_id, {s.u, s.v},
-                                            sideband_state(*options_, s), result_.counters, any_hit_record_)) {
+    // The shader numbers geometries across BLASes (geometry_base_: the current BLAS's first).
+    if (s.non_opaque && !resolve_non_opaque(*options_, s.geometry_id + geometry_base_, s.primitive_id, {s.u, s.v},
+                                            sideband_state(*options_, s, geometry_base_), result_.counters,
+                                            any_hit_record_)) {
       continue;
     }
     closest_t_ = s.t;
@@ -142,6 +145,8 @@ IntersectResult RayTraversal::enter_instance() {
   instance_node_ = node_;
   instance_index_ = table.instance_of(node_);
   instance_parent_ = inst.parent_pointer;
+  geometry_base_ = table.blases[blas].first_geometry;
+  any_hit_record_.clear();  // a BLAS is traversed once per instance: its primitives are new candidates
   return res;
 }
 
@@ -152,6 +157,7 @@ void RayTraversal::leave_instance() {
   memory_ = top_memory_;
   cache_ = top_cache_;
   in_blas_ = false;
+  geometry_base_ = 0;
 }
 
 void RayTraversal::walk_back(uint32_t prev) {

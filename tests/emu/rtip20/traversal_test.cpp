@@ -55,7 +55,7 @@ TEST(Rtip20Traversal, TwoWallsExactCounts) {
   ASSERT_NO_FATAL_FAILURE(expect_nearer_wall_hit(r));
   // Steps: root (pushes wall 4, returns wall 2), wall 2 (pop), wall 4 (pop: TERMINAL).
   EXPECT_EQ(r.counters, (RayCounters{.steps = 3, .box_node_steps = 1, .primitive_node_steps = 2, .box_tests = 4,
-                                     .triangle_tests = 2, .stack_pushes = 1, .stack_pops = 1, .max_stack_depth = 1}));
+                                     .triangle_tests = 2, .stack_pushes = 1, .stack_pops = 1, .max_stack_depth = 1, .blas_steps = 3}));
   EXPECT_EQ(node_sequence(Loop::Rtip20, two_walls(), ray_x({0, 0, 0})),
             (std::vector<uint32_t>{kRoot, tri_ptr(4), tri_ptr(5)}));
 }
@@ -65,7 +65,7 @@ TEST(Bvh4x2Traversal, TwoWallsExactCounts) {
   ASSERT_NO_FATAL_FAILURE(expect_nearer_wall_hit(r));
   // Steps: (root, -), then both walls in one dual intersect.
   EXPECT_EQ(r.counters, (RayCounters{.steps = 2, .box_node_steps = 1, .primitive_node_steps = 2, .box_tests = 4,
-                                     .triangle_tests = 2, .stack_pushes = 2, .stack_pops = 2, .max_stack_depth = 2}));
+                                     .triangle_tests = 2, .stack_pushes = 2, .stack_pops = 2, .max_stack_depth = 2, .blas_steps = 2}));
   // A dual step records both nodes it reads, the second flagged as part of the same step, each a 64-byte triangle
   // node with one triangle test; the root is a 128-byte fp32 box node with 4 box tests.
   EXPECT_EQ(node_sequence(Loop::Bvh4x2, two_walls(), ray_x({0, 0, 0})),
@@ -187,7 +187,7 @@ TEST(Rtip20Traversal, OverflowThenWalkBackExactSequence) {
   EXPECT_EQ(run.result.counters,
             (RayCounters{.steps = 13, .box_node_steps = 9, .primitive_node_steps = 4, .box_tests = 36,
                          .triangle_tests = 4, .stack_pushes = 4, .stack_pops = 3, .stack_lost = 1,
-                         .walk_back_steps = 4, .max_stack_depth = 2}));
+                         .walk_back_steps = 4, .max_stack_depth = 2, .blas_steps = 13}));
   // A 16-entry stack never overflows here.
   const RayResult big = trace_one(Loop::Rtip20, four_boxes(), kThroughFourBoxes);
   EXPECT_EQ(big.t, 8.0f);
@@ -205,7 +205,7 @@ TEST(Bvh4x2Traversal, OverflowThenWalkBackExactSequence) {
   EXPECT_EQ(run.result.counters,
             (RayCounters{.steps = 9, .box_node_steps = 9, .primitive_node_steps = 4, .box_tests = 36,
                          .triangle_tests = 4, .stack_pushes = 10, .stack_pops = 8, .stack_lost = 2,
-                         .walk_back_steps = 4, .max_stack_depth = 2}));
+                         .walk_back_steps = 4, .max_stack_depth = 2, .blas_steps = 9}));
 }
 
 TEST(Bvh4Traversal, FaultsStepLimitAndNaN) {

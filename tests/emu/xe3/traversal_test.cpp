@@ -102,7 +102,7 @@ TEST(Xe3Traversal, TwoWallsExactCounts) {
   ASSERT_NO_FATAL_FAILURE(expect_nearer_wall_hit(r));
   // Steps: root (takes wall 2, pushes wall 4), wall 2, wall 4 (popped).
   EXPECT_EQ(r.counters, (RayCounters{.steps = 3, .box_node_steps = 1, .primitive_node_steps = 2, .box_tests = 6,
-                                     .triangle_tests = 2, .stack_pushes = 1, .stack_pops = 1, .max_stack_depth = 1}));
+                                     .triangle_tests = 2, .stack_pushes = 1, .stack_pops = 1, .max_stack_depth = 1, .blas_steps = 3}));
   EXPECT_EQ(node_sequence(two_walls(), ray_x({0, 0, 0}), 4), (std::vector<uint32_t>{2, 3, 4}));
 }
 
@@ -174,7 +174,7 @@ TEST(Xe3Traversal, ShortStackOverflowThenRestartExactSequence) {
   EXPECT_EQ(node_sequence(four_boxes(), ray, 2), (std::vector<uint32_t>{2, 3, 7, 4, 8, 5, 9, 2, 6, 10}));
   EXPECT_EQ(r.counters, (RayCounters{.steps = 10, .box_node_steps = 6, .primitive_node_steps = 4, .box_tests = 36,
                                      .triangle_tests = 4, .stack_pushes = 3, .stack_pops = 2, .stack_lost = 1,
-                                     .walk_back_steps = 1, .max_stack_depth = 2}));
+                                     .walk_back_steps = 1, .max_stack_depth = 2, .blas_steps = 10}));
   // Four entries never overflow here.
   const RayResult big = trace_one(four_boxes(), ray);
   EXPECT_EQ(big.t, 8.0f);

@@ -73,6 +73,7 @@ struct BlasTable {
   struct Blas {
     uint64_t address = 0;  ///< byte address of the BLAS header, as instance nodes' base pointers hold it
     NodeMemory memory;     ///< the BLAS's nodes: byte 0 is its header
+    uint32_t first_geometry = 0;  ///< its geometry ids as the any-hit shader numbers them start here
   };
   std::vector<Blas> blases;  ///< ascending by address
   uint32_t first_instance_slot = 0;     ///< 128-byte slot of the top level's first instance node

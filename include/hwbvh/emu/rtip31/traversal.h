@@ -142,6 +142,7 @@ class RayTraversal {
   bool in_blas_ = false;
   uint32_t instance_node_ = rdna4::kInvalidNode;  ///< the instance node the lane entered its BLAS through
   uint32_t instance_index_ = 0;
+  uint32_t geometry_base_ = 0;  ///< BlasTable::Blas::first_geometry of the BLAS the lane is in
   uint32_t instance_parent_ = rdna4::kInvalidNode;  ///< that instance node's parent pointer (walk-back)
   uint64_t step_address_ = 0;  ///< byte address of the latest step's level (record_fetches)
   float tmin_ = 0.0f;
