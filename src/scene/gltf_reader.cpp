@@ -145,7 +145,7 @@ class GltfReader {
       triangles += scene_.meshes[instance.mesh].triangles.size();
       degenerate += degenerate_counts_[instance.mesh];
     }
-    if (triangles == 0) fail("no triangles: no node of the default scene references a mesh with triangles");
+    if (scene_.instances.empty()) fail("no triangles: no node of the default scene references a mesh with triangles");
     scene::require_area(file_, degenerate, triangles);
     load_alpha_textures();
     for (std::size_t m = 0; m < scene_.meshes.size(); ++m) give_materials(scene_.meshes[m], scene_.origins[m]);
@@ -295,9 +295,10 @@ class GltfReader {
     element(model_.meshes, n.mesh, named("node", node, n.name) + ": mesh");
     if (n.skin >= 0) warn_once("skin", "skins are ignored: skinned meshes are placed by their node's matrix");
     MeshInstance instance;
+    instance.mesh = mesh_slot(n.mesh);
+    if (instance.mesh == kNoIndex) return;  // places nothing
     instance.name = n.name.empty() ? "node " + std::to_string(node) : valid_utf8(n.name);
     instance.node = static_cast<uint32_t>(node);
-    instance.mesh = mesh_slot(n.mesh);
     instance.world = world;
     instance.instance_id = static_cast<uint32_t>(scene_.instances.size());
     for (const Vec3& position : scene_.meshes[instance.mesh].positions) {
@@ -310,7 +311,8 @@ class GltfReader {
   }
 
   // The index in scene_.meshes of glTF mesh `mesh_index`, read in object space the first time an instance uses it:
-  // its primitives with triangles, in order, are its geometries.
+  // its primitives with triangles, in order, are its geometries. kNoIndex for a mesh without triangles, which
+  // makes no BLAS.
   uint32_t mesh_slot(int mesh_index) {
     const auto [slot, added] = mesh_slots_.try_emplace(mesh_index, static_cast<uint32_t>(scene_.meshes.size()));
     if (!added) return slot->second;
@@ -347,6 +349,7 @@ class GltfReader {
         tri.material = primitive.material;  // the file's; give_materials makes it the mesh's own
       }
     }
+    if (mesh.triangles.empty()) return slot->second = kNoIndex;
     degenerate_counts_.push_back(mesh.degenerate_count());
     scene_.meshes.push_back(std::move(mesh));
     scene_.origins.push_back(std::move(origin));

@@ -88,7 +88,7 @@ struct Scene {
   }
 };
 
-/// One placement of a BLAS in a two-level scene (a glTF node that references a mesh).
+/// One placement of a BLAS in a two-level scene (a glTF node that references a mesh with triangles).
 struct MeshInstance {
   std::string name;        ///< the node's name, or "node N"
   uint32_t node = 0;       ///< index of the glTF node
@@ -110,9 +110,9 @@ struct MeshOrigin {
   std::vector<uint32_t> materials;   ///< the index in InstancedScene::materials of each of the mesh's materials
 };
 
-/// A two-level scene: every mesh is a BLAS in object space (its triangle primitives are its geometries, numbered
-/// from 0 in the mesh; its materials and alpha textures are those its triangles use), and instances place them in
-/// the world. glTF files load as this (load_gltf_instanced); flatten() turns it into the one-level Scene that
+/// A two-level scene: every mesh is a BLAS in object space (its primitives with triangles are its geometries,
+/// numbered from 0 in the mesh; its materials and alpha textures are those its triangles use; it has triangles and
+/// at least one instance), and instances place them in the world. glTF files load as this (load_gltf_instanced); flatten() turns it into the one-level Scene that
 /// load_gltf returns.
 struct InstancedScene {
   std::string source;          ///< file the scene was loaded from (for messages)
