@@ -552,8 +552,8 @@ class GltfReader {
   uint64_t node_visits_ = 0;
 };
 
-InstancedScene read_gltf(std::string_view bytes, const std::string& name, const std::filesystem::path& base_dir, bool read_files,
-                const WarningFn& warn) {
+InstancedScene read_gltf(std::string_view bytes, const std::string& name, const std::filesystem::path& base_dir,
+                         bool read_files, const WarningFn& warn) {
   if (bytes.size() > UINT_MAX) throw_bad_input(name, "file too large for a glTF reader");
   tinygltf::TinyGLTF loader;
   loader.SetImageLoader(keep_image_bytes, nullptr);

@@ -1,10 +1,10 @@
 // flatten(load_gltf_instanced(f)) is the Scene the one-level reader gave before glTF files loaded as two levels:
-// digests of every field, pinned from that reader's output on the project's glTF files, the fuzz corpus and a file
-// made here that has what the shipped ones lack (unused materials and meshes, shared and empty primitives).
+// digests of every field, pinned from that reader's output on the project's glTF files, the fuzz corpus's
+// hand-written ones and a file made here that has what those lack (unused materials and meshes, shared and empty
+// primitives).
 #include <gtest/gtest.h>
 
 #include <bit>
-#include <cstring>
 #include <string>
 #include <utility>
 
@@ -118,7 +118,8 @@ test::GltfFile mixed_file() {
   const int box = f.positions({-1, -1, -1, 1, -1, -1, 1, 1, -1, -1, 1, -1, 0, 0, 1});
   const int pyramid = f.indices16({0, 2, 1, 0, 3, 2, 0, 1, 4, 1, 2, 4, 2, 3, 4, 3, 0, 4});
   f.mesh({primitive(box, 4, stone, -1, pyramid)}, "unused mesh");
-  f.mesh({primitive(two, 5, stone), primitive(quad, 4, leaf, uv, quad_indices), primitive(quad, 5, stone), primitive(quad, 6, leaf, uv)},
+  f.mesh({primitive(two, 5, stone), primitive(quad, 4, leaf, uv, quad_indices), primitive(quad, 5, stone),
+          primitive(quad, 6, leaf, uv)},
          "pair");
   f.mesh({primitive(box, 4, rgb, -1, pyramid)}, "rock");
   f.node("\"name\":\"root\",\"translation\":[1,2,3],\"children\":[1,2]");

@@ -84,6 +84,20 @@ TEST(GltfInstanced, MeshesNoNodeOfTheDefaultSceneUsesAreNotRead) {
   test::expect_bad_input([&] { (void)load(f); }, "test.gltf", "mesh 1 primitive 0: mode 'lines' is not supported");
 }
 
+// A mesh whose primitives make no triangle (a two-vertex strip) is no BLAS, and the node that places it no instance.
+TEST(GltfInstanced, MeshesWithoutTrianglesMakeNoInstance) {
+  GltfFile f = test::one_triangle_file();
+  const int two = f.positions({0, 0, 0, 1, 0, 0});
+  f.mesh({"{\"attributes\":{\"POSITION\":" + std::to_string(two) + "},\"mode\":5}"}, "stub");
+  f.node("\"mesh\":1");
+  f.node("\"mesh\":0");
+  const InstancedScene s = load(f);
+  ASSERT_EQ(s.meshes.size(), 1u);
+  ASSERT_EQ(s.instances.size(), 1u);
+  EXPECT_EQ(s.instances[0].node, 1u);
+  EXPECT_EQ(s.instances[0].instance_id, 0u);
+}
+
 TEST(GltfInstanced, MirroredInstancesKeepTheObjectSpaceWindingAndFlattenSwapsIt) {
   GltfFile f = test::one_triangle_file();
   f.node("\"mesh\":0,\"scale\":[-1,1,1]");

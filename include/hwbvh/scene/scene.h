@@ -106,14 +106,14 @@ struct MeshInstance {
 /// does.
 struct MeshOrigin {
   uint32_t mesh = 0;                 ///< index of the glTF mesh
-  std::vector<uint32_t> primitives;  ///< the glTF mesh primitive of each geometry (primitives without triangles make none)
+  std::vector<uint32_t> primitives;  ///< the glTF primitive of each geometry (primitives without triangles make none)
   std::vector<uint32_t> materials;   ///< the index in InstancedScene::materials of each of the mesh's materials
 };
 
 /// A two-level scene: every mesh is a BLAS in object space (its primitives with triangles are its geometries,
 /// numbered from 0 in the mesh; its materials and alpha textures are those its triangles use; it has triangles and
-/// at least one instance), and instances place them in the world. glTF files load as this (load_gltf_instanced); flatten() turns it into the one-level Scene that
-/// load_gltf returns.
+/// at least one instance), and instances place them in the world. glTF files load as this (load_gltf_instanced);
+/// flatten() turns it into the one-level Scene that load_gltf returns.
 struct InstancedScene {
   std::string source;          ///< file the scene was loaded from (for messages)
   std::vector<Scene> meshes;   ///< one per BLAS; Scene::source names the file and the mesh
