@@ -9,6 +9,7 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 
 #include <glm/gtc/quaternion.hpp>
@@ -301,13 +302,30 @@ class GltfReader {
     instance.node = static_cast<uint32_t>(node);
     instance.world = world;
     instance.instance_id = static_cast<uint32_t>(scene_.instances.size());
-    for (const Vec3& position : scene_.meshes[instance.mesh].positions) {
-      const Vec3 p = scene::to_world(world, position);
-      if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z)) {
-        fail(named("node", node, n.name) + ": a vertex moves beyond the float range in world space");
+    if (!far_inside_float_range(mesh_boxes_[instance.mesh], world)) {
+      for (const Vec3& position : scene_.meshes[instance.mesh].positions) {
+        const Vec3 p = scene::to_world(world, position);
+        if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z)) {
+          fail(named("node", node, n.name) + ": a vertex moves beyond the float range in world space");
+        }
       }
     }
     scene_.instances.push_back(std::move(instance));
+  }
+
+  // True when every point of `box` stays within half the float range once moved by `world`: an affine map takes its
+  // extremes at the corners, and the margin covers the rounding of the double products, so no vertex inside can
+  // leave the range and the vertices need no check one by one (which would cost instances x vertices).
+  static bool far_inside_float_range(const Aabb& box, const glm::dmat4& world) {
+    for (int corner = 0; corner < 8; ++corner) {
+      const Vec3 p((corner & 1) ? box.max.x : box.min.x, (corner & 2) ? box.max.y : box.min.y,
+                   (corner & 4) ? box.max.z : box.min.z);
+      const glm::dvec4 w = world * glm::dvec4(glm::dvec3(p), 1.0);
+      for (int axis = 0; axis < 3; ++axis) {
+        if (!(std::abs(w[axis]) <= 0.5 * std::numeric_limits<float>::max())) return false;
+      }
+    }
+    return true;
   }
 
   // The index in scene_.meshes of glTF mesh `mesh_index`, read in object space the first time an instance uses it:
@@ -351,6 +369,8 @@ class GltfReader {
     }
     if (mesh.triangles.empty()) return slot->second = kNoIndex;
     degenerate_counts_.push_back(mesh.degenerate_count());
+    Aabb& box = mesh_boxes_.emplace_back();
+    for (const Vec3& p : mesh.positions) box.grow(p);
     scene_.meshes.push_back(std::move(mesh));
     scene_.origins.push_back(std::move(origin));
     return slot->second;
@@ -547,6 +567,7 @@ class GltfReader {
   InstancedScene scene_;
   std::map<int, uint32_t> mesh_slots_;  // glTF mesh -> index in scene_.meshes
   std::vector<uint32_t> degenerate_counts_;  // per mesh
+  std::vector<Aabb> mesh_boxes_;             // per mesh, around all its positions
   uint64_t mesh_triangles_ = 0;
   std::map<std::string, std::string> warnings_;
   uint64_t node_visits_ = 0;

@@ -98,6 +98,17 @@ TEST(GltfInstanced, MeshesWithoutTrianglesMakeNoInstance) {
   EXPECT_EQ(s.instances[0].instance_id, 0u);
 }
 
+// Near the edge of the float range the reader checks each vertex in world space: 3e38 + 1 is a float, 3e38 + 1e38
+// is not.
+TEST(GltfInstanced, VerticesNearTheEdgeOfTheFloatRange) {
+  GltfFile f = test::one_triangle_file();
+  f.node("\"mesh\":0,\"translation\":[3e38,0,0]");
+  EXPECT_EQ(load(f).instances.size(), 1u);
+  f.nodes[0] = "{\"mesh\":0,\"translation\":[3e38,0,0],\"scale\":[1e38,1,1]}";
+  test::expect_bad_input([&] { (void)load(f); }, "test.gltf",
+                         "node 0: a vertex moves beyond the float range in world space");
+}
+
 TEST(GltfInstanced, MirroredInstancesKeepTheObjectSpaceWindingAndFlattenSwapsIt) {
   GltfFile f = test::one_triangle_file();
   f.node("\"mesh\":0,\"scale\":[-1,1,1]");
