@@ -523,8 +523,45 @@ def instanced_garden(out):
             else:
                 gltf.doc["nodes"][parent]["children"] = [node]
             parent = node
+    # Four heaps of 25 pebbles (the rock, small), each pebble a child of its heap node; the second heap's matrix
+    # mirrors, so its mirrored pebbles are mirrored twice (not mirrored in the world). Drawn after everything
+    # above, so the instances before them stay as they were.
+    for h in range(4):
+        heap_scale = [-1.5 if h == 1 else 1.5, 1.5, 1.5]
+        yaw = 2 * math.pi * rng.random()
+        pebbles = []
+        for _ in range(25):
+            scale = [0.2 + 0.25 * rng.random() for _ in range(3)]
+            if rng.random() < 0.25:
+                scale[2] = -scale[2]
+            pebbles.append(gltf.node(mesh=stone, translation=rounded([1.6 * rng.random() - 0.8, 0.1,
+                                                                      1.6 * rng.random() - 0.8]),
+                                     rotation=rounded(quaternion(rng)), scale=rounded(scale)))
+        roots.append(gltf.node(name=f"heap {h}", translation=[7 * h - 10.5, 0, 11],
+                               rotation=rounded([0, math.sin(yaw / 2), 0, math.cos(yaw / 2)]),
+                               scale=heap_scale, children=pebbles))
     gltf.doc["scenes"][0]["nodes"] = roots
     gltf.write(out / "instanced-garden.gltf")
+
+
+def thousand_rocks(out):
+    """One rock mesh placed by 1,000 nodes on a 10 x 10 x 10 lattice, each at a random rotation and non-uniform
+    scale (about one in five mirrored): a BLAS that a two-level build must store once."""
+    rng = random.Random(1000)
+    gltf = GltfWriter()
+    gltf.doc["materials"] = [{"name": "stone", "pbrMetallicRoughness": {"baseColorFactor": [0.45, 0.42, 0.4, 1]}}]
+    for key in ("textures", "images", "samplers"):
+        del gltf.doc[key]
+    stone = gltf.mesh("rock", *rock(rng), material=0)
+    roots = []
+    for i in range(1000):
+        scale = [0.5 + 0.5 * rng.random() for _ in range(3)]
+        if rng.random() < 0.2:
+            scale[0] = -scale[0]
+        roots.append(gltf.node(mesh=stone, translation=[2 * (i % 10), 2 * (i // 10 % 10), 2 * (i // 100)],
+                               rotation=rounded(quaternion(rng), 3), scale=rounded(scale, 3)))
+    gltf.doc["scenes"][0]["nodes"] = roots
+    gltf.write(out / "thousand-rocks.gltf")
 
 
 def main():
@@ -540,6 +577,7 @@ def main():
     alpha_cards(out)
     overflow_fan(out)
     instanced_garden(out)
+    thousand_rocks(out)
 
 
 if __name__ == "__main__":

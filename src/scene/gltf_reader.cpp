@@ -1,4 +1,5 @@
-// glTF 2.0 reading, flattened into one Scene (docs/gltf.md). tinygltf parses the JSON or GLB and fetches buffers;
+// glTF 2.0 reading into a two-level scene: one object-space Scene per mesh, one instance per node that places it
+// (docs/gltf.md); load_gltf flattens it. tinygltf parses the JSON or GLB and fetches buffers;
 // it trusts the offsets, counts and indices it reads, so everything the scene is built from is checked here before
 // it is used. Images are handed over undecoded and decoded only when an alpha-tested material reads them.
 #include <tiny_gltf.h>
@@ -8,6 +9,7 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 
 #include <glm/gtc/quaternion.hpp>
@@ -18,6 +20,7 @@
 #include "hwbvh/core/error.h"
 #include "hwbvh/scene/scene.h"
 #include "scene/alpha_image.h"
+#include "scene/flatten.h"
 #include "scene/text_lines.h"
 
 namespace hwbvh {
@@ -26,10 +29,8 @@ namespace {
 using scene::quote;
 using scene::valid_utf8;
 
-// Bounds on what a small file can ask for: node graphs that share subtrees expand exponentially, and every
-// instance copies its mesh.
+// Bound on what a small file can ask for: node graphs that share subtrees expand exponentially.
 constexpr uint64_t kMaxNodeVisits = uint64_t{1} << 20;
-constexpr uint64_t kMaxTriangles = uint64_t{1} << 27;
 
 constexpr std::array<std::string_view, 7> kModeNames = {"points",    "lines",          "line loop",   "line strip",
                                                         "triangles", "triangle strip", "triangle fan"};
@@ -123,7 +124,7 @@ class GltfReader {
   GltfReader(const tinygltf::Model& model, std::string file, const WarningFn& warn)
       : model_(model), file_(std::move(file)), warn_(warn) {}
 
-  Scene read() && {
+  InstancedScene read() && {
     if (!model_.extensionsRequired.empty()) {
       std::string names;
       for (const std::string& e : model_.extensionsRequired) names += (names.empty() ? "" : ", ") + quote(e);
@@ -139,12 +140,16 @@ class GltfReader {
     }
     const tinygltf::Scene& gltf_scene = model_.scenes[static_cast<std::size_t>(std::max(default_scene, 0))];
     for (const int root : gltf_scene.nodes) visit_tree(root);
-    if (scene_.triangles.empty()) fail("no triangles: no node of the default scene references a mesh with triangles");
-    if (scene_.degenerate_count() == scene_.triangles.size()) {
-      fail("all " + std::to_string(scene_.triangles.size()) +
-           " triangles are degenerate (zero area): nothing to build");
+    uint64_t triangles = 0;
+    uint64_t degenerate = 0;
+    for (const MeshInstance& instance : scene_.instances) {
+      triangles += scene_.meshes[instance.mesh].triangles.size();
+      degenerate += degenerate_counts_[instance.mesh];
     }
+    if (scene_.instances.empty()) fail("no triangles: no node of the default scene references a mesh with triangles");
+    scene::require_area(file_, degenerate, triangles);
     load_alpha_textures();
+    for (std::size_t m = 0; m < scene_.meshes.size(); ++m) give_materials(scene_.meshes[m], scene_.origins[m]);
     for (const auto& [kind, message] : warnings_) {
       if (warn_) warn_(file_ + ": " + message);
     }
@@ -178,6 +183,29 @@ class GltfReader {
       if (colour.size() >= 3) material.diffuse = Vec3(glm::dvec3(colour[0], colour[1], colour[2]));
       if (gltf.alphaMode == "MASK") material.alpha_cutoff = static_cast<float>(gltf.alphaCutoff);
       scene_.materials.push_back(std::move(material));
+    }
+  }
+
+  // A mesh's own materials, those its triangles use in the order they first do, with their alpha textures; the
+  // origin keeps where each came from.
+  void give_materials(Scene& mesh, MeshOrigin& origin) const {
+    std::map<uint32_t, uint32_t> local;  // file material -> mesh material
+    std::map<uint32_t, uint32_t> local_texture;
+    for (Triangle& t : mesh.triangles) {
+      if (t.material == kNoIndex) continue;
+      const auto [it, added] = local.try_emplace(t.material, static_cast<uint32_t>(mesh.materials.size()));
+      if (added) {
+        Material material = scene_.materials[t.material];
+        if (material.alpha_tested()) {
+          const auto [texture, new_texture] =
+              local_texture.try_emplace(material.alpha_texture, static_cast<uint32_t>(mesh.alpha_textures.size()));
+          if (new_texture) mesh.alpha_textures.push_back(scene_.alpha_textures[material.alpha_texture]);
+          material.alpha_texture = texture->second;
+        }
+        mesh.materials.push_back(std::move(material));
+        origin.materials.push_back(t.material);
+      }
+      t.material = it->second;
     }
   }
 
@@ -265,59 +293,90 @@ class GltfReader {
   }
 
   void add_instance(int node, const tinygltf::Node& n, const glm::dmat4& world) {
-    const tinygltf::Mesh& mesh = element(model_.meshes, n.mesh, named("node", node, n.name) + ": mesh");
+    element(model_.meshes, n.mesh, named("node", node, n.name) + ": mesh");
     if (n.skin >= 0) warn_once("skin", "skins are ignored: skinned meshes are placed by their node's matrix");
-    SceneInstance instance;
+    MeshInstance instance;
+    instance.mesh = mesh_slot(n.mesh);
+    if (instance.mesh == kNoIndex) return;  // places nothing
     instance.name = n.name.empty() ? "node " + std::to_string(node) : valid_utf8(n.name);
     instance.node = static_cast<uint32_t>(node);
-    instance.mesh = static_cast<uint32_t>(n.mesh);
     instance.world = world;
-    instance.first_geometry = static_cast<uint32_t>(scene_.geometries.size());
-    const std::string mesh_name = mesh.name.empty() ? "mesh " + std::to_string(n.mesh) : valid_utf8(mesh.name);
-    // A mirroring matrix turns counter-clockwise into clockwise: swapping two corners keeps front faces front.
-    const bool mirrored = glm::determinant(glm::dmat3(world)) < 0.0;
-    for (std::size_t p = 0; p < mesh.primitives.size(); ++p) {
-      const Primitive& primitive = read_primitive(n.mesh, p);
-      if (primitive.triangles.empty()) continue;
-      if (scene_.triangles.size() + primitive.triangles.size() > kMaxTriangles) {
-        fail("more than " + std::to_string(kMaxTriangles) + " triangles once every instance is flattened");
-      }
-      const auto first_position = static_cast<uint32_t>(scene_.positions.size());
-      const auto first_texcoord = static_cast<uint32_t>(scene_.texcoords.size());
-      for (const Vec3& position : primitive.positions) {
-        const glm::dvec4 w = world * glm::dvec4(glm::dvec3(position), 1.0);
-        const Vec3 p3(static_cast<float>(w.x), static_cast<float>(w.y), static_cast<float>(w.z));
-        if (!std::isfinite(p3.x) || !std::isfinite(p3.y) || !std::isfinite(p3.z)) {
+    instance.instance_id = static_cast<uint32_t>(scene_.instances.size());
+    if (!far_inside_float_range(mesh_boxes_[instance.mesh], world)) {
+      for (const Vec3& position : scene_.meshes[instance.mesh].positions) {
+        const Vec3 p = scene::to_world(world, position);
+        if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z)) {
           fail(named("node", node, n.name) + ": a vertex moves beyond the float range in world space");
         }
-        scene_.positions.push_back(p3);
-      }
-      scene_.texcoords.insert(scene_.texcoords.end(), primitive.texcoords.begin(), primitive.texcoords.end());
-      const auto geometry = static_cast<uint32_t>(scene_.geometries.size());
-      scene_.geometries.push_back({instance.name + "/" + mesh_name + "/" + std::to_string(p),
-                                   static_cast<uint32_t>(scene_.triangles.size()),
-                                   static_cast<uint32_t>(primitive.triangles.size())});
-      instance.primitives.push_back(static_cast<uint32_t>(p));
-      for (std::size_t t = 0; t < primitive.triangles.size(); ++t) {
-        std::array<uint32_t, 3> corners = primitive.triangles[t];
-        if (mirrored) std::swap(corners[1], corners[2]);
-        Triangle& tri = scene_.triangles.emplace_back();
-        for (int k = 0; k < 3; ++k) {
-          tri.v[k] = first_position + corners[static_cast<std::size_t>(k)];
-          if (!primitive.texcoords.empty()) tri.uv[k] = first_texcoord + corners[static_cast<std::size_t>(k)];
-        }
-        tri.geometry = geometry;
-        tri.primitive = static_cast<uint32_t>(t);
-        tri.material = primitive.material;
       }
     }
-    instance.geometry_count = static_cast<uint32_t>(scene_.geometries.size()) - instance.first_geometry;
     scene_.instances.push_back(std::move(instance));
   }
 
-  const Primitive& read_primitive(int mesh_index, std::size_t p) {
-    const auto key = std::make_pair(mesh_index, p);
-    if (const auto it = primitives_.find(key); it != primitives_.end()) return it->second;
+  // True when every point of `box` stays within half the float range once moved by `world`: an affine map takes its
+  // extremes at the corners, and the margin covers the rounding of the double products, so no vertex inside can
+  // leave the range and the vertices need no check one by one (which would cost instances x vertices).
+  static bool far_inside_float_range(const Aabb& box, const glm::dmat4& world) {
+    for (int corner = 0; corner < 8; ++corner) {
+      const Vec3 p((corner & 1) ? box.max.x : box.min.x, (corner & 2) ? box.max.y : box.min.y,
+                   (corner & 4) ? box.max.z : box.min.z);
+      const glm::dvec4 w = world * glm::dvec4(glm::dvec3(p), 1.0);
+      for (int axis = 0; axis < 3; ++axis) {
+        if (!(std::abs(w[axis]) <= 0.5 * std::numeric_limits<float>::max())) return false;
+      }
+    }
+    return true;
+  }
+
+  // The index in scene_.meshes of glTF mesh `mesh_index`, read in object space the first time an instance uses it:
+  // its primitives with triangles, in order, are its geometries. kNoIndex for a mesh without triangles, which
+  // makes no BLAS.
+  uint32_t mesh_slot(int mesh_index) {
+    const auto [slot, added] = mesh_slots_.try_emplace(mesh_index, static_cast<uint32_t>(scene_.meshes.size()));
+    if (!added) return slot->second;
+    const tinygltf::Mesh& gltf = model_.meshes[static_cast<std::size_t>(mesh_index)];
+    const std::string mesh_name = gltf.name.empty() ? "mesh " + std::to_string(mesh_index) : valid_utf8(gltf.name);
+    Scene mesh;
+    mesh.source = file_ + " " + named("mesh", mesh_index, gltf.name);
+    MeshOrigin origin;
+    origin.mesh = static_cast<uint32_t>(mesh_index);
+    for (std::size_t p = 0; p < gltf.primitives.size(); ++p) {
+      const Primitive primitive = read_primitive(mesh_index, p);
+      if (primitive.triangles.empty()) continue;
+      mesh_triangles_ += primitive.triangles.size();
+      if (mesh_triangles_ > scene::kMaxTriangles) {
+        fail("the meshes have more than " + std::to_string(scene::kMaxTriangles) + " triangles");
+      }
+      const auto first_position = static_cast<uint32_t>(mesh.positions.size());
+      const auto first_texcoord = static_cast<uint32_t>(mesh.texcoords.size());
+      mesh.positions.insert(mesh.positions.end(), primitive.positions.begin(), primitive.positions.end());
+      mesh.texcoords.insert(mesh.texcoords.end(), primitive.texcoords.begin(), primitive.texcoords.end());
+      const auto geometry = static_cast<uint32_t>(mesh.geometries.size());
+      mesh.geometries.push_back({mesh_name + "/" + std::to_string(p), static_cast<uint32_t>(mesh.triangles.size()),
+                                 static_cast<uint32_t>(primitive.triangles.size())});
+      origin.primitives.push_back(static_cast<uint32_t>(p));
+      for (std::size_t t = 0; t < primitive.triangles.size(); ++t) {
+        Triangle& tri = mesh.triangles.emplace_back();
+        for (int k = 0; k < 3; ++k) {
+          const uint32_t corner = primitive.triangles[t][static_cast<std::size_t>(k)];
+          tri.v[k] = first_position + corner;
+          if (!primitive.texcoords.empty()) tri.uv[k] = first_texcoord + corner;
+        }
+        tri.geometry = geometry;
+        tri.primitive = static_cast<uint32_t>(t);
+        tri.material = primitive.material;  // the file's; give_materials makes it the mesh's own
+      }
+    }
+    if (mesh.triangles.empty()) return slot->second = kNoIndex;
+    degenerate_counts_.push_back(mesh.degenerate_count());
+    Aabb& box = mesh_boxes_.emplace_back();
+    for (const Vec3& p : mesh.positions) box.grow(p);
+    scene_.meshes.push_back(std::move(mesh));
+    scene_.origins.push_back(std::move(origin));
+    return slot->second;
+  }
+
+  Primitive read_primitive(int mesh_index, std::size_t p) {
     const tinygltf::Primitive& gltf = model_.meshes[static_cast<std::size_t>(mesh_index)].primitives[p];
     const std::string where = "mesh " + std::to_string(mesh_index) + " primitive " + std::to_string(p);
     Primitive out;
@@ -349,7 +408,7 @@ class GltfReader {
       read_texcoords(gltf, where, out);
     }
     read_triangles(gltf, where, positions.count, out.triangles);
-    return primitives_.emplace(key, std::move(out)).first->second;
+    return out;
   }
 
   // The texture coordinates the alpha test reads: those of the base-colour texture of a MASK material, with v
@@ -462,8 +521,10 @@ class GltfReader {
   // without an alpha channel is opaque, so its material is not alpha-tested.
   void load_alpha_textures() {
     std::vector<bool> used(scene_.materials.size(), false);
-    for (const Triangle& t : scene_.triangles) {
-      if (t.material != kNoIndex) used[t.material] = true;
+    for (const Scene& mesh : scene_.meshes) {
+      for (const Triangle& t : mesh.triangles) {
+        if (t.material != kNoIndex) used[t.material] = true;
+      }
     }
     std::map<int, uint32_t> by_image;  // kNoIndex: no alpha channel
     for (std::size_t m = 0; m < scene_.materials.size(); ++m) {
@@ -503,14 +564,17 @@ class GltfReader {
   const tinygltf::Model& model_;
   std::string file_;
   const WarningFn& warn_;
-  Scene scene_;
-  std::map<std::pair<int, std::size_t>, Primitive> primitives_;
+  InstancedScene scene_;
+  std::map<int, uint32_t> mesh_slots_;  // glTF mesh -> index in scene_.meshes
+  std::vector<uint32_t> degenerate_counts_;  // per mesh
+  std::vector<Aabb> mesh_boxes_;             // per mesh, around all its positions
+  uint64_t mesh_triangles_ = 0;
   std::map<std::string, std::string> warnings_;
   uint64_t node_visits_ = 0;
 };
 
-Scene read_gltf(std::string_view bytes, const std::string& name, const std::filesystem::path& base_dir, bool read_files,
-                const WarningFn& warn) {
+InstancedScene read_gltf(std::string_view bytes, const std::string& name, const std::filesystem::path& base_dir,
+                         bool read_files, const WarningFn& warn) {
   if (bytes.size() > UINT_MAX) throw_bad_input(name, "file too large for a glTF reader");
   tinygltf::TinyGLTF loader;
   loader.SetImageLoader(keep_image_bytes, nullptr);
@@ -534,7 +598,7 @@ Scene read_gltf(std::string_view bytes, const std::string& name, const std::file
 
 }  // namespace
 
-Scene load_gltf(const std::filesystem::path& path, const WarningFn& warn) {
+InstancedScene load_gltf_instanced(const std::filesystem::path& path, const WarningFn& warn) {
   const std::string name = path.string();
   const scene::FileRead file = scene::read_file(path);
   if (file.status != scene::ReadStatus::Ok) throw_bad_input(name, file.problem);
@@ -542,9 +606,18 @@ Scene load_gltf(const std::filesystem::path& path, const WarningFn& warn) {
   return read_gltf(file.bytes, name, dir, true, warn);
 }
 
+InstancedScene load_gltf_instanced_from_memory(std::string_view bytes, const std::string& name,
+                                               const std::filesystem::path& base_dir, const WarningFn& warn) {
+  return read_gltf(bytes, name, base_dir, !base_dir.empty(), warn);
+}
+
+Scene load_gltf(const std::filesystem::path& path, const WarningFn& warn) {
+  return flatten(load_gltf_instanced(path, warn));
+}
+
 Scene load_gltf_from_memory(std::string_view bytes, const std::string& name, const std::filesystem::path& base_dir,
                             const WarningFn& warn) {
-  return read_gltf(bytes, name, base_dir, !base_dir.empty(), warn);
+  return flatten(load_gltf_instanced_from_memory(bytes, name, base_dir, warn));
 }
 
 }  // namespace hwbvh

@@ -17,22 +17,29 @@ std::string lower_extension(const std::filesystem::path& path) {
   return ext;
 }
 
-bool is_gltf_file(const std::filesystem::path& path) {
+}  // namespace
+
+bool is_scene_file(const std::filesystem::path& path) {
+  return is_instanced_scene_file(path) || lower_extension(path) == ".obj";
+}
+
+bool is_instanced_scene_file(const std::filesystem::path& path) {
   const std::string ext = lower_extension(path);
   return ext == ".gltf" || ext == ".glb";
 }
 
-}  // namespace
-
-bool is_scene_file(const std::filesystem::path& path) { return is_gltf_file(path) || lower_extension(path) == ".obj"; }
+AnyScene load_any_scene(const std::filesystem::path& path, const SceneLoadOptions& options, const WarningFn& warn) {
+  if (!is_instanced_scene_file(path)) return load_obj(path, warn);
+  if (options.flatten) return load_gltf(path, warn);
+  return load_gltf_instanced(path, warn);
+}
 
 Scene load_scene(const std::filesystem::path& path, const SceneLoadOptions& options, const WarningFn& warn) {
-  if (!is_gltf_file(path)) return load_obj(path, warn);
-  if (!options.flatten) {
+  if (is_instanced_scene_file(path) && !options.flatten) {
     throw_bad_input(path.string(), "instanced builds of glTF scenes are not available yet: pass --flatten to build "
                                    "one BLAS of every instance's triangles in world space");
   }
-  return load_gltf(path, warn);
+  return std::get<Scene>(load_any_scene(path, options, warn));
 }
 
 bool Scene::is_degenerate(uint32_t tri) const {

@@ -41,7 +41,7 @@ TEST_F(GltfCli, FlattenedGardenAgreesWithTheOracleOnEveryRayType) {
   test::Outcome r = hwbvh("build " + garden() + " --flatten -o " + quote(blob) + " --json --quiet");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto built = nlohmann::json::parse(r.out);
-  EXPECT_EQ(built["triangles"], 15162);
+  EXPECT_EQ(built["triangles"], 23162);
   EXPECT_EQ(built["opacity"]["alpha_tested_triangles"], 600);
   EXPECT_EQ(built["opacity"]["cutoff"], 0.5);
   r = hwbvh("stats " + quote(blob) + " --rays primary,ao,shadow,random --width 64 --height 48 --random-rays 4096 "

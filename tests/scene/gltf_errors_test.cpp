@@ -1,4 +1,5 @@
-// Bad glTF input: every case throws one hwbvh::Error of kind BadInput that names the file and the problem.
+// Bad glTF input: every case throws one hwbvh::Error of kind BadInput that names the file and the problem, from
+// the two-level reader (load_gltf_instanced) and the flattening one (load_gltf) alike.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -16,8 +17,10 @@ using test::expect_bad_input;
 using test::GltfFile;
 using test::one_triangle_file;
 
+// Refused by the two-level reader, and so by the flattening one.
 void expect_rejected(const std::string& bytes, const std::string& fragment) {
   SCOPED_TRACE(bytes.substr(0, 300));
+  expect_bad_input([&] { (void)load_gltf_instanced_from_memory(bytes, "bad.gltf"); }, "bad.gltf", fragment);
   expect_bad_input([&] { (void)load_gltf_from_memory(bytes, "bad.gltf"); }, "bad.gltf", fragment);
 }
 
@@ -160,6 +163,15 @@ TEST(GltfErrors, NothingToBuild) {
   g.meshes[0] = "{\"primitives\":[{\"attributes\":{\"NORMAL\":0}}]}";
   g.node("\"mesh\":0");
   expect_rejected(g.json(), "mesh 0 primitive 0: no POSITION attribute");
+}
+
+// A scale of 1e-46 leaves the mesh whole in object space but rounds every world coordinate to zero:
+// the two-level scene loads, its flattened form has no area.
+TEST(GltfErrors, DegenerateOnlyOnceFlattened) {
+  const std::string bytes = placed("\"scale\":[1e-46,1e-46,1e-46]").json();
+  EXPECT_EQ(load_gltf_instanced_from_memory(bytes, "bad.gltf").instances.size(), 1u);
+  expect_bad_input([&] { (void)load_gltf_from_memory(bytes, "bad.gltf"); }, "bad.gltf",
+                   "all 1 triangles are degenerate (zero area): nothing to build");
 }
 
 TEST(GltfErrors, UndecodableMaskTexture) {

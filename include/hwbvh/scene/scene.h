@@ -88,7 +88,7 @@ struct Scene {
   }
 };
 
-/// One placement of a BLAS in a two-level scene (a glTF node that references a mesh).
+/// One placement of a BLAS in a two-level scene (a glTF node that references a mesh with triangles).
 struct MeshInstance {
   std::string name;        ///< the node's name, or "node N"
   uint32_t node = 0;       ///< index of the glTF node
@@ -102,19 +102,35 @@ struct MeshInstance {
   uint32_t flags = 0;
 };
 
-/// A two-level scene: every mesh is a BLAS in object space (its triangle primitives are its geometries, numbered
-/// from 0 in the mesh), and instances place them in the world. glTF files load as this (load_gltf_instanced);
+/// Where a mesh of an InstancedScene comes from in its file, so that flatten() numbers what it makes as the file
+/// does.
+struct MeshOrigin {
+  uint32_t mesh = 0;                 ///< index of the glTF mesh
+  std::vector<uint32_t> primitives;  ///< the glTF primitive of each geometry (primitives without triangles make none)
+  std::vector<uint32_t> materials;   ///< the index in InstancedScene::materials of each of the mesh's materials
+};
+
+/// A two-level scene: every mesh is a BLAS in object space (its primitives with triangles are its geometries,
+/// numbered from 0 in the mesh; its materials and alpha textures are those its triangles use; it has triangles and
+/// at least one instance), and instances place them in the world. glTF files load as this (load_gltf_instanced);
 /// flatten() turns it into the one-level Scene that load_gltf returns.
 struct InstancedScene {
   std::string source;          ///< file the scene was loaded from (for messages)
   std::vector<Scene> meshes;   ///< one per BLAS; Scene::source names the file and the mesh
   std::vector<MeshInstance> instances;  ///< in the glTF's depth-first node order
+  /// The file's side of the meshes, for flatten(): one origin per mesh, and every material of the file in file order
+  /// (also those no triangle uses) with the alpha textures of those in use. Empty for scenes made in code: flatten()
+  /// then numbers meshes and primitives by their index and lists each mesh's materials in turn.
+  std::vector<MeshOrigin> origins;
+  std::vector<Material> materials;
+  std::vector<AlphaTexture> alpha_textures;
 };
 
-/// Every instance's triangles transformed into world space, one Scene: geometries are (instance, mesh geometry)
-/// in instance order, and Scene::instances keeps the mapping (winding reversed where the world matrix mirrors, so
-/// front faces stay front faces). Throws hwbvh::Error (BadInput) naming the file when the result would exceed the
-/// format's limits.
+/// Every instance's triangles transformed into world space (in double, rounded to float once), one Scene:
+/// geometries are (instance, mesh geometry) in instance order, named "INSTANCE/GEOMETRY", and Scene::instances keeps
+/// the mapping (winding reversed where the world matrix mirrors, so front faces stay front faces). Throws
+/// hwbvh::Error (BadInput) naming the file when the result would exceed 2^27 triangles, a vertex leaves the float
+/// range or every triangle is degenerate.
 Scene flatten(const InstancedScene& scene);
 
 /// Receives the loader's warnings, one line each, naming the file (and the line when there is one); the CLI prints

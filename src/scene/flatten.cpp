@@ -1,0 +1,104 @@
+// flatten(): a two-level scene as one Scene in world space (scene.h), numbered as the one-level glTF reader did.
+#include "scene/flatten.h"
+
+#include <cmath>
+#include <utility>
+
+#include <glm/matrix.hpp>
+
+#include "hwbvh/core/error.h"
+#include "hwbvh/scene/scene.h"
+
+namespace hwbvh {
+namespace scene {
+
+void require_area(const std::string& file, uint64_t degenerate, uint64_t total) {
+  if (degenerate == total) {
+    throw_bad_input(file, "all " + std::to_string(total) + " triangles are degenerate (zero area): nothing to build");
+  }
+}
+
+}  // namespace scene
+
+namespace {
+
+// Index in the flattened scene's materials of each mesh's materials: the file's list when the scene has origins,
+// otherwise each mesh's materials (and their alpha textures) appended in turn.
+std::vector<std::vector<uint32_t>> place_materials(const InstancedScene& in, Scene& out) {
+  std::vector<std::vector<uint32_t>> placed(in.meshes.size());
+  if (!in.origins.empty()) {
+    out.materials = in.materials;
+    out.alpha_textures = in.alpha_textures;
+    for (std::size_t m = 0; m < in.meshes.size(); ++m) placed[m] = in.origins[m].materials;
+    return placed;
+  }
+  for (std::size_t m = 0; m < in.meshes.size(); ++m) {
+    const auto first_texture = static_cast<uint32_t>(out.alpha_textures.size());
+    const Scene& mesh = in.meshes[m];
+    out.alpha_textures.insert(out.alpha_textures.end(), mesh.alpha_textures.begin(), mesh.alpha_textures.end());
+    for (Material material : mesh.materials) {
+      if (material.alpha_tested()) material.alpha_texture += first_texture;
+      placed[m].push_back(static_cast<uint32_t>(out.materials.size()));
+      out.materials.push_back(std::move(material));
+    }
+  }
+  return placed;
+}
+
+}  // namespace
+
+Scene flatten(const InstancedScene& in) {
+  Scene out;
+  out.source = in.source;
+  const std::vector<std::vector<uint32_t>> materials = place_materials(in, out);
+  for (const MeshInstance& instance : in.instances) {
+    const Scene& mesh = in.meshes[instance.mesh];
+    if (out.triangles.size() + mesh.triangles.size() > scene::kMaxTriangles) {
+      throw_bad_input(in.source, "more than " + std::to_string(scene::kMaxTriangles) +
+                                     " triangles once every instance is flattened");
+    }
+    SceneInstance placed{instance.name, instance.node, instance.mesh, instance.world,
+                         static_cast<uint32_t>(out.geometries.size()), static_cast<uint32_t>(mesh.geometries.size()),
+                         {}};
+    if (in.origins.empty()) {
+      for (uint32_t g = 0; g < placed.geometry_count; ++g) placed.primitives.push_back(g);
+    } else {
+      placed.mesh = in.origins[instance.mesh].mesh;
+      placed.primitives = in.origins[instance.mesh].primitives;
+    }
+    const auto first_position = static_cast<uint32_t>(out.positions.size());
+    const auto first_texcoord = static_cast<uint32_t>(out.texcoords.size());
+    const auto first_triangle = static_cast<uint32_t>(out.triangles.size());
+    for (const Vec3& position : mesh.positions) {
+      const Vec3 p = scene::to_world(instance.world, position);
+      if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z)) {
+        throw_bad_input(in.source, instance.name + ": a vertex moves beyond the float range in world space");
+      }
+      out.positions.push_back(p);
+    }
+    out.texcoords.insert(out.texcoords.end(), mesh.texcoords.begin(), mesh.texcoords.end());
+    for (const Geometry& g : mesh.geometries) {
+      out.geometries.push_back({instance.name + "/" + g.name, first_triangle + g.first_triangle, g.triangle_count});
+    }
+    // A mirroring matrix turns counter-clockwise into clockwise: swapping two corners keeps front faces front.
+    const bool mirrored = glm::determinant(glm::dmat3(instance.world)) < 0.0;
+    for (Triangle t : mesh.triangles) {
+      for (int k = 0; k < 3; ++k) {
+        t.v[k] += first_position;
+        if (t.uv[k] != kNoIndex) t.uv[k] += first_texcoord;
+      }
+      if (mirrored) {
+        std::swap(t.v[1], t.v[2]);
+        std::swap(t.uv[1], t.uv[2]);
+      }
+      t.geometry += placed.first_geometry;
+      if (t.material != kNoIndex) t.material = materials[instance.mesh][t.material];
+      out.triangles.push_back(t);
+    }
+    out.instances.push_back(std::move(placed));
+  }
+  scene::require_area(out.source, out.degenerate_count(), out.triangles.size());
+  return out;
+}
+
+}  // namespace hwbvh
