@@ -99,7 +99,7 @@ int run_build(const BuildArgs& a) {
 Command add_build_command(CLI::App& app) {
   auto args = std::make_shared<BuildArgs>();
   CLI::App* sub = app.add_subcommand("build", "Build a hardware-format BVH (RT IP 3.1 by default) from an OBJ or glTF scene into a blob file");
-  sub->add_option("scene", args->scene, "scene file: .obj, or .gltf / .glb with --flatten")->required();
+  sub->add_option("scene", args->scene, "scene file: .obj, .gltf or .glb")->required();
   add_flatten_flag(*sub, args->flatten);
   sub->add_option("-o,--output", args->output, "blob file to write (.hwbvh)")->required();
   sub->add_option("--target", args->target,

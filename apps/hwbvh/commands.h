@@ -19,7 +19,7 @@ struct Command {
 /// --flatten on the commands that read scene files (docs/gltf.md).
 inline void add_flatten_flag(CLI::App& command, bool& flatten) {
   command.add_flag("--flatten", flatten,
-                   "glTF: one BLAS of every instance's triangles in world space (needed until instanced builds exist)");
+                   "glTF: one BLAS of every instance's triangles in world space instead of a BLAS per mesh and a top level of instances");
 }
 
 Command add_build_command(CLI::App& app);  ///< hwbvh build SCENE -o OUT.hwbvh

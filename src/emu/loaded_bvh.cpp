@@ -29,6 +29,25 @@ uint32_t LoadedBvh::global_geometry(uint32_t instance_index, uint32_t geometry_i
   return levels->blases[levels->instances[instance_node_[instance_index]].blas].first_geometry + geometry_id;
 }
 
+std::vector<Vec3> LoadedBvh::world_positions() const {
+  if (!levels) return geometry.positions;
+  std::vector<Vec3> out;
+  for (uint32_t n = 0; n < sideband.size(); ++n) {
+    const blob::BlasRange& blas = levels->blases[levels->instances[n].blas];
+    const rdna4::Mat3x4& m = sideband[n].object_to_world;
+    for (uint32_t t = blas.first_triangle; t < blas.first_triangle + blas.triangle_count; ++t) {
+      for (uint32_t v : geometry.triangles[t].v) {
+        const Vec3 p = geometry.positions[v];
+        Vec3 w;
+        for (int r = 0; r < 3; ++r)
+          w[r] = static_cast<float>(double{m[r][0]} * p.x + double{m[r][1]} * p.y + double{m[r][2]} * p.z + m[r][3]);
+        out.push_back(w);
+      }
+    }
+  }
+  return out;
+}
+
 Vec3 LoadedBvh::hit_normal(const RayResult& hit) const {
   const Vec3 n = triangle_normal(global_geometry(hit.instance_index, hit.geometry_id), hit.primitive_id);
   if (!levels || hit.instance_index >= instance_node_.size()) return n;
@@ -137,22 +156,33 @@ LoadedBvh load_bvh(const blob::Blob& blob, const std::string& file) {
   switch (blob.target) {
     case blob::Target::Rtip31: {
       std::string error;
-      const auto header = rdna4::read_node_section_header(out.nodes.data(), out.nodes.size(), &error);
+      LoadedBvh::load_levels(blob, file, out);  // a two-level section's own header covers its top level
+      const std::span<const uint32_t> top = out.memory().dwords;
+      const auto header = rdna4::read_node_section_header(top.data(), top.size(), &error);
       if (!header) throw_bad_input(file, error);
       out.root = header->root_pointer;
+      if (out.two_level()) out.bounds = header->bounds;  // world space: the Geometry section's is object space
       break;
     }
-    case blob::Target::Rtip20: (void)Bvh4Section::from(out.nodes, file); break;
-    case blob::Target::Xe3: (void)Xe3Section::from(out.nodes, file); break;
+    case blob::Target::Rtip20:
+      (void)Bvh4Section::from(out.nodes, file);
+      LoadedBvh::load_levels(blob, file, out);
+      break;
+    case blob::Target::Xe3:
+      (void)Xe3Section::from(out.nodes, file);
+      LoadedBvh::load_levels(blob, file, out);
+      break;
   }
   const auto triangle_count = static_cast<uint32_t>(out.geometry.triangles.size());
   if (const blob::Section* s = blob.find(blob::SectionType::AlphaTest))
     out.alpha_test = blob::decode_alpha_test(s->data, file, triangle_count);
   if (const blob::Section* s = blob.find(blob::SectionType::Stoc))
     out.stoc = blob::decode_stoc_sideband(s->data, file, triangle_count);
-  for (const auto& tri : out.geometry.triangles) {
-    if (tri.degenerate()) continue;
-    for (uint32_t v : tri.v) out.bounds.grow(out.geometry.positions[v]);
+  if (!out.two_level()) {
+    for (const auto& tri : out.geometry.triangles) {
+      if (tri.degenerate()) continue;
+      for (uint32_t v : tri.v) out.bounds.grow(out.geometry.positions[v]);
+    }
   }
   for (uint32_t i = 0; i < out.geometry.triangles.size(); ++i) {
     const auto& tri = out.geometry.triangles[i];
@@ -165,7 +195,6 @@ LoadedBvh load_bvh(const blob::Blob& blob, const std::string& file) {
     if (tri.primitive >= prims.size()) prims.resize(tri.primitive + std::size_t{1}, kNoIndex);
     prims[tri.primitive] = i;
   }
-  LoadedBvh::load_levels(blob, file, out);
   return out;
 }
 

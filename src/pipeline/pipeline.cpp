@@ -572,10 +572,12 @@ BuildReport build_file(const std::filesystem::path& scene_path, const SceneLoadO
                        const BuildBlobOptions& options, const ProgressFn& progress, const WarningFn& warn) {
   notify(progress, Phase::Loading);
   const auto load_start = Clock::now();
-  const Scene scene = load_scene(scene_path, load, warn);
+  const AnyScene scene = load_any_scene(scene_path, load, warn);
   const double load_seconds = seconds_since(load_start);
 
-  BuildBlobResult result = build_blob(scene, options, progress);
+  BuildBlobResult result = std::holds_alternative<Scene>(scene)
+                               ? build_blob(std::get<Scene>(scene), options, progress)
+                               : build_instanced_blob(std::get<InstancedScene>(scene), options, progress);
 
   notify(progress, Phase::Writing);
   const auto write_start = Clock::now();

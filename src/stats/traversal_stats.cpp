@@ -194,7 +194,7 @@ StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& requested) 
   report.any_hit_shader = shader.has_value();
   report.stoc = options.trace.stoc;
   report.camera = options.camera ? *options.camera
-                                 : auto_frame(bvh.geometry.positions, static_cast<float>(options.width) / static_cast<float>(options.height));
+                                 : auto_frame(bvh.world_positions(), static_cast<float>(options.width) / static_cast<float>(options.height));
 
   std::optional<emu::Oracle> oracle;
   if (options.oracle) {

@@ -26,7 +26,7 @@ struct LoadedBvh {
   blob::Target target = blob::Target::Rtip31;
   std::vector<uint32_t> nodes;  ///< the Nodes section
   uint32_t root = 0;            ///< rtip31: root pointer from the node-section header
-  Aabb bounds;                  ///< scene bounds (of the triangles in the BVH)
+  Aabb bounds;                  ///< scene bounds (of the triangles in the BVH; world space: a top level's)
   blob::GeometrySection geometry;
   std::optional<AlphaTest> alpha_test;     ///< from the AlphaTest section, if the blob has one
   std::optional<blob::StocSideband> stoc;  ///< rtip31: from the Stoc section, if present
@@ -56,6 +56,8 @@ struct LoadedBvh {
   /// rays in consecutive waves of 32 and ignores `wave_begin`.
   [[nodiscard]] TraceOutput trace(std::span<const Ray> rays, std::span<const uint32_t> wave_begin,
                                   const TraceOptions& options, const Executor& executor) const;
+  /// The scene's vertices in world space (every instance's in a two-level BVH), e.g. to frame a camera.
+  [[nodiscard]] std::vector<Vec3> world_positions() const;
   /// Geometric normal (unnormalised, (v1 - v0) x (v2 - v0)) of the triangle with these ids (geometry ids as the
   /// Geometry section numbers them); zero if unknown. Object space in a two-level BVH.
   [[nodiscard]] Vec3 triangle_normal(uint32_t geometry_id, uint32_t primitive_id) const;
