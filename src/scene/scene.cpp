@@ -36,8 +36,8 @@ AnyScene load_any_scene(const std::filesystem::path& path, const SceneLoadOption
 
 Scene load_scene(const std::filesystem::path& path, const SceneLoadOptions& options, const WarningFn& warn) {
   if (is_instanced_scene_file(path) && !options.flatten) {
-    throw_bad_input(path.string(), "instanced builds of glTF scenes are not available yet: pass --flatten to build "
-                                   "one BLAS of every instance's triangles in world space");
+    throw_bad_input(path.string(), "this command reads one-level scenes only: pass --flatten to use one BLAS of "
+                                   "every instance's triangles in world space");
   }
   return std::get<Scene>(load_any_scene(path, options, warn));
 }

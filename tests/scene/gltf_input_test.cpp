@@ -223,7 +223,7 @@ TEST(GltfInput, LoadSceneNeedsFlattenForGltf) {
   EXPECT_TRUE(is_scene_file("a.obj"));
   EXPECT_FALSE(is_scene_file("a.hwbvh"));
   test::expect_bad_input([&] { (void)load_scene(path, {}); }, path.string(),
-                         "instanced builds of glTF scenes are not available yet: pass --flatten");
+                         "this command reads one-level scenes only: pass --flatten");
   EXPECT_EQ(load_scene(path, {.flatten = true}).triangles.size(), 1u);
 }
 
