@@ -111,6 +111,8 @@ class RayTraversal {
   /// The same for a step on a level whose header is at byte `level_address` of the node section.
   static void record_fetches(const StepInfo& step, std::vector<NodeFetch>& sequence, uint64_t level_address);
   [[nodiscard]] const RayResult& result() const { return result_; }
+  /// The next step reads a BLAS of a two-level BVH (false in its top level and in a one-level BVH).
+  [[nodiscard]] bool in_blas() const { return in_blas_; }
 
   /// The options' pointer flags and intersect options are the defaults.
   static bool default_intersect(const TraceOptions& options);

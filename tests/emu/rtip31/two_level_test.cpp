@@ -1,0 +1,205 @@
+// The TraceRay3_1 loop across levels (docs/rtip31-format.md §5.5, §6.4, §7.2, §7.3) on a hand-built two-level scene
+// whose steps and tests are known exactly: two instances of one two-triangle BLAS.
+#include <gtest/gtest.h>
+
+#include <glm/gtc/matrix_transform.hpp>
+
+#include "hwbvh/emu/loaded_bvh.h"
+#include "hwbvh/emu/rtip31/traversal.h"
+#include "hwbvh/emu/wavefront.h"
+#include "hwbvh/pipeline/pipeline.h"
+
+namespace hwbvh::emu {
+namespace {
+
+// A unit quad in the z = 0 plane, x and y in [-1, 1], as two triangles of one geometry.
+Scene quad() {
+  Scene s;
+  s.source = "quad";
+  s.positions = {{-1, -1, 0}, {1, -1, 0}, {1, 1, 0}, {-1, 1, 0}};
+  s.triangles = {Triangle{.v = {0, 1, 2}, .geometry = 0, .primitive = 0},
+                 Triangle{.v = {0, 2, 3}, .geometry = 0, .primitive = 1}};
+  s.geometries = {Geometry{"quad", 0, 2}};
+  return s;
+}
+
+// Instance 0 at the origin with mask 0x01; instance 1 mirrored in x (det < 0) and moved to x = 4, mask 0x02.
+InstancedScene two_quads() {
+  InstancedScene s;
+  s.source = "two-quads";
+  s.meshes = {quad()};
+  s.instances.push_back({.name = "a", .mesh = 0, .world = glm::dmat4(1.0), .instance_id = 0, .mask = 0x01});
+  glm::dmat4 mirrored = glm::translate(glm::dmat4(1.0), glm::dvec3(4, 0, 0));
+  mirrored = glm::scale(mirrored, glm::dvec3(-1, 1, 1));
+  s.instances.push_back({.name = "b", .mesh = 0, .world = mirrored, .instance_id = 1, .mask = 0x02});
+  return s;
+}
+
+const LoadedBvh& two_quads_bvh() {
+  static const LoadedBvh bvh = [] {
+    pipeline::BuildBlobOptions options;
+    options.encode.obb = false;
+    options.build.threads = 1;
+    return load_bvh(pipeline::build_instanced_blob(two_quads(), options).blob, "two-quads.hwbvh");
+  }();
+  return bvh;
+}
+
+Ray down_at(float x, float y) { return Ray{{x, y, 5.0f}, {0.0f, 0.0f, -1.0f}, 0.0f, 100.0f}; }
+
+TEST(TwoLevel, TheSceneIsOneTopBoxTwoInstancesAndOneBlas) {
+  const LoadedBvh& bvh = two_quads_bvh();
+  ASSERT_TRUE(bvh.two_level());
+  ASSERT_EQ(bvh.levels->blases.size(), 1u);
+  EXPECT_EQ(bvh.levels->top_bytes, 4u * 128);  // header, one box node, two instance nodes
+  EXPECT_EQ(bvh.instance_count(), 2u);
+  EXPECT_EQ(bvh.levels->blases[0].bytes, 3u * 128);  // header, root box node, one primitive node (one pair)
+}
+
+TEST(TwoLevel, ExactStepsIntoOneInstance) {
+  const LoadedBvh& bvh = two_quads_bvh();
+  const RayResult r = trace_ray(bvh.memory(), bvh.root, down_at(0.5f, -0.5f), {});
+  ASSERT_TRUE(r.hit);
+  EXPECT_EQ(r.t, 5.0f);
+  EXPECT_EQ(r.instance_index, 0u);
+  EXPECT_EQ(r.geometry_id, 0u);
+  EXPECT_EQ(r.primitive_id, 0u);
+  EXPECT_TRUE(r.front_face);  // the ray travels against (b - a) x (c - a) = +z
+  // Steps: the top box (8 slab tests; only instance 0's box is hit), instance 0 (4 filter tests, the transition),
+  // the BLAS root (8), then its two leaf children, one lone triangle each (the builder keeps the two triangles in
+  // separate leaves of one primitive node): 5 steps, 20 box and 2 triangle tests. Pushes: instance 0, the BLAS root,
+  // the root's two leaves; every one popped. The last leaf's range ends, the ring is empty and the traversal ends.
+  EXPECT_EQ(r.counters, (RayCounters{.steps = 5, .box_node_steps = 2, .primitive_node_steps = 2, .box_tests = 20,
+                                     .triangle_tests = 2, .stack_pushes = 4, .stack_pops = 4, .max_stack_depth = 2,
+                                     .tlas_steps = 2, .blas_steps = 3, .instance_node_steps = 1,
+                                     .instance_transitions = 1}));
+}
+
+TEST(TwoLevel, AnInstanceCulledByTheRaysMaskIsNeverEntered) {
+  const LoadedBvh& bvh = two_quads_bvh();
+  TraceOptions options;
+  options.instance_mask = 0x02;  // instance 0 has mask 0x01: the top box node drops its slot (§5.3 step 3)
+  const RayResult r = trace_ray(bvh.memory(), bvh.root, down_at(0.5f, -0.5f), options);
+  EXPECT_FALSE(r.hit);
+  EXPECT_EQ(r.counters, (RayCounters{.steps = 1, .box_node_steps = 1, .box_tests = 8, .tlas_steps = 1}));
+  options.instance_mask = 0x03;
+  EXPECT_TRUE(trace_ray(bvh.memory(), bvh.root, down_at(0.5f, -0.5f), options).hit);
+}
+
+TEST(TwoLevel, TheInstanceNodeCullsOnTheMaskToo) {
+  // The instruction on the instance node alone (§5.5): a ray mask without the instance's bit returns a miss and
+  // leaves the ray untransformed; with it, the ray comes back in object space.
+  const LoadedBvh& bvh = two_quads_bvh();
+  const uint32_t instance1 = rdna4::make_node_pointer(3 * 128, rdna4::kTypeInstance);
+  RayOperands ray{{4.5f, 0.0f, 5.0f}, {0.0f, 0.0f, -1.0f}, 100.0f, 0x01};
+  InstanceIntersect culled = intersect_instance(bvh.memory(), {}, ray, instance1, {});
+  EXPECT_TRUE(culled.culled);
+  EXPECT_EQ(culled.dw[7], 0xFFFFFFFFu);
+  EXPECT_EQ(culled.origin, ray.origin);
+  ray.instance_mask = 0x02;
+  const InstanceIntersect entered = intersect_instance(bvh.memory(), {}, ray, instance1, {});
+  EXPECT_FALSE(entered.culled);
+  EXPECT_EQ(rdna4::blas_root_from_filter_result(entered.dw[7]), rdna4::kRootPointer);
+  EXPECT_EQ(entered.origin, (Vec3{-0.5f, 0.0f, 5.0f}));  // x' = -(x - 4)
+  EXPECT_EQ(entered.direction, (Vec3{-0.0f, 0.0f, -1.0f}));
+  // The BLAS pointer carries SKIP_PROCEDURAL (a triangle BLAS) merged with the ray's flags (none).
+  EXPECT_EQ(rdna4::base_pointer_flags(uint64_t{entered.dw[2]} | uint64_t{entered.dw[3]} << 32),
+            rdna4::kPointerFlagSkipProcedural);
+}
+
+TEST(TwoLevel, AMirroredInstanceKeepsObjectSpaceFacing) {
+  // Instance 1 mirrors x: in world space its triangles wind the other way, but facing is decided in object space
+  // (DXR), where the ray still travels against +z. The flattened build reverses the winding to say the same.
+  const LoadedBvh& bvh = two_quads_bvh();
+  const RayResult r = trace_ray(bvh.memory(), bvh.root, down_at(4.5f, -0.5f), {});
+  ASSERT_TRUE(r.hit);
+  EXPECT_EQ(r.instance_index, 1u);
+  EXPECT_TRUE(r.front_face);
+  const RayResult r1 = trace_ray(bvh.memory(), bvh.root, down_at(4.75f, 0.5f), {});  // object (-0.75, 0.5)
+  ASSERT_TRUE(r1.hit);
+  EXPECT_EQ(r1.primitive_id, 1u);
+  EXPECT_TRUE(r1.front_face);
+  // From below, the back face.
+  const RayResult back = trace_ray(bvh.memory(), bvh.root, Ray{{4.75f, 0.5f, -5.0f}, {0, 0, 1}, 0.0f, 100.0f}, {});
+  ASSERT_TRUE(back.hit);
+  EXPECT_FALSE(back.front_face);
+}
+
+}  // namespace
+}  // namespace hwbvh::emu
+
+namespace hwbvh::emu {
+namespace {
+
+// Deterministic pseudo-random numbers in [0, 1).
+struct Lcg {
+  uint64_t state;
+  float next() {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<float>(state >> 40) * 0x1p-24f;
+  }
+};
+
+// 64 rotated instances of a BLAS of 300 small triangles, in a 4 x 4 x 4 grid: rays through the grid pass many
+// instances, so the top level keeps several entries on the ring when a BLAS is entered.
+InstancedScene crowded_grid() {
+  Lcg rng{7};
+  Scene blas;
+  blas.source = "crowded";
+  for (uint32_t t = 0; t < 300; ++t) {
+    const Vec3 c{rng.next(), rng.next(), rng.next()};
+    for (int k = 0; k < 3; ++k) {
+      blas.positions.push_back(c + Vec3{0.1f * rng.next(), 0.1f * rng.next(), 0.1f * rng.next()});
+    }
+    blas.triangles.push_back(Triangle{.v = {3 * t, 3 * t + 1, 3 * t + 2}, .geometry = 0, .primitive = t});
+  }
+  blas.geometries = {Geometry{"crowded", 0, 300}};
+  InstancedScene s;
+  s.source = "crowded-grid";
+  s.meshes = {std::move(blas)};
+  for (uint32_t i = 0; i < 64; ++i) {
+    glm::dmat4 m = glm::translate(glm::dmat4(1.0), glm::dvec3(i % 4, (i / 4) % 4, i / 16) * 1.2);
+    m = glm::rotate(m, 6.2831853 * rng.next(), glm::normalize(glm::dvec3(rng.next(), rng.next(), 1.0)));
+    s.instances.push_back({.name = "i", .mesh = 0, .world = m, .instance_id = i});
+  }
+  return s;
+}
+
+TEST(TwoLevel, ARingOf8ThatOverflowsInsideABlasWalksBackOutOfItAndFindsTheHitsOf16) {
+  pipeline::BuildBlobOptions build;
+  build.build.threads = 1;
+  const LoadedBvh bvh = load_bvh(pipeline::build_instanced_blob(crowded_grid(), build).blob, "crowded.hwbvh");
+  Lcg rng{11};
+  TraceOptions ring8, ring16;
+  ring8.stack.size = 8;
+  uint64_t climbs_out = 0, lost = 0;
+  for (int i = 0; i < 400; ++i) {
+    const Vec3 from{-2.0f, 5.0f * rng.next() - 0.5f, 5.0f * rng.next() - 0.5f};
+    const Vec3 to{6.0f, 5.0f * rng.next() - 0.5f, 5.0f * rng.next() - 0.5f};
+    const Ray ray{from, to - from, 0.0f, 1.0f};
+    const RayResult full = trace_ray(bvh.memory(), bvh.root, ray, ring16);
+    RayTraversal lane(bvh.memory(), bvh.root, ray, ring8);
+    bool previous_in_blas = false;
+    while (!lane.done()) {
+      const bool in_blas = lane.in_blas();
+      // A walk-back step in the top level right after a step in a BLAS: the walk climbed out of the BLAS root
+      // (the top level's entries were lost, or the pop would have returned one).
+      climbs_out += lane.step().walk_back && !in_blas && previous_in_blas ? 1 : 0;
+      previous_in_blas = in_blas;
+    }
+    const RayResult& small = lane.result();
+    lost += small.counters.stack_lost;
+    ASSERT_EQ(small.hit, full.hit) << "ray " << i;
+    if (full.hit) {
+      EXPECT_EQ(small.t, full.t) << "ray " << i;
+      EXPECT_EQ(small.instance_index, full.instance_index) << "ray " << i;
+      EXPECT_EQ(small.primitive_id, full.primitive_id) << "ray " << i;
+    }
+    EXPECT_EQ(full.counters.stack_lost, 0u);
+  }
+  EXPECT_GT(lost, 0u);
+  EXPECT_GT(climbs_out, 0u);
+}
+
+}  // namespace
+}  // namespace hwbvh::emu
