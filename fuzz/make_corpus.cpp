@@ -141,6 +141,12 @@ void write_scene(Corpus& corpus, const fs::path& obj) {
 }
 
 // Syntax the project's scenes do not exercise.
+// fuzz_instanced's seed: the glTF text built as a two-level rtip31 blob.
+void write_instanced(Corpus& corpus, const std::string& name, const std::string& gltf) {
+  const InstancedScene scene = load_gltf_instanced_from_memory(gltf, name + ".gltf");
+  corpus.write("instanced", name + "-rtip31.blob", blob::serialize(pipeline::build_instanced_blob(scene, {}).blob));
+}
+
 void write_handmade(Corpus& corpus) {
   corpus.write("obj", "syntax.obj",
                "# comment\nmtllib a.mtl b.mtl\nv 0 0 0\nv 1 0 0 1.0\nv 1 1 0\nv 0 1 0\nvt 0 0\nvt 1 0\nvt 1 1\n"
@@ -182,13 +188,16 @@ void write_handmade(Corpus& corpus) {
       "\"componentType\":5126,\"count\":3,\"type\":\"VEC3\"}],\"bufferViews\":[{\"buffer\":0,\"byteLength\":36}],"
       "\"buffers\":[";
   corpus.write("gltf", "triangle.gltf", triangle_json + triangle_buffer + "]}");
-  corpus.write("gltf", "strips-fans.gltf",
-               "{\"asset\":{\"version\":\"2.0\"},\"scenes\":[{\"nodes\":[0,2]}],\"nodes\":[{\"matrix\":[1,0,0,0,"
-               "0,1,0,0,0,0,1,0,5,0,0,1],\"children\":[1]},{\"mesh\":0,\"rotation\":[0,0,0.6,0.8],\"scale\":[-1,2,1]},"
-               "{\"mesh\":0,\"translation\":[0,0,3]}],\"meshes\":[{\"primitives\":[{\"attributes\":{\"POSITION\":0},"
-               "\"mode\":5},{\"attributes\":{\"POSITION\":0},\"mode\":6}]}],\"accessors\":[{\"bufferView\":0,"
-               "\"componentType\":5126,\"count\":3,\"type\":\"VEC3\"}],\"bufferViews\":[{\"buffer\":0,"
-               "\"byteLength\":36}],\"buffers\":[" + triangle_buffer + "]}");
+  write_instanced(corpus, "triangle", triangle_json + triangle_buffer + "]}");
+  const std::string strips_fans =
+      "{\"asset\":{\"version\":\"2.0\"},\"scenes\":[{\"nodes\":[0,2]}],\"nodes\":[{\"matrix\":[1,0,0,0,"
+      "0,1,0,0,0,0,1,0,5,0,0,1],\"children\":[1]},{\"mesh\":0,\"rotation\":[0,0,0.6,0.8],\"scale\":[-1,2,1]},"
+      "{\"mesh\":0,\"translation\":[0,0,3]}],\"meshes\":[{\"primitives\":[{\"attributes\":{\"POSITION\":0},"
+      "\"mode\":5},{\"attributes\":{\"POSITION\":0},\"mode\":6}]}],\"accessors\":[{\"bufferView\":0,"
+      "\"componentType\":5126,\"count\":3,\"type\":\"VEC3\"}],\"bufferViews\":[{\"buffer\":0,"
+      "\"byteLength\":36}],\"buffers\":[" + triangle_buffer + "]}";
+  corpus.write("gltf", "strips-fans.gltf", strips_fans);
+  write_instanced(corpus, "strips-fans", strips_fans);
   std::string json = triangle_json + "{\"byteLength\":36}]}";
   json.resize((json.size() + 3) / 4 * 4, ' ');
   const auto le32 = [](std::size_t v) {

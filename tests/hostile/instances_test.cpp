@@ -134,6 +134,17 @@ TEST(HostileInstances, AFilterRootThatIsNoBoxNodeOfTheBlasStopsTheRayOnIt) {
   }
 }
 
+TEST(HostileInstances, AnInstancePointerToABoxNodeSlotIsStray) {
+  // The top box node's leaf base moved onto its own slot: its instance children now point at box nodes.
+  std::vector<uint32_t> nodes = sample_nodes();
+  nodes[32 + 1] = rdna4::kRootPointer & ~0xFu;
+  const emu::LoadedBvh bvh = load_with(nodes);
+  const auto out = emu::trace_rays(bvh.memory(), bvh.root, row_rays(), {}, Executor(1));
+  std::size_t stray = 0;
+  for (const emu::RayResult& r : out.rays) stray += r.fault == NodeFault::StrayInstance ? 1 : 0;
+  EXPECT_GT(stray, 0u);
+}
+
 TEST(HostileInstances, AnInstanceNodeInsideABlasIsUnsupported) {
   // The BLAS root's children made instance children: instances cannot nest.
   std::vector<uint32_t> nodes = sample_nodes();
@@ -154,6 +165,7 @@ TEST(HostileInstances, ATraversalGivenNoSuchBlasFaultsTheRay) {
   const emu::LoadedBvh bvh = load_with(sample_nodes());
   emu::BlasTable empty;
   empty.first_instance_slot = bvh.memory().blases->first_instance_slot;
+  empty.instance_index = bvh.memory().blases->instance_index;
   const emu::NodeMemory top{bvh.memory().dwords, &empty};
   const auto out = emu::trace_rays(top, bvh.root, row_rays(), {}, Executor(1));
   for (const emu::RayResult& r : out.rays) {

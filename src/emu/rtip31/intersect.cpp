@@ -27,6 +27,7 @@ const char* fault_name(NodeFault fault) {
     case NodeFault::MalformedPrimitive: return "malformed primitive node";
     case NodeFault::UnsupportedNode: return "unsupported node type";
     case NodeFault::UnknownBlas: return "instance node names no BLAS of the node section";
+    case NodeFault::StrayInstance: return "instance pointer to a slot that holds no instance node";
   }
   return "unknown fault";
 }

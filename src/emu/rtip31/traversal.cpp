@@ -112,10 +112,15 @@ IntersectResult RayTraversal::enter_instance() {
     res.fault = NodeFault::UnsupportedNode;
     return res;
   }
+  const BlasTable& table = *memory_->blases;
+  const uint32_t instance = table.instance_of(node_);
+  if (instance == BlasTable::kNone) {
+    res.fault = NodeFault::StrayInstance;
+    return res;
+  }
   const InstanceIntersect inst = intersect_instance(*memory_, flags_, ray_.operands, node_, options_->intersect);
   res.fault = inst.fault;
   if (res.fault != NodeFault::None) return res;
-  const BlasTable& table = *memory_->blases;
   const uint64_t base = uint64_t{inst.dw[2]} | uint64_t{inst.dw[3]} << 32;
   const uint32_t blas = table.find(rdna4::base_pointer_address(base));
   const uint32_t root = rdna4::blas_root_from_filter_result(inst.dw[7]);
@@ -143,7 +148,7 @@ IntersectResult RayTraversal::enter_instance() {
   cache_ = top_cache_ != nullptr ? &top_cache_->blas_cache(blas) : nullptr;
   in_blas_ = true;
   instance_node_ = node_;
-  instance_index_ = table.instance_of(node_);
+  instance_index_ = instance;
   instance_parent_ = inst.parent_pointer;
   geometry_base_ = table.blases[blas].first_geometry;
   any_hit_record_.clear();  // a BLAS is traversed once per instance: its primitives are new candidates

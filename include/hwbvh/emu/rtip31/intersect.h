@@ -46,6 +46,7 @@ enum class NodeFault : uint8_t {
   MalformedPrimitive,  ///< primitive header or pair descriptor rejected by the decoder, or pair >= pair count
   UnsupportedNode,     ///< traversal only: pointer type 4/7, or an instance node in a BLAS or one-level BVH
   UnknownBlas,         ///< traversal only: an instance node's base pointer names no BLAS of the node section
+  StrayInstance,       ///< traversal only: an instance pointer to a top-level slot that holds no instance node
 };
 
 /// Short lowercase name for messages ("out of range", ...).
