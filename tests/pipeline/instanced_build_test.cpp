@@ -1,0 +1,83 @@
+// Two-level builds (pipeline::build_instanced_blob): every BLAS is built and encoded once, however many instances
+// use it, so a scene of one mesh placed 1,000 times stores that mesh's nodes once; the blob grows by the top level
+// (its box nodes and one 128-byte instance node per instance), the 64-byte sideband record per instance and the
+// Levels section only. Builds are byte-identical at any thread count.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "fixtures/paths.h"
+#include "hwbvh/blob/instance_sections.h"
+#include "hwbvh/core/parallel.h"
+#include "hwbvh/formats/rdna4/node_section.h"
+#include "hwbvh/pipeline/pipeline.h"
+
+namespace hwbvh::pipeline {
+namespace {
+
+const blob::Section& section(const blob::Blob& b, blob::SectionType type) { return b.require(type, "test"); }
+
+TEST(InstancedBuild, ABlasUsedByAThousandInstancesIsStoredOnce) {
+  const InstancedScene scene = load_gltf_instanced(test::project_scene("thousand-rocks.gltf"));
+  ASSERT_EQ(scene.meshes.size(), 1u);
+  ASSERT_EQ(scene.instances.size(), 1000u);
+  BuildBlobOptions options;
+  const BuildBlobResult two = build_instanced_blob(scene, options);
+  const BuildBlobResult one = build_blob(scene.meshes[0], options);  // the rock alone, one level
+
+  const auto& one_nodes = section(one.blob, blob::SectionType::Nodes).data;
+  const auto& two_nodes = section(two.blob, blob::SectionType::Nodes).data;
+  const blob::Levels levels = blob::decode_levels(section(two.blob, blob::SectionType::Levels).data, "test",
+                                                  two_nodes.size(), 1, 80);
+  ASSERT_EQ(levels.blases.size(), 1u);
+  // The BLAS is the one-level build's node section, byte for byte, after the top level.
+  EXPECT_EQ(levels.blases[0].address, levels.top_bytes);
+  EXPECT_EQ(levels.blases[0].bytes, one_nodes.size());
+  EXPECT_TRUE(std::equal(one_nodes.begin(), one_nodes.end(),
+                         two_nodes.begin() + static_cast<std::ptrdiff_t>(levels.top_bytes)));
+  EXPECT_EQ(two_nodes.size(), levels.top_bytes + one_nodes.size());
+  // The top level: its header, its box nodes and 1,000 instance nodes; the sideband 64 bytes per instance.
+  ASSERT_TRUE(two.report.levels.has_value());
+  const LevelsReport& r = *two.report.levels;
+  EXPECT_EQ(r.instances, 1000u);
+  EXPECT_EQ(r.blases, 1u);
+  EXPECT_EQ(r.top_bytes, (1 + r.top_box_nodes + 1000) * 128);
+  EXPECT_EQ(r.sideband_bytes, 1000u * 64);
+  std::printf("rock alone: %zu node bytes; 1,000 instances: %zu node bytes (top level %llu, %llu box nodes), "
+              "sideband %llu, file %zu vs %zu bytes\n",
+              one_nodes.size(), two_nodes.size(), static_cast<unsigned long long>(r.top_bytes),
+              static_cast<unsigned long long>(r.top_box_nodes), static_cast<unsigned long long>(r.sideband_bytes),
+              blob::serialize(two.blob).size(), blob::serialize(one.blob).size());
+  EXPECT_EQ(section(two.blob, blob::SectionType::InstanceSideband).data.size(), 1000u * 64);
+}
+
+TEST(InstancedBuild, ByteIdenticalAtOneAndTwoThreads) {
+  const InstancedScene scene = load_gltf_instanced(test::project_scene("instanced-garden.gltf"));
+  BuildBlobOptions options;
+  options.build.threads = 1;
+  options.encode.threads = 1;
+  const std::vector<std::byte> one = blob::serialize(build_instanced_blob(scene, options).blob);
+  options.build.threads = 2;
+  options.encode.threads = 2;
+  EXPECT_EQ(one, blob::serialize(build_instanced_blob(scene, options).blob));
+}
+
+TEST(InstancedBuild, EveryBlasIsItsMeshsOneLevelBuild) {
+  const InstancedScene scene = load_gltf_instanced(test::project_scene("instanced-garden.gltf"));
+  const BuildBlobResult two = build_instanced_blob(scene, {});
+  const auto& nodes = section(two.blob, blob::SectionType::Nodes).data;
+  const blob::Levels levels = blob::decode_levels(section(two.blob, blob::SectionType::Levels).data, "test",
+                                                  nodes.size(), UINT32_MAX, UINT32_MAX);
+  ASSERT_EQ(levels.blases.size(), scene.meshes.size());
+  for (std::size_t m = 0; m < scene.meshes.size(); ++m) {
+    const BuildBlobResult built = build_blob(scene.meshes[m], {});
+    const auto& alone = section(built.blob, blob::SectionType::Nodes).data;
+    ASSERT_EQ(levels.blases[m].bytes, alone.size()) << m;
+    EXPECT_TRUE(std::equal(alone.begin(), alone.end(),
+                           nodes.begin() + static_cast<std::ptrdiff_t>(levels.blases[m].address)))
+        << m;
+  }
+}
+
+}  // namespace
+}  // namespace hwbvh::pipeline
