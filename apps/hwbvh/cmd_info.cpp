@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "hwbvh/blob/blob.h"
+#include "hwbvh/blob/instance_sections.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/file_io.h"
 #include "hwbvh/pipeline/pipeline.h"
@@ -73,6 +74,36 @@ int run_capture_info(const InfoArgs& a, const rra::File& file, std::size_t file_
   return 0;
 }
 
+// A two-level blob's BLASes (name, geometries, triangles, node bytes) and instances (name, BLAS, mask, id), from
+// the scene-meta and levels sections. Long instance lists are cut; --json gives them all.
+void add_level_rows(Table& t, const Json& scene, const blob::Blob& b, const std::string& file) {
+  const blob::Section* levels_section = b.find(blob::SectionType::Levels);
+  if (levels_section == nullptr || !scene.contains("blases") || !scene.contains("instances")) return;
+  const auto& nodes = b.require(blob::SectionType::Nodes, file).data;
+  const blob::Levels levels =
+      blob::decode_levels(levels_section->data, file, nodes.size(), UINT32_MAX, UINT32_MAX);
+  const Json& blases = scene["blases"];
+  const Json& instances = scene["instances"];
+  if (blases.size() != levels.blases.size()) throw Error(ErrorKind::BadInput, file, "scene-meta and levels disagree");
+  t.blank();
+  for (std::size_t i = 0; i < blases.size(); ++i) {
+    t.row(fmt::format("BLAS {}", i), fmt::format("{}: {} geometries, {} triangles, {} node bytes at byte {}",
+                                                  blases[i].value("name", ""), blases[i].value("geometries", 0),
+                                                  blases[i].value("triangles", 0), levels.blases[i].bytes,
+                                                  levels.blases[i].address));
+  }
+  constexpr std::size_t kListed = 16;
+  for (std::size_t i = 0; i < instances.size() && i < kListed; ++i) {
+    const Json& inst = instances[i];
+    t.row(fmt::format("instance {}", i), fmt::format("{}: BLAS {}, mask {:#04x}, id {}", inst.value("name", ""),
+                                                      inst.value("blas", 0), inst.value("mask", 0),
+                                                      inst.value("instance_id", 0)));
+  }
+  if (instances.size() > kListed) {
+    t.row("instances listed", fmt::format("the first {} of {} (--json lists all)", kListed, instances.size()));
+  }
+}
+
 int run_info(const InfoArgs& a) {
   const std::vector<std::byte> bytes = read_file_bytes(a.file);
   if (rra::has_rdf_magic(bytes)) {
@@ -116,6 +147,7 @@ int run_info(const InfoArgs& a) {
     t.blank();
     for (auto& [label, value] : pipeline::opacity_rows(*report.opacity)) t.row(std::move(label), std::move(value));
   }
+  add_level_rows(t, scene, b, a.file);
   t.blank();
   for (const blob::SectionEntry& s : layout.sections) {
     t.row(fmt::format("section {}", blob::section_type_name(s.type)),

@@ -47,6 +47,14 @@ void add_report_rows(Table& t, const pipeline::BuildReport& r) {
   t.row("spatial-split references", fmt::format("{}", r.spatial_split_references));
   t.row("quality", r.quality);
   t.row("obb", r.obb ? fmt::format("on (accept ratio {})", r.obb_ratio) : std::string("off"));
+  if (r.levels) {
+    const pipeline::LevelsReport& l = *r.levels;
+    t.row("instances", fmt::format("{} over {} BLASes (each built once; counts above sum all levels)", l.instances,
+                                   l.blases));
+    t.row("top level", fmt::format("{} bytes: {} box nodes, {} instance nodes", l.top_bytes, l.top_box_nodes,
+                                   l.instances));
+    t.row("instance sideband", fmt::format("{} bytes", l.sideband_bytes));
+  }
   if (!r.run) return;
   t.row("threads", fmt::format("{}", r.run->threads));
   const pipeline::PhaseSeconds& s = r.run->seconds;
