@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "hwbvh/blob/blob.h"
 #include "hwbvh/blob/bytes.h"
+#include "hwbvh/blob/instance_sections.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/pipeline/inspect.h"
 #include "output.h"
@@ -23,6 +24,7 @@ struct DumpArgs {
   std::string file;
   std::string node;     ///< --node OFFSET
   std::string pointer;  ///< --pointer P
+  std::optional<uint32_t> blas;  ///< --blas N: that BLAS of a two-level blob instead of the top level
   int64_t max_nodes = 64;
   bool json = false;
 };
@@ -103,16 +105,42 @@ void print_primitive(const DumpedNode& n) {
   }
 }
 
+void print_instance(const DumpedNode& n) {
+  const rdna4::DecodedInstanceNode& i = *n.instance;
+  fmt::print("instance node @{:#x}  pointer {:#x}  parent {:#x}  mask {:#04x}  hit-group contribution {}\n", n.offset,
+             n.pointer, i.parent_pointer, i.instance_mask, i.user_data);
+  fmt::print("  BLAS at byte {}  flags {:#x}\n", rdna4::base_pointer_address(i.blas_base_pointer),
+             rdna4::base_pointer_flags(i.blas_base_pointer));
+  for (const auto& row : i.world_to_object)
+    fmt::print("  world-to-object  {:>14} {:>14} {:>14} {:>14}\n", row[0], row[1], row[2], row[3]);
+  const rdna4::DecodedBoxNode filter = rdna4::decode_box_node(i.filter_box);
+  for (uint32_t k = 0; k < filter.child_count; ++k) {
+    fmt::print("  filter child {}  BLAS root index {}  min {}  max {}\n", k, filter.info[k].node_type,
+               vec(filter.child_box[k].min), vec(filter.child_box[k].max));
+  }
+}
+
+void print_node(const DumpedNode& n) {
+  if (n.kind == NodeKind::Box) {
+    print_box(n);
+  } else if (n.kind == NodeKind::Instance) {
+    print_instance(n);
+  } else {
+    print_primitive(n);
+  }
+}
+
 void print_text(const std::string& file, const NodeDump& d) {
   if (d.header) {
     const rdna4::NodeSectionHeader& h = *d.header;
-    fmt::print("{}: node section {} bytes, {} slots, root {:#x}, {} box nodes, {} primitive nodes, bounds {} {}\n",
-               file, d.section_bytes, h.node_slots, h.root_pointer, h.box_nodes, h.primitive_nodes, vec(h.bounds.min),
-               vec(h.bounds.max));
+    fmt::print("{}: node section {} bytes, {} slots, root {:#x}, {} box nodes, {} primitive nodes, {} instance nodes, "
+               "bounds {} {}\n",
+               file, d.section_bytes, h.node_slots, h.root_pointer, h.box_nodes, h.primitive_nodes, h.instance_nodes,
+               vec(h.bounds.min), vec(h.bounds.max));
   } else {
     fmt::print("{}: node section {} bytes, malformed section header\n", file, d.section_bytes);
   }
-  for (const DumpedNode& n : d.nodes) n.kind == NodeKind::Box ? print_box(n) : print_primitive(n);
+  for (const DumpedNode& n : d.nodes) print_node(n);
   if (d.not_shown > 0) fmt::print("... {} more nodes not shown (--max-nodes)\n", d.not_shown);
   for (const std::string& p : d.problems) fmt::print("problem: {}\n", p);
   if (d.problem_count > d.problems.size())
@@ -184,11 +212,31 @@ Json primitive_json(const DumpedNode& n) {
           {"pairs", std::move(pairs)}};
 }
 
+Json instance_json(const rdna4::DecodedInstanceNode& i) {
+  const rdna4::DecodedBoxNode filter = rdna4::decode_box_node(i.filter_box);
+  Json children = Json::array();
+  for (uint32_t k = 0; k < filter.child_count; ++k) {
+    children.push_back({{"blas_root_index", filter.info[k].node_type},
+                        {"min", vec_json(filter.child_box[k].min)},
+                        {"max", vec_json(filter.child_box[k].max)}});
+  }
+  return {{"world_to_object", i.world_to_object},
+          {"blas_address", rdna4::base_pointer_address(i.blas_base_pointer)},
+          {"blas_flags", rdna4::base_pointer_flags(i.blas_base_pointer)},
+          {"parent_pointer", i.parent_pointer},
+          {"hit_group_contribution", i.user_data},
+          {"instance_mask", i.instance_mask},
+          {"filter_children", std::move(children)}};
+}
+
 Json dump_json(const std::string& file, const NodeDump& d) {
   Json nodes = Json::array();
   for (const DumpedNode& n : d.nodes) {
-    Json j = {{"offset", n.offset}, {"pointer", n.pointer}, {"kind", n.kind == NodeKind::Box ? "box" : "primitive"}};
-    j.update(n.kind == NodeKind::Box ? box_json(*n.box) : primitive_json(n));
+    const char* kind = n.kind == NodeKind::Box ? "box" : n.kind == NodeKind::Instance ? "instance" : "primitive";
+    Json j = {{"offset", n.offset}, {"pointer", n.pointer}, {"kind", kind}};
+    j.update(n.kind == NodeKind::Box        ? box_json(*n.box)
+             : n.kind == NodeKind::Instance ? instance_json(*n.instance)
+                                            : primitive_json(n));
     nodes.push_back(std::move(j));
   }
   Json header = nullptr;
@@ -197,6 +245,7 @@ Json dump_json(const std::string& file, const NodeDump& d) {
               {"node_slots", d.header->node_slots},
               {"box_nodes", d.header->box_nodes},
               {"primitive_nodes", d.header->primitive_nodes},
+              {"instance_nodes", d.header->instance_nodes},
               {"bounds", {{"min", vec_json(d.header->bounds.min)}, {"max", vec_json(d.header->bounds.max)}}}};
   }
   return {{"file", file},
@@ -219,7 +268,21 @@ int run_dump(const DumpArgs& a) {
   if (nodes.data.size() % rdna4::kNodeBytes != 0)
     throw Error(ErrorKind::BadInput, a.file,
                 fmt::format("nodes section is {} bytes, not a whole number of 128-byte nodes", nodes.data.size()));
-  const std::vector<uint32_t> dwords = blob::bytes_to_dwords(nodes.data);
+  const std::vector<uint32_t> all = blob::bytes_to_dwords(nodes.data);
+  // A two-level blob: its top level, or with --blas N that BLAS's node section (offsets and pointers are then the
+  // BLAS's own, relative to its header).
+  std::span<const uint32_t> dwords = all;
+  if (const blob::Section* levels_section = b.find(blob::SectionType::Levels)) {
+    const blob::Levels levels =
+        blob::decode_levels(levels_section->data, a.file, nodes.data.size(), UINT32_MAX, UINT32_MAX);
+    if (a.blas && *a.blas >= levels.blases.size())
+      throw Error(ErrorKind::BadInput, a.file, fmt::format("--blas {}: the blob has {} BLASes (0..{})", *a.blas,
+                                                           levels.blases.size(), levels.blases.size() - 1));
+    dwords = a.blas ? dwords.subspan(levels.blases[*a.blas].address / 4, levels.blases[*a.blas].bytes / 4)
+                    : dwords.first(levels.top_bytes / 4);
+  } else if (a.blas) {
+    throw Error(ErrorKind::BadInput, a.file, "--blas applies to two-level blobs; this one has one level");
+  }
 
   // One node (--pointer, --node) or the tree. For one node, a problem is about the node the user asked for.
   NodeDump d;
@@ -271,6 +334,7 @@ Command add_dump_command(CLI::App& app) {
   sub->add_option("--max-nodes", args->max_nodes, "nodes to print, breadth-first from the root; 0 = all")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  sub->add_option("--blas", args->blas, "two-level blobs: dump BLAS N instead of the top level");
   sub->add_flag("--json", args->json, "print one JSON object");
   return {sub, [args] { return run_dump(*args); }};
 }

@@ -18,7 +18,9 @@ std::string hex(uint64_t v) {
 }
 
 std::string node_name(NodeKind kind, uint64_t offset) {
-  return std::string(kind == NodeKind::Box ? "box node @" : "primitive node @") + hex(offset);
+  const char* name = kind == NodeKind::Box ? "box node @" : kind == NodeKind::Instance ? "instance node @"
+                                                                                       : "primitive node @";
+  return name + hex(offset);
 }
 
 // How the walk reached a pointer; turned into text only when there is a problem to report.
@@ -93,12 +95,14 @@ class Walker {
       problem(at.describe() + ": sentinel " + hex(p) + " where a node pointer was expected");
       return false;
     }
-    if (kind == NodeKind::Instance || kind == NodeKind::Unsupported) {
-      problem(at.describe() + ": pointer " + hex(p) + " has node type " + std::to_string(p & 7) +
-              ", which a bottom-level RT IP 3.1 BVH does not use");
+    // Instance nodes are the leaves of a top level (its header counts them); a BLAS has none.
+    const bool top_level = out_.header && out_.header->instance_nodes > 0;
+    if (kind == NodeKind::Unsupported || (kind == NodeKind::Instance && !top_level)) {
+      problem(at.describe() + ": pointer " + hex(p) + " has node type " + std::to_string(p & 7) + ", which " +
+              (kind == NodeKind::Instance ? "a bottom-level" : "an") + " RT IP 3.1 BVH does not use");
       return false;
     }
-    if (kind == NodeKind::Box && (p & 8u) != 0) {
+    if (kind != NodeKind::Primitive && (p & 8u) != 0) {
       problem(at.describe() + ": box pointer " + hex(p) + " has bit 3 set: it addresses the middle of a 128-byte node");
       return false;
     }
@@ -113,9 +117,9 @@ class Walker {
     }
     if (const auto it = seen_.find(offset); it != seen_.end()) {
       if (it->second != kind) {
-        problem(at.describe() + ": " + node_name(kind, offset) + " was already reached as a " +
-                (it->second == NodeKind::Box ? "box" : "primitive") + " node");
-      } else if (kind == NodeKind::Box) {
+        problem(at.describe() + ": " + node_name(kind, offset) + " was already reached as " +
+                node_name(it->second, offset));
+      } else if (kind != NodeKind::Primitive) {
         problem(at.describe() + ": " + node_name(kind, offset) + " is reached a second time (cycle or shared subtree)");
       } else {
         check_pair_index(at, offset);
@@ -134,6 +138,8 @@ class Walker {
       d.box = rdna4::decode_box_node(node);
       for (uint32_t k = 0; queue && k < d.box->child_count; ++k)
         queue->push_back({d.box->child_pointer[k], Pending::Via::Child, offset, k});
+    } else if (kind == NodeKind::Instance) {
+      d.instance = rdna4::decode_instance_node(node.data());  // a leaf here: its BLAS is dumped with --blas
     } else {
       decode_primitive(node, at, d, queue);
     }
@@ -209,7 +215,8 @@ std::optional<NodeDump> dump_offset(std::span<const uint32_t> dwords, uint64_t o
   finder.walk(0);
   const std::optional<NodeKind> kind = finder.kind_at(offset);
   if (!kind) return std::nullopt;
-  return dump_pointer(dwords, rdna4::make_node_pointer(offset, *kind == NodeKind::Box ? rdna4::kTypeBox : 0));
+  const uint32_t type = *kind == NodeKind::Box ? rdna4::kTypeBox : *kind == NodeKind::Instance ? rdna4::kTypeInstance : 0;
+  return dump_pointer(dwords, rdna4::make_node_pointer(offset, type));
 }
 
 }  // namespace hwbvh::pipeline

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "hwbvh/formats/rdna4/decode.h"
+#include "hwbvh/formats/rdna4/instance_node.h"
 #include "hwbvh/formats/rdna4/node_section.h"
 
 namespace hwbvh::pipeline {
@@ -24,6 +25,7 @@ struct DumpedNode {
   std::optional<rdna4::DecodedBoxNode> box;               ///< set for box nodes
   std::optional<rdna4::PrimitiveHeader> primitive_header;  ///< set for primitive nodes with a valid header
   std::vector<std::optional<rdna4::DecodedPair>> pairs;    ///< primitive nodes: pairs 0..P-1, nullopt if malformed
+  std::optional<rdna4::DecodedInstanceNode> instance;      ///< set for instance nodes (a top level's leaves)
 };
 
 inline constexpr std::size_t kMaxProblems = 100;  ///< problems kept as text; the rest are only counted
