@@ -3,8 +3,10 @@
 // executor and thread count. Embree runs twice: plain and with RTC_SCENE_FLAG_ROBUST (watertight).
 //
 //   bench_emulate [--runs N] [--threads N] [--size PIXELS] [--random N] [--triangle-test watertight|gpurt]
-//                 [SCENE.obj ...]
-// Without scene arguments it uses ../shared/scenes/ogre.obj (when present) and scenes/rotated-objects.obj.
+//                 [SCENE.obj|SCENE.gltf ...]
+// Without scene arguments it uses ../shared/scenes/ogre.obj (when present), scenes/rotated-objects.obj and
+// scenes/instanced-garden.gltf. A glTF scene runs twice: in two levels against Embree's instanced scene, and
+// flattened against one Embree scene of its world-space triangles.
 // Each scene is traced with primary rays (PIXELS x PIXELS, default 512) and N random rays (default 512^2),
 // single-threaded and with `--threads` threads (default: all hardware threads). The three engines' runs are
 // interleaved round by round, and each ratio is the median of the rounds' ratios: the machine's speed drifts.
@@ -15,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <variant>
 #include <span>
 #include <string>
 #include <vector>
@@ -33,27 +36,33 @@ namespace {
 
 using namespace hwbvh;
 
-/// An Embree scene over the blob's Geometry section: the triangles the emulated BVH was encoded from.
+/// An Embree scene over the blob's Geometry section: the triangles the emulated BVH was encoded from. For a
+/// two-level blob, Embree's own two levels: one scene per BLAS and a top scene of instance geometries with the
+/// sideband's object-to-world matrices and the instances' masks.
 class EmbreeTracer {
  public:
-  EmbreeTracer(const blob::GeometrySection& g, int threads, bool robust) {
+  EmbreeTracer(const emu::LoadedBvh& bvh, int threads, bool robust) {
     const std::string config = "threads=" + std::to_string(threads);
     device_ = rtcNewDevice(config.c_str());
-    scene_ = rtcNewScene(device_);
-    rtcSetSceneFlags(scene_, robust ? RTC_SCENE_FLAG_ROBUST : RTC_SCENE_FLAG_NONE);
-    rtcSetSceneBuildQuality(scene_, RTC_BUILD_QUALITY_HIGH);
-    RTCGeometry geom = rtcNewGeometry(device_, RTC_GEOMETRY_TYPE_TRIANGLE);
-    rtcSetGeometryBuildQuality(geom, RTC_BUILD_QUALITY_HIGH);
-    auto* v = static_cast<float*>(rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3,
-                                                          3 * sizeof(float), g.positions.size()));
-    std::memcpy(v, g.positions.data(), g.positions.size() * 3 * sizeof(float));
-    auto* t = static_cast<uint32_t*>(rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3,
-                                                             3 * sizeof(uint32_t), g.triangles.size()));
-    for (std::size_t i = 0; i < g.triangles.size(); ++i)
-      for (int k = 0; k < 3; ++k) t[3 * i + k] = g.triangles[i].v[k];
-    rtcCommitGeometry(geom);
-    rtcAttachGeometry(scene_, geom);
-    rtcReleaseGeometry(geom);
+    const blob::GeometrySection& g = bvh.geometry;
+    if (!bvh.two_level()) {
+      scene_ = triangle_scene(g, 0, static_cast<uint32_t>(g.triangles.size()), robust);
+      return;
+    }
+    scene_ = new_scene(robust);
+    std::vector<RTCScene> blases;
+    for (const blob::BlasRange& b : bvh.levels->blases)
+      blases.push_back(triangle_scene(g, b.first_triangle, b.triangle_count, robust));
+    for (uint32_t n = 0; n < bvh.instance_count(); ++n) {
+      RTCGeometry inst = rtcNewGeometry(device_, RTC_GEOMETRY_TYPE_INSTANCE);
+      rtcSetGeometryInstancedScene(inst, blases[bvh.levels->instances[n].blas]);
+      rtcSetGeometryMask(inst, bvh.levels->instances[n].mask);
+      rtcSetGeometryTransform(inst, 0, RTC_FORMAT_FLOAT3X4_ROW_MAJOR, bvh.sideband[n].object_to_world.data());
+      rtcCommitGeometry(inst);
+      rtcAttachGeometry(scene_, inst);
+      rtcReleaseGeometry(inst);
+    }
+    for (RTCScene b : blases) rtcReleaseScene(b);  // the instances keep them
     rtcCommitScene(scene_);
   }
   ~EmbreeTracer() {
@@ -62,6 +71,32 @@ class EmbreeTracer {
   }
   EmbreeTracer(const EmbreeTracer&) = delete;
   EmbreeTracer& operator=(const EmbreeTracer&) = delete;
+
+  RTCScene new_scene(bool robust) const {
+    RTCScene scene = rtcNewScene(device_);
+    rtcSetSceneFlags(scene, robust ? RTC_SCENE_FLAG_ROBUST : RTC_SCENE_FLAG_NONE);
+    rtcSetSceneBuildQuality(scene, RTC_BUILD_QUALITY_HIGH);
+    return scene;
+  }
+
+  /// Triangles [first, first + count) of the Geometry section as one committed scene.
+  RTCScene triangle_scene(const blob::GeometrySection& g, uint32_t first, uint32_t count, bool robust) const {
+    RTCScene scene = new_scene(robust);
+    RTCGeometry geom = rtcNewGeometry(device_, RTC_GEOMETRY_TYPE_TRIANGLE);
+    rtcSetGeometryBuildQuality(geom, RTC_BUILD_QUALITY_HIGH);
+    auto* v = static_cast<float*>(rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3,
+                                                          3 * sizeof(float), g.positions.size()));
+    std::memcpy(v, g.positions.data(), g.positions.size() * 3 * sizeof(float));
+    auto* t = static_cast<uint32_t*>(rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3,
+                                                             3 * sizeof(uint32_t), count));
+    for (uint32_t i = 0; i < count; ++i)
+      for (int k = 0; k < 3; ++k) t[3 * i + k] = g.triangles[first + i].v[k];
+    rtcCommitGeometry(geom);
+    rtcAttachGeometry(scene, geom);
+    rtcReleaseGeometry(geom);
+    rtcCommitScene(scene);
+    return scene;
+  }
 
   /// Closest hits of all rays; returns the hit count (so the work cannot be optimised away).
   std::size_t trace(std::span<const Ray> rays, const Executor& executor) const {
@@ -181,17 +216,22 @@ void run_rays(const char* name, const emu::LoadedBvh& bvh, const RayBatch& batch
   std::fflush(stdout);
 }
 
-void run_scene(const std::string& path, const Options& opt) {
-  const Scene scene = load_obj(path);
+void run_scene(const std::string& path, bool flatten, const Options& opt) {
   pipeline::BuildBlobOptions bo;
   bo.build.threads = opt.threads;
   bo.encode.threads = opt.threads;
-  const emu::LoadedBvh bvh = emu::load_bvh(pipeline::build_blob(scene, bo).blob, path);
-  std::printf("scene\t%s\ttriangles\t%zu\tnode bytes\t%zu\n", scene.source.c_str(), scene.triangles.size(),
+  const AnyScene scene = load_any_scene(path, {.flatten = flatten});
+  const bool two_level = std::holds_alternative<InstancedScene>(scene);
+  const emu::LoadedBvh bvh = emu::load_bvh(
+      two_level ? pipeline::build_instanced_blob(std::get<InstancedScene>(scene), bo).blob
+                : pipeline::build_blob(std::get<Scene>(scene), bo).blob,
+      path);
+  std::printf("scene\t%s%s\ttriangles\t%zu\tinstances\t%u\tnode bytes\t%zu\n", path.c_str(),
+              flatten ? " (flattened)" : "", bvh.geometry.triangles.size(), bvh.instance_count(),
               bvh.nodes.size() * 4);
-  const EmbreeTracer embree(bvh.geometry, opt.threads, false), embree_robust(bvh.geometry, opt.threads, true);
+  const EmbreeTracer embree(bvh, opt.threads, false), embree_robust(bvh, opt.threads, true);
   const Executor executor(opt.threads);
-  const RayBatch primary = primary_rays(auto_frame(bvh.bounds, 1.0f), opt.size, opt.size, executor);
+  const RayBatch primary = primary_rays(auto_frame(bvh.world_positions(), 1.0f), opt.size, opt.size, executor);
   run_rays("primary", bvh, primary, opt, embree, embree_robust);
   if (opt.random > 0) {
     run_rays("random", bvh, random_rays(bvh.bounds, opt.random, 1, executor), opt, embree, embree_robust);
@@ -229,9 +269,13 @@ int main(int argc, char** argv) {
     const std::string ogre = std::string(HWBVH_SHARED_DIR) + "/scenes/ogre.obj";
     if (std::filesystem::exists(ogre)) scenes.push_back(ogre);
     scenes.push_back(std::string(HWBVH_SOURCE_DIR) + "/scenes/rotated-objects.obj");
+    scenes.push_back(std::string(HWBVH_SOURCE_DIR) + "/scenes/instanced-garden.gltf");
   }
   try {
-    for (const auto& path : scenes) run_scene(path, opt);
+    for (const auto& path : scenes) {
+      run_scene(path, false, opt);
+      if (is_instanced_scene_file(path)) run_scene(path, true, opt);  // the same scene in one level, beside it
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_emulate: %s\n", e.what());
     return 1;
