@@ -197,7 +197,26 @@ void NodeDecodeCache::rebind(const NodeMemory& memory) {
   pair_key_.assign(pair_mask_ + size_t{1}, kInvalidNode);
   // The BLASes' caches are made again when first asked for (the BLAS count and sizes may differ).
   blas_caches_.clear();
-  if (memory.blases != nullptr) blas_caches_.resize(memory.blases->blases.size());
+  instances_.clear();
+  if (memory.blases != nullptr) {
+    blas_caches_.resize(memory.blases->blases.size());
+    instances_.resize(memory.blases->instance_index.size());
+  }
+}
+
+const DecodedInstance* NodeDecodeCache::instance(uint32_t pointer, NodeFault& fault) {
+  fault = NodeFault::None;
+  const uint32_t index = memory_.blases != nullptr ? memory_.blases->instance_of(pointer) : BlasTable::kNone;
+  if (index == BlasTable::kNone) return nullptr;
+  const uint32_t n = static_cast<uint32_t>(rdna4::node_byte_offset(pointer) / rdna4::kNodeBytes) -
+                     memory_.blases->first_instance_slot;
+  std::unique_ptr<DecodedInstance>& entry = instances_[n];
+  if (entry == nullptr) {
+    const uint32_t* node = memory_.find(pointer, fault);
+    if (node == nullptr) return nullptr;
+    entry = std::make_unique<DecodedInstance>(DecodedInstance::of(node));
+  }
+  return entry.get();
 }
 
 NodeDecodeCache& NodeDecodeCache::blas_cache(uint32_t blas) {
@@ -226,33 +245,52 @@ const NodeDecodeCache::Pair* NodeDecodeCache::fill_pair(uint32_t slot, uint32_t 
   return entry;
 }
 
+DecodedInstance DecodedInstance::of(const uint32_t* node) {
+  DecodedInstance d{rdna4::decode_instance_node(node), {}, {}};
+  d.filter = rdna4::decode_box_children(d.node.filter_box);
+  d.traits = BoxTraits::of(d.filter);
+  return d;
+}
+
 InstanceIntersect intersect_instance(const NodeMemory& memory, const PointerFlags& flags, const RayOperands& ray,
                                      uint32_t node_pointer, const IntersectOptions& options) {
+  NodeFault fault;
+  const uint32_t* node = memory.find(node_pointer, fault);
+  if (node == nullptr) {
+    InstanceIntersect out;
+    out.dw.fill(kInvalidNode);
+    out.ray = PreparedRay(ray);
+    out.fault = fault;
+    return out;
+  }
+  return intersect_instance(DecodedInstance::of(node), flags, ray, options);
+}
+
+InstanceIntersect intersect_instance(const DecodedInstance& instance, const PointerFlags& flags,
+                                     const RayOperands& ray, const IntersectOptions& options) {
   InstanceIntersect out;
   out.dw.fill(kInvalidNode);
-  out.origin = ray.origin;
-  out.direction = ray.direction;
-  const uint32_t* node = memory.find(node_pointer, out.fault);
-  if (node == nullptr) return out;
-  const rdna4::DecodedInstanceNode inst = rdna4::decode_instance_node(node);
+  const rdna4::DecodedInstanceNode& inst = instance.node;
   out.parent_pointer = inst.parent_pointer;
   const uint32_t instance_flags = rdna4::base_pointer_flags(inst.blas_base_pointer);
   const bool procedural_blas = (instance_flags & rdna4::kPointerFlagSkipTriangles) != 0;
   out.culled = (inst.instance_mask & ray.instance_mask) == 0 || (!procedural_blas && flags.skip_triangles) ||
                (procedural_blas && flags.skip_procedural);
-  if (!out.culled) {
+  if (out.culled) {
+    out.ray = PreparedRay(ray);
+  } else {
     const rdna4::Mat3x4& w = inst.world_to_object;
     const Vec3 o = ray.origin, d = ray.direction;
+    Vec3 origin, direction;
     for (int r = 0; r < 3; ++r) {
-      out.origin[r] = std::fma(o.x, w[r][0], std::fma(o.y, w[r][1], std::fma(o.z, w[r][2], w[r][3])));
-      out.direction[r] = std::fma(d.x, w[r][0], std::fma(d.y, w[r][1], d.z * w[r][2]));
+      origin[r] = std::fma(o.x, w[r][0], std::fma(o.y, w[r][1], std::fma(o.z, w[r][2], w[r][3])));
+      direction[r] = std::fma(d.x, w[r][0], std::fma(d.y, w[r][1], d.z * w[r][2]));
     }
     // The filter node's four boxes, tested like a box node's eight (§5.3 steps 5..8) with the object-space ray.
     IntersectResult filter;
-    const rdna4::BoxChildren box = rdna4::decode_box_children(inst.filter_box);
-    PreparedRay object_ray(out.origin, out.direction, ray.instance_mask);
-    object_ray.operands.extent = ray.extent;
-    detail::intersect_box(box, rdna4::Mat3Rows{}, BoxTraits::of(box), flags, object_ray, options, filter);
+    out.ray = PreparedRay(origin, direction, ray.instance_mask);
+    out.ray.operands.extent = ray.extent;
+    detail::intersect_box(instance.filter, rdna4::Mat3Rows{}, instance.traits, flags, out.ray, options, filter);
     out.dw[7] = (filter.dw[0] & 0xFFu) | (filter.dw[1] & 0xFFu) << 8 | (filter.dw[2] & 0xFFu) << 16 |
                 (filter.dw[3] & 0xFFu) << 24;
   }

@@ -50,6 +50,7 @@ RayTraversal::RayTraversal(const NodeMemory& memory, uint32_t root, const Ray& r
       cache_(cache),
       options_(&options),
       ray_(origin_at_tmin(ray), ray.direction, options.instance_mask),
+      top_ray_(ray_),
       flags_(options.flags),
       default_flags_(options.flags == PointerFlags{}),
       top_memory_(&memory),
@@ -118,9 +119,16 @@ IntersectResult RayTraversal::enter_instance() {
     res.fault = NodeFault::StrayInstance;
     return res;
   }
-  const InstanceIntersect inst = intersect_instance(*memory_, flags_, ray_.operands, node_, options_->intersect);
-  res.fault = inst.fault;
-  if (res.fault != NodeFault::None) return res;
+  InstanceIntersect inst;
+  if (cache_ != nullptr) {
+    const DecodedInstance* decoded = cache_->instance(node_, res.fault);
+    if (decoded == nullptr) return res;  // instance_of accepted the pointer: only find()'s faults remain
+    inst = intersect_instance(*decoded, flags_, ray_.operands, options_->intersect);
+  } else {
+    inst = intersect_instance(*memory_, flags_, ray_.operands, node_, options_->intersect);
+    res.fault = inst.fault;
+    if (res.fault != NodeFault::None) return res;
+  }
   const uint64_t base = uint64_t{inst.dw[2]} | uint64_t{inst.dw[3]} << 32;
   const uint32_t blas = table.find(rdna4::base_pointer_address(base));
   const uint32_t root = rdna4::blas_root_from_filter_result(inst.dw[7]);
@@ -137,11 +145,8 @@ IntersectResult RayTraversal::enter_instance() {
   ++result_.counters.instance_transitions;
   // The pop that follows returns the root: from there the lane reads the BLAS with the object-space ray and the
   // merged flags.
-  top_origin_ = ray_.operands.origin;
-  top_direction_ = ray_.operands.direction;
-  const float extent = ray_.operands.extent;
-  ray_ = PreparedRay(inst.origin, inst.direction, ray_.operands.instance_mask);
-  ray_.operands.extent = extent;
+  top_ray_ = ray_;
+  ray_ = inst.ray;  // object space, the extent kept
   flags_ = PointerFlags::from_bits(rdna4::base_pointer_flags(base));
   default_flags_ = flags_ == PointerFlags{};
   memory_ = &table.blases[blas].memory;
@@ -156,7 +161,7 @@ IntersectResult RayTraversal::enter_instance() {
 }
 
 void RayTraversal::leave_instance() {
-  ray_ = PreparedRay(top_origin_, top_direction_, ray_.operands.instance_mask);
+  ray_ = top_ray_;
   flags_ = options_->flags;
   default_flags_ = flags_ == PointerFlags{};
   memory_ = top_memory_;
@@ -198,7 +203,12 @@ template <bool kDefaultIntersect>
 IntersectResult RayTraversal::intersect() const {
   if (cache_ == nullptr) return image_bvh8_intersect_ray(*memory_, flags_, ray_, node_, options_->intersect);
   if constexpr (kDefaultIntersect) {
-    if (!default_flags_) return detail::intersect_cached(*cache_, flags_, ray_, node_, options_->intersect);
+    if (!default_flags_) {
+      // Inside a BLAS the flags carry SKIP_PROCEDURAL (a triangle BLAS): a constant copy for that case too.
+      static constexpr PointerFlags kTriangleBlasFlags{.skip_procedural = true};
+      if (flags_ == kTriangleBlasFlags) return detail::intersect_cached(*cache_, kTriangleBlasFlags, ray_, node_, {});
+      return detail::intersect_cached(*cache_, flags_, ray_, node_, options_->intersect);
+    }
     // Constants: the compiler drops the culling, the other sort modes and triangle test, and the box growth
     // arithmetic from this copy of the intersector.
     static constexpr PointerFlags kFlags{};

@@ -34,6 +34,7 @@
 #include "hwbvh/core/bits.h"
 #include "hwbvh/core/geometry.h"
 #include "hwbvh/formats/rdna4/decode.h"
+#include "hwbvh/formats/rdna4/instance_node.h"
 #include "hwbvh/formats/rdna4/node_pointer.h"
 
 namespace hwbvh::emu {
@@ -199,24 +200,6 @@ struct PreparedRay {
   PreparedRay(Vec3 origin, Vec3 direction, uint32_t instance_mask);
 };
 
-/// The instance path of the instruction (§5.5) with the ray operands it writes back.
-struct InstanceIntersect {
-  /// DW2, DW3 the BLAS base pointer with merged flags; DW6 the hit-group contribution; DW7 the filter node's four
-  /// child bytes (0xFFFFFFFF: culled or missed); the rest 0xFFFFFFFF.
-  IntersectDwords dw{};
-  Vec3 origin{0.0f};     ///< the ray origin after the instruction: object space unless culled
-  Vec3 direction{0.0f};  ///< likewise
-  bool culled = false;   ///< by the instance mask or the BLAS type: the ray is not transformed
-  uint32_t parent_pointer = rdna4::kInvalidNode;  ///< bytes 56..59, for the walk-back (not read by the hardware)
-  NodeFault fault = NodeFault::None;
-};
-/// §5.5 on instance node `node_pointer`: cull on the mask and the BLAS type, transform the ray by the
-/// world-to-object matrix (fma order of §5.5), test the filter node like a box node (§5.3 steps 5..8), merge the
-/// flags (§1.4).
-InstanceIntersect intersect_instance(const NodeMemory& memory, const PointerFlags& flags, const RayOperands& ray,
-                                     uint32_t node_pointer, const IntersectOptions& options);
-/// Slab tests of one instance node: its filter node's four boxes (§5.6).
-inline constexpr uint32_t kInstanceBoxTests = 4;
 
 /// image_bvh8_intersect_ray with the ray prepared in advance.
 IntersectResult image_bvh8_intersect_ray(const NodeMemory& memory, const PointerFlags& flags, const PreparedRay& ray,
@@ -230,6 +213,37 @@ struct BoxTraits {
 
   static BoxTraits of(const rdna4::BoxChildren& box);
 };
+
+/// What the instance path reads of an instance node, decoded once: the node's fields and its filter node as a box
+/// node's children.
+struct DecodedInstance {
+  rdna4::DecodedInstanceNode node;
+  rdna4::BoxChildren filter;
+  BoxTraits traits;
+  static DecodedInstance of(const uint32_t* node);
+};
+
+/// The instance path of the instruction (§5.5) with the ray operands it writes back.
+struct InstanceIntersect {
+  /// DW2, DW3 the BLAS base pointer with merged flags; DW6 the hit-group contribution; DW7 the filter node's four
+  /// child bytes (0xFFFFFFFF: culled or missed); the rest 0xFFFFFFFF.
+  IntersectDwords dw{};
+  /// The ray operands after the instruction (object space unless culled), prepared as the filter test used them.
+  PreparedRay ray{RayOperands{}};
+  bool culled = false;   ///< by the instance mask or the BLAS type: the ray is not transformed
+  uint32_t parent_pointer = rdna4::kInvalidNode;  ///< bytes 56..59, for the walk-back (not read by the hardware)
+  NodeFault fault = NodeFault::None;
+};
+/// §5.5 on instance node `node_pointer`: cull on the mask and the BLAS type, transform the ray by the
+/// world-to-object matrix (fma order of §5.5), test the filter node like a box node (§5.3 steps 5..8), merge the
+/// flags (§1.4).
+InstanceIntersect intersect_instance(const NodeMemory& memory, const PointerFlags& flags, const RayOperands& ray,
+                                     uint32_t node_pointer, const IntersectOptions& options);
+/// The same on an instance node decoded in advance (NodeDecodeCache::instance).
+InstanceIntersect intersect_instance(const DecodedInstance& instance, const PointerFlags& flags,
+                                     const RayOperands& ray, const IntersectOptions& options);
+/// Slab tests of one instance node: its filter node's four boxes (§5.6).
+inline constexpr uint32_t kInstanceBoxTests = 4;
 
 /// What the intersector decodes from a node, kept so that a node visited again (by another lane of the wave, or
 /// by a later ray) is not decoded again. Decoding is a pure function of the node's 128 bytes, so an entry is
@@ -250,6 +264,9 @@ class NodeDecodeCache {
   [[nodiscard]] const NodeMemory& memory() const { return memory_; }
   /// The cache of BLAS `blas` (an index into memory().blases), made when first asked for and kept with this one.
   NodeDecodeCache& blas_cache(uint32_t blas);
+  /// The decoded instance node `pointer` of a top level (memory().blases set), or null with `fault` set (find()'s
+  /// faults) or with no fault when `pointer` addresses no instance node of the top level.
+  const DecodedInstance* instance(uint32_t pointer, NodeFault& fault);
 
   struct Box {
     rdna4::BoxChildren children;
@@ -333,6 +350,7 @@ class NodeDecodeCache {
   std::unique_ptr<Slot<Box>[]> boxes_;
   std::unique_ptr<Slot<Pair>[]> pairs_;
   std::vector<std::unique_ptr<NodeDecodeCache>> blas_caches_;  ///< per BLAS of memory_.blases, made on first use
+  std::vector<std::unique_ptr<DecodedInstance>> instances_;     ///< per instance node, decoded on first use
 };
 
 /// image_bvh8_intersect_ray on the cache's node memory, reading decoded nodes through the cache; the same result.

@@ -135,12 +135,12 @@ class RayTraversal {
   NodeDecodeCache* cache_;     ///< the current level's decode cache, or null
   const TraceOptions* options_;
   PreparedRay ray_;  ///< the ray after the tmin offset, in the current level's space; extent is set per step
+  PreparedRay top_ray_;  ///< the world-space ray while the lane is inside a BLAS (§7.3 restores it)
   PointerFlags flags_;         ///< the current level's pointer flags: the ray's, merged with an instance's in a BLAS
   bool default_flags_ = true;  ///< flags_ == PointerFlags{}
   // Two-level state (§7.3): the top level's memory, cache and ray while the lane is inside a BLAS.
   const NodeMemory* top_memory_;
   NodeDecodeCache* top_cache_;
-  Vec3 top_origin_{0.0f}, top_direction_{0.0f};
   bool in_blas_ = false;
   uint32_t instance_node_ = rdna4::kInvalidNode;  ///< the instance node the lane entered its BLAS through
   uint32_t instance_index_ = 0;
