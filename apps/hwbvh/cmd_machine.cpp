@@ -42,13 +42,13 @@ int run_program(const RunArgs& a) {
 
   std::string levels;
   for (const emu::MemoryLevelResult& l : m.memory_levels) levels += fmt::format(" {:>9}", l.name);
-  fmt::print("\n{:<12} {:>4} {:>10} {:>10} {:>10} {:>12} {:>8} {:>8}  loads served by{}\n", "wave", "simd", "start",
-             "end", "cycles", "instructions", "loads", "lds ops", levels);
+  fmt::print("\n{:<12} {:>9} {:>4} {:>10} {:>10} {:>10} {:>12} {:>8} {:>8}  loads served by{}\n", "wave",
+             "workgroup", "simd", "start", "end", "cycles", "instructions", "loads", "lds ops", levels);
   for (const emu::WaveRunResult& w : r.waves) {
     std::string by_level;
     for (const uint64_t n : w.loads_by_level) by_level += fmt::format(" {:>9}", n);
-    fmt::print("{:<12} {:>4} {:>10} {:>10} {:>10} {:>12} {:>8} {:>8}  {:15}{}{}\n",
-               w.name + "#" + std::to_string(w.copy), w.simd, w.start_cycle, w.end_cycle, w.end_cycle - w.start_cycle,
+    fmt::print("{:<12} {:>9} {:>4} {:>10} {:>10} {:>10} {:>12} {:>8} {:>8}  {:15}{}{}\n",
+               w.name + "#" + std::to_string(w.copy), w.workgroup, w.simd, w.start_cycle, w.end_cycle, w.end_cycle - w.start_cycle,
                w.instructions, w.loads, w.lds_ops, "", by_level, w.completed ? "" : "  (did not complete)");
   }
   fmt::print("\n{:<12} {:>12} {:>12} {:>12} {:>14}\n", "memory level", "accesses", "hits", "misses", "bytes served");

@@ -30,8 +30,8 @@ TEST_F(MachineCli, RunsTheCrossWaveOrderingProgram) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("completed: completed 2 waves"));
   EXPECT_THAT(r.out, HasSubstr("outputs of a model, not hardware measurements"));
-  EXPECT_THAT(r.out, ::testing::ContainsRegex("Y#0 +0 +0 +36297 +36297 +131 +64 +1"));
-  EXPECT_THAT(r.out, ::testing::ContainsRegex("X#0 +1 +0 +[0-9]+ +[0-9]+ +[0-9]+ +256 "));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("Y#0 +0 +0 +0 +36297 +36297 +131 +64 +1"));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("X#0 +0 +1 +0 +[0-9]+ +[0-9]+ +[0-9]+ +256 "));
   EXPECT_THAT(r.out, HasSubstr("DRAM"));
 
   r = hwbvh("machine run " + program("cross-wave-ordering.json") + " --machine rdna4 --json");

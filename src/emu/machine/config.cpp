@@ -16,6 +16,7 @@ constexpr uint32_t kMaxWaveSlots = 64;
 constexpr uint32_t kMaxRaysPerLane = 16;
 constexpr uint32_t kMaxInstructionVgprs = 256;  // an instruction addresses at most 256 VGPRs (machine-model.md §8.1)
 constexpr uint32_t kMaxWays = 1024;             // a set is searched linearly
+constexpr uint64_t kMaxLevelLines = 1 << 24;    // the model keeps every line of every level (16 bytes each)
 
 }  // namespace
 
@@ -56,6 +57,9 @@ void MachineConfig::validate() const {
     const bool memory_level = i + 1 == memory.levels.size();
     if (memory_level && l.bytes != 0) fail(key + ".bytes", "must be 0: the last level is the memory, it holds all");
     if (l.bytes % (uint64_t{line} * l.ways) != 0) fail(key + ".bytes", "must be a multiple of line_bytes x ways");
+    if (l.bytes / line > kMaxLevelLines) {
+      fail(key + ".bytes", "holds more than " + std::to_string(kMaxLevelLines) + " lines, more than the model keeps");
+    }
     // Latencies are load-to-use, so a farther level cannot be faster than a nearer one.
     in_range(key + ".hit_latency", l.hit_latency, std::max<uint32_t>(1, previous_latency), kAny);
     previous_latency = l.hit_latency;

@@ -155,7 +155,7 @@ class Model {
   // The ray-tracing kernel over recorded node fetches.
   Model(const MachineConfig& config, std::span<const std::vector<NodeFetch>> sequences,
         std::span<const uint32_t> wave_begin)
-      : Model(config, kernel_wave_limit(config), config.max_cycles) {
+      : Model(config, wave_limit(config, config.kernel.peak_vgprs()), config.max_cycles) {
     seqs_ = sequences;
     group_begin_.assign(wave_begin.begin(), wave_begin.end());
     // Steps per ray: one fetch each, except BVH4x2 dual steps, whose rays get an index of where each step begins.
@@ -267,19 +267,17 @@ class Model {
     }
   }
 
-  static uint32_t kernel_wave_limit(const MachineConfig& c) {
+  // Waves per SIMD when each holds `vgprs` for its whole life (static), or the dynamic mode's wave limit.
+  static uint32_t wave_limit(const MachineConfig& c, uint32_t vgprs) {
     return c.vgpr.mode == VgprAllocation::Dynamic
                ? c.vgpr.dynamic_wave_limit
-               : static_waves_per_simd(c.kernel.peak_vgprs(), c.vgpr.static_granule, c.compute_unit.vgprs_per_lane,
+               : static_waves_per_simd(vgprs, c.vgpr.static_granule, c.compute_unit.vgprs_per_lane,
                                        c.compute_unit.wave_slots);
   }
 
   // Every wave of a dispatch holds the same static allocation, the program's `vgprs`.
   static uint32_t program_wave_limit(const MachineConfig& c, const WaveProgram& p) {
-    const uint32_t limit = c.vgpr.mode == VgprAllocation::Dynamic
-                               ? c.vgpr.dynamic_wave_limit
-                               : static_waves_per_simd(p.vgprs, c.vgpr.static_granule,
-                                                       c.compute_unit.vgprs_per_lane, c.compute_unit.wave_slots);
+    const uint32_t limit = wave_limit(c, p.vgprs);
     if (uint64_t{limit} * c.compute_unit.simds < p.workgroup_waves()) {
       throw_bad_input(p.name, "wave program's workgroup of " + std::to_string(p.workgroup_waves()) +
                                   " waves does not fit the compute unit of '" + c.name + "' (" +

@@ -9,6 +9,7 @@ MemoryHierarchy::MemoryHierarchy(std::span<const MemoryLevelConfig> levels) {
     Level l;
     l.config = c;
     l.sets = c.bytes / (uint64_t{c.line_bytes} * c.ways);
+    l.held.resize(l.sets * c.ways);
     levels_.push_back(std::move(l));
     counts_.push_back(MemoryLevelResult{.name = c.name});
   }
@@ -60,13 +61,12 @@ const uint64_t* MemoryHierarchy::find(Level& level, uint64_t line, uint64_t now)
     level.in_flight.erase(it);
     return nullptr;
   }
-  const auto set = level.held.find(line % level.sets);
-  if (set == level.held.end()) return nullptr;
-  std::vector<Line>& lines = set->second;
-  const auto it = std::find_if(lines.begin(), lines.end(), [&](const Line& l) { return l.line == line; });
-  if (it == lines.end()) return nullptr;
-  std::rotate(lines.begin(), it, it + 1);
-  return &lines.front().ready;
+  const auto set = level.held.begin() + static_cast<std::ptrdiff_t>((line % level.sets) * level.config.ways);
+  const auto end = set + level.config.ways;
+  const auto it = std::find_if(set, end, [&](const Line& l) { return l.line == line; });
+  if (it == end) return nullptr;
+  std::rotate(set, it, it + 1);
+  return &set->ready;
 }
 
 void MemoryHierarchy::keep(Level& level, uint64_t line, uint64_t ready) {
@@ -74,9 +74,10 @@ void MemoryHierarchy::keep(Level& level, uint64_t line, uint64_t ready) {
     level.in_flight[line] = ready;
     return;
   }
-  std::vector<Line>& lines = level.held[line % level.sets];
-  if (lines.size() == level.config.ways) lines.pop_back();  // the least recently used
-  lines.insert(lines.begin(), Line{line, ready});
+  // The least recently used way (or an empty one) goes; the new line is the most recently used.
+  const auto set = level.held.begin() + static_cast<std::ptrdiff_t>((line % level.sets) * level.config.ways);
+  std::rotate(set, set + level.config.ways - 1, set + level.config.ways);
+  *set = Line{line, ready};
 }
 
 // The port transfers `bytes` in arrival order; returns the cycle this transfer starts.

@@ -34,14 +34,15 @@ class MemoryHierarchy {
   [[nodiscard]] const std::vector<MemoryLevelResult>& counts() const { return counts_; }
 
  private:
+  static constexpr uint64_t kNoLine = UINT64_MAX;
   struct Line {
-    uint64_t line = 0;
+    uint64_t line = kNoLine;
     uint64_t ready = 0;  ///< cycle its data is (or was) available
   };
   struct Level {
     MemoryLevelConfig config;
     uint64_t sets = 0;                                       ///< 0: holds only lines in flight
-    std::unordered_map<uint64_t, std::vector<Line>> held;    ///< set -> lines, most recently used first
+    std::vector<Line> held;  ///< sets x ways; a set's ways most recently used first, kNoLine when empty
     std::unordered_map<uint64_t, uint64_t> in_flight;        ///< no capacity: line -> fill cycle
     uint64_t port_free = 0;                                  ///< next cycle the port can start a transfer
     std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<>> fills;  ///< outstanding misses' ready

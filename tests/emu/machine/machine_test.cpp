@@ -192,6 +192,7 @@ TEST(MachineModel, EmptyInputAndDeterminism) {
             std::string::npos);
   EXPECT_NE(a.find("\"preset\":\"rdna4\""), std::string::npos);
   EXPECT_NE(a.find("\"deadlock\":false"), std::string::npos);
+  EXPECT_NE(a.find("\"memory_levels\":[{\"name\":\"L0\",\"accesses\":"), std::string::npos) << a;
 }
 
 TEST(MachineModel, ExplicitWavesLikeTraceRays) {

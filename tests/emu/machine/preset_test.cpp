@@ -181,6 +181,8 @@ TEST(MachinePreset, ErrorsNameTheFileAndTheKey) {
   EXPECT_NE(m.find("memory.levels[0].line_bytes"), std::string::npos) << m;
   m = load("sets.json", levels(std::regex_replace(level, std::regex("1024"), "1000") + ", " + memory));
   EXPECT_NE(m.find("memory.levels[0].bytes"), std::string::npos) << m;
+  m = load("huge.json", levels(std::regex_replace(level, std::regex("1024"), "1099511627776") + ", " + memory));
+  EXPECT_NE(m.find("memory.levels[0].bytes' holds more than"), std::string::npos) << m;
   m = load("faster.json", levels(level + ", " + std::regex_replace(memory, std::regex("500"), "30")));
   EXPECT_NE(m.find("memory.levels[1].hit_latency"), std::string::npos) << m;  // farther cannot be faster
   m = load("nomemory.json", levels(level + ", " + level));
