@@ -26,11 +26,12 @@
 namespace hwbvh::emu {
 namespace {
 
-// A wave program's wait counters: split (RDNA 4) loadcnt, samplecnt, dscnt; combined (RDNA 3) vmcnt, lgkmcnt.
-constexpr size_t kCounters = 3;
+// A wave program's wait counters: split (RDNA 4) loadcnt, samplecnt, dscnt, kmcnt; combined (RDNA 3) vmcnt (loads,
+// samples), lgkmcnt (LDS, scalar loads).
+constexpr size_t kCounters = 4;
 size_t counter_of(RequestKind kind, WaitCounters counters) {
   if (counters == WaitCounters::Split) return static_cast<size_t>(kind);
-  return kind == RequestKind::Lds ? 1 : 0;
+  return kind == RequestKind::Lds || kind == RequestKind::Scalar ? 1 : 0;
 }
 
 enum class EventKind : uint8_t {
@@ -798,7 +799,8 @@ class Model {
     Wave& w = waves_[wi];
     const uint64_t address = next_address(w.program->streams[in.stream], w.stream_next[in.stream]);
     const machine::MemoryHierarchy::Read read = memory_.read(address, in.bytes, now_);
-    const uint64_t ready = in_order(read.ready);
+    // Scalar loads return on the scalar path, outside the vector memory return queue.
+    const uint64_t ready = in.kind == RequestKind::Scalar ? read.ready : in_order(read.ready);
     ++w.loads;
     ++w.loads_by_level[read.level];
     w.stream_ready[in.stream] = ready;

@@ -29,7 +29,8 @@ const std::map<std::string, AddressStream::Pattern> kPatterns{
     {"stride", AddressStream::Pattern::Stride},
     {"chase", AddressStream::Pattern::Chase}};
 const std::map<std::string, RequestKind> kKinds{
-    {"load", RequestKind::Load}, {"sample", RequestKind::Sample}, {"lds", RequestKind::Lds}};
+    {"load", RequestKind::Load}, {"sample", RequestKind::Sample}, {"lds", RequestKind::Lds},
+    {"scalar", RequestKind::Scalar}};
 
 class Reader {
  public:
@@ -97,8 +98,8 @@ class Reader {
   RequestKind kind(JsonSection& s, const char* fallback, bool lds_allowed) {
     const std::string k = s.text_or("kind", fallback);
     if (!kKinds.count(k) || (!lds_allowed && k == "lds")) {
-      s.fail(s.name("kind"),
-             lds_allowed ? "must be \"load\", \"sample\" or \"lds\"" : "must be \"load\" or \"sample\"");
+      s.fail(s.name("kind"), lds_allowed ? "must be \"load\", \"sample\", \"scalar\" or \"lds\""
+                                         : "must be \"load\", \"sample\" or \"scalar\"");
     }
     return kKinds.at(k);
   }

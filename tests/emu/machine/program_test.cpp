@@ -72,11 +72,14 @@ TEST(WaveProgram, ExactCyclesOfSmallPrograms) {
 // sleeps 9 (1 + 576 = 577) and then misses to DRAM (issued 577..578, data at 1143). On rdna4 X is done at 627; on
 // rdna3 its hit leaves the CU's in-order return queue behind Y's older miss, at 1143.
 TEST(WaveProgram, Rdna3ReturnsWaitBehindAnotherWavesMiss) {
-  const std::string waves = std::string(R"({"name": "X", "streams": {"a": {"pattern": "fixed"}}, "program": [
+  const auto waves_hitting_with = [](const std::string& kind) {
+    return std::string(R"({"name": "X", "streams": {"a": {"pattern": "fixed"}}, "program": [
         {"op": "load", "stream": "a"}, {"op": "wait", "count": 0}, {"op": "alu", "count": 20},
-        {"op": "load", "stream": "a"}]},
-      {"name": "Y", "streams": {)") + kFar + R"(}, "program": [{"op": "sleep", "count": 9},
+        {"op": "load", "stream": "a", "kind": ")") + kind + R"("}]},
+      {"name": "Y", "streams": {)" + kFar + R"(}, "program": [{"op": "sleep", "count": 9},
         {"op": "load", "stream": "far"}]})";
+  };
+  const std::string waves = waves_hitting_with("load");
   for (const auto& [preset, x_end] : {std::pair{"rdna4", 627u}, std::pair{"rdna3", 1143u}}) {
     const ProgramRunResult r = run(preset, program(waves));
     ASSERT_EQ(r.waves.size(), 2u);
@@ -87,6 +90,8 @@ TEST(WaveProgram, Rdna3ReturnsWaitBehindAnotherWavesMiss) {
     EXPECT_EQ(r.waves[0].loads_by_level.front(), 1u);  // the second load hit the L0
     EXPECT_EQ(r.waves[0].instructions, 23u);
   }
+  // A scalar load returns on the scalar path, not through the vector return queue: 627 on rdna3 too.
+  EXPECT_EQ(run("rdna3", program(waves_hitting_with("scalar"))).waves[0].end_cycle, 627u);
 }
 
 // Split counters (RDNA 4): `wait sample 0` waits only for the sample. Combined (RDNA 3): the sample counts in vmcnt
@@ -248,7 +253,7 @@ TEST(WaveProgram, ErrorsNameTheFileAndTheProblem) {
       {wave(R"({"op": "jump"})"), "waves[0].program[0].op' must be one of"},
       {wave(R"({"op": "load", "stream": "t"})"), "names no stream"},
       {wave(R"({"op": "load", "stream": "s", "bytes": 0})"), "program[0].bytes"},
-      {wave(R"({"op": "load", "stream": "s", "kind": "lds"})"), "program[0].kind"},
+      {wave(R"({"op": "load", "stream": "s", "kind": "lds"})"), "program[0].kind' must be \"load\", \"sample\" or"},
       {wave(R"({"op": "wait", "kind": "bvh"})"), "program[0].kind"},
       {wave(R"({"op": "alu", "count": 0})"), "program[0].count' must be at least 1"},
       {wave(R"({"op": "alu", "count": 1, "colour": 2})"), "program[0].colour' is not a wave program key"},

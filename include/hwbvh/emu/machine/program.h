@@ -16,8 +16,9 @@
 namespace hwbvh::emu {
 
 /// What a wait waits for, and which counter a request counts in: split counters (RDNA 4) have one per kind
-/// (loadcnt, samplecnt, dscnt); combined ones (RDNA 3) count loads and samples in vmcnt and LDS ops in lgkmcnt.
-enum class RequestKind : uint8_t { Load, Sample, Lds };
+/// (loadcnt, samplecnt, dscnt, kmcnt); combined ones (RDNA 3) count loads and samples in vmcnt, LDS ops and scalar
+/// loads in lgkmcnt.
+enum class RequestKind : uint8_t { Load, Sample, Lds, Scalar };
 
 /// Where a wave's loads of one stream go.
 struct AddressStream {
@@ -37,7 +38,7 @@ struct AddressStream {
 /// One instruction of a flattened program (loops become branches).
 struct WaveInstruction {
   enum class Op : uint8_t {
-    Load,          ///< a vector memory load of `bytes` from `stream` (kind Load or Sample)
+    Load,          ///< a memory load of `bytes` from `stream` (kind Load, Sample or Scalar)
     Wait,          ///< s_wait: until the counter holding `kind` is at most `count`
     Alu,           ///< `count` ALU instructions
     LdsRead,       ///< ds_read of `flag` (the wave sees its value when the read reaches the LDS)
