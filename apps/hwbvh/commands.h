@@ -30,5 +30,6 @@ Command add_compare_command(CLI::App& app);  ///< hwbvh compare SCENE
 Command add_render_command(CLI::App& app);  ///< hwbvh render FILE -o OUT.png --mode MODE
 Command add_report_command(CLI::App& app);  ///< hwbvh report SCENE_OR_FILE... -o OUT.html
 Command add_export_command(CLI::App& app);  ///< hwbvh export BLOB -o FILE.rra
+Command add_machine_command(CLI::App& app);  ///< hwbvh machine run PROGRAM.json --machine PRESET
 
 }  // namespace hwbvh::cli

@@ -343,7 +343,7 @@ std::string machine_section(const StatsReport& st) {
       {"failed VGPR allocations",
        [](const emu::MachineResult& m) { return fmt::format("{}", m.failed_vgpr_allocations); }},
       {"deadlock", [](const emu::MachineResult& m) { return std::string(m.deadlock ? "yes" : "no"); }},
-      {"node cache hit rate", [](const emu::MachineResult& m) { return percent(m.cache_hit_rate); }},
+      {"node fetch L0 hit rate", [](const emu::MachineResult& m) { return percent(m.cache_hit_rate); }},
       {"mean node-fetch latency (cycles)",
        [](const emu::MachineResult& m) { return fixed(m.mean_node_fetch_latency, 1); }},
   };

@@ -79,7 +79,7 @@ std::string machine_rows(const emu::MachineResult& m) {
   row("waves waiting on VGPRs", fmt::format("{} ({} wave-cycles)", m.waves_waited_on_vgprs, m.vgpr_wait_cycles));
   row("failed VGPR allocations", fmt::format("{}", m.failed_vgpr_allocations));
   row("deadlock detected", m.deadlock ? "yes" : "no");
-  row("node cache hit rate", fmt::format("{:.1f}%", 100.0 * m.cache_hit_rate));
+  row("node fetch L0 hit rate", fmt::format("{:.1f}%", 100.0 * m.cache_hit_rate));
   row("mean node-fetch latency", fmt::format("{:.1f} cycles", m.mean_node_fetch_latency));
   return out;
 }

@@ -1,6 +1,6 @@
 #pragma once
 // Parameters of the machine model (docs/machine-model.md): one RDNA-style compute unit — SIMDs with wave slots and
-// a VGPR file, one shared ray accelerator, a per-CU node cache over a fixed-latency backing store, the LDS — and
+// a VGPR file, one shared ray accelerator, a memory hierarchy (L0 to DRAM) and its return order, the LDS — and
 // the ray-tracing kernel it runs, as phases with VGPR needs. Hardware facts and their sources are in
 // docs/machine-model.md: §4.6 ray accelerator throughput, §7 bvhcnt, §8.1 static allocation,
 // §8.2 dynamic VGPRs (ISA §3.3.3), §9 memory. The values live in preset files (presets/*.json), where every
@@ -10,7 +10,7 @@
 // vgpr_allocation, kernel and limits, keyed as the fields below (docs/machine-model.md). A value is either plain
 // (`"simds": 2`) or documented (`"simds": {"value": 2, "unit": "...", "source": "..."}`). `"base": "rdna4"` starts
 // from a built-in preset and overrides only the keys given (a documented value or a plain value replaces the base
-// value whole; `kernel.phases` replaces the base's list). Unknown keys are errors.
+// value whole; `kernel.phases` and `memory.levels` replace the base's list). Unknown keys are errors.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -31,12 +31,29 @@ struct RayAcceleratorConfig {
   uint32_t bvhcnt_limit = 0;              ///< outstanding BVH instructions per wave before issue stalls
 };
 
+/// One level of the memory hierarchy (docs/machine-model.md, "Memory"). Latencies are load-to-use from the wave:
+/// data found at this level arrive `hit_latency` cycles after the request reaches it (later if its port is busy).
+struct MemoryLevelConfig {
+  std::string name;               ///< e.g. "L0", "L2", "MALL", "DRAM"
+  uint64_t bytes = 0;             ///< capacity; 0: holds no data, only merges requests for lines in flight (the last
+                                  ///< level, the memory, must be 0 and serves every request)
+  uint32_t line_bytes = 0;        ///< a power of two
+  uint32_t ways = 0;              ///< associativity (LRU within a set)
+  uint32_t hit_latency = 0;       ///< cycles from the request to the data when this level has the line
+  uint32_t bytes_per_clock = 0;   ///< bytes the level delivers per cycle (its port serves requests in arrival order)
+  uint32_t misses_in_flight = 0;  ///< misses it can have outstanding; a further miss waits for the oldest fill
+};
+
+/// How a wave's outstanding memory requests are counted (s_wait* semantics, docs/machine-model.md).
+enum class WaitCounters {
+  Split,     ///< RDNA 4: loadcnt, samplecnt, bvhcnt, dscnt, each decremented in order within its own kind
+  Combined,  ///< RDNA 3: vmcnt (loads, samples, BVH) and lgkmcnt (LDS), in order within each
+};
+
 struct MemoryConfig {
-  uint32_t cache_bytes = 0;        ///< per-CU node cache capacity (fully associative, LRU)
-  uint32_t line_bytes = 0;         ///< cache line size; a power of two
-  uint32_t hit_latency = 0;        ///< cycles from lookup to data on a hit
-  uint32_t miss_latency = 0;       ///< cycles from lookup to data from the fixed-latency backing store
-  bool in_order_returns = false;   ///< node data returns in request order across the CU's waves (RDNA 3)
+  std::vector<MemoryLevelConfig> levels;  ///< nearest first; the last is the memory (DRAM)
+  bool in_order_returns = false;          ///< vector memory data leave one in-order queue per CU (RDNA 3)
+  WaitCounters wait_counters = WaitCounters::Split;
 };
 
 struct LdsConfig {
