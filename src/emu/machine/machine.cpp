@@ -587,6 +587,8 @@ class Model {
     r.ra_triangle_utilization =
         per_cycle(static_cast<double>(triangle_tests_) / cfg_.ray_accelerator.triangle_tests_per_clock);
     r.ra_busy_fraction = per_cycle(static_cast<double>(ra_busy_));
+    r.box_tests_per_clock = per_cycle(static_cast<double>(box_tests_));
+    r.triangle_tests_per_clock = per_cycle(static_cast<double>(triangle_tests_));
 
     r.wave_limit_per_simd = wave_limit_;
     double wave_cycles = 0.0;
@@ -615,6 +617,8 @@ class Model {
     r.cache_hit_rate = node_fetches_ > 0 ? static_cast<double>(fetch_hits_) / static_cast<double>(node_fetches_) : 0;
     r.mean_node_fetch_latency =
         node_fetches_ > 0 ? static_cast<double>(fetch_latency_) / static_cast<double>(node_fetches_) : 0.0;
+    const uint64_t lookups = cache_.hits() + cache_.misses();
+    r.memory_levels.push_back({"node cache", lookups, cache_.hits(), lookups * cfg_.memory.line_bytes});
 
     const std::string progress = std::to_string(waves_completed_) + " of " + std::to_string(waves_.size()) +
                                  " waves (" + std::to_string(rays_completed_) + " rays) complete";
@@ -703,7 +707,20 @@ MachineResult run_machine_model(const MachineConfig& config, std::span<const std
   return run_machine_model(config, node_sequences, detail::consecutive_waves(node_sequences.size()));
 }
 
+double MemoryLevelStats::hit_rate() const {
+  return accesses > 0 ? static_cast<double>(hits) / static_cast<double>(accesses) : 0.0;
+}
+
+double MemoryLevelStats::bytes_per_clock(uint64_t cycles) const {
+  return cycles > 0 ? static_cast<double>(bytes) / static_cast<double>(cycles) : 0.0;
+}
+
 std::string to_json(const MachineResult& r, const MachineConfig& config) {
+  nlohmann::ordered_json levels = nlohmann::ordered_json::array();
+  for (const MemoryLevelStats& l : r.memory_levels) {
+    levels.push_back({{"name", l.name}, {"accesses", l.accesses}, {"hits", l.hits}, {"hit_rate", l.hit_rate()},
+                      {"bytes", l.bytes}, {"bytes_per_clock", l.bytes_per_clock(r.cycles)}});
+  }
   const nlohmann::ordered_json j = {
       {"model_output", "hwbvh machine model: outputs of a model, not hardware measurements"},
       {"preset", config.name},
@@ -734,6 +751,11 @@ std::string to_json(const MachineResult& r, const MachineConfig& config) {
       {"cache_hits", r.cache_hits},
       {"cache_hit_rate", r.cache_hit_rate},
       {"mean_node_fetch_latency", r.mean_node_fetch_latency},
+      {"box_tests_per_clock", r.box_tests_per_clock},
+      {"triangle_tests_per_clock", r.triangle_tests_per_clock},
+      {"peak_box_tests_per_clock", config.ray_accelerator.box_tests_per_clock},
+      {"peak_triangle_tests_per_clock", config.ray_accelerator.triangle_tests_per_clock},
+      {"memory_levels", levels},
   };
   return json_text(j);
 }

@@ -247,8 +247,58 @@ MachineConfig read_config(const Json& j, const std::string& origin) {
   c.max_cycles = limits.u64("max_cycles");
   limits.finish();
 
+  if (top.has("gpu")) {
+    Section gpu = top.section("gpu");
+    c.gpu.name = gpu.text("name");
+    c.gpu.compute_units = gpu.u32("compute_units");
+    c.gpu.clock_mhz = gpu.u32("clock_mhz");
+    gpu.finish();
+  }
+
   top.finish();
   return c;
+}
+
+// A built-in preset's text, or else the file's.
+std::string preset_text(const std::string& name) {
+  if (const char* text = find_builtin(name)) return text;
+  std::error_code ec;
+  std::ifstream in;
+  if (std::filesystem::is_regular_file(name, ec)) in.open(name, std::ios::binary);
+  if (!in.is_open()) {
+    throw_bad_input(name, "no built-in machine preset of this name (built-in: " + builtin_list() +
+                              ") and no readable file");
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The single value `key` names in a resolved preset: "section.key" or "kernel.phases[NAME].key".
+Json& find_parameter(Json& preset, std::string_view key, const std::string& origin) {
+  const auto fail = [&](const std::string& problem) {
+    throw_bad_input(origin, "machine preset key '" + std::string(key) + "' " + problem);
+  };
+  const size_t dot = key.rfind('.');
+  if (dot == std::string_view::npos) fail("is not a machine parameter (keys are section.key, e.g. memory.cache_bytes)");
+  const std::string outer(key.substr(0, dot)), inner(key.substr(dot + 1));
+  Json* section = nullptr;
+  if (const size_t open = outer.find('['); open != std::string::npos && outer.starts_with("kernel.phases[") &&
+                                           outer.ends_with("]")) {
+    const std::string phase = outer.substr(open + 1, outer.size() - open - 2);
+    for (Json& p : preset["kernel"]["phases"]) {
+      if (p.is_object() && p.contains("name") && p["name"] == phase) section = &p;
+    }
+    if (section == nullptr) fail("names no phase of kernel.phases");
+  } else if (preset.contains(outer) && preset[outer].is_object() && !is_documented(preset[outer])) {
+    section = &preset[outer];
+  }
+  if (section == nullptr || !section->contains(inner) || inner == "name" || inner == "description") {
+    fail("is not a machine parameter");
+  }
+  Json& parameter = (*section)[inner];
+  if (!(is_documented(parameter) ? parameter["value"] : parameter).is_primitive()) fail("is not a single value");
+  return parameter;
 }
 
 }  // namespace
@@ -268,17 +318,29 @@ MachineConfig parse_machine_preset(std::string_view json, const std::string& ori
 
 MachineConfig load_machine_preset(std::string_view name_or_path) {
   const std::string name(name_or_path);
-  if (const char* text = find_builtin(name)) return parse_machine_preset(text, name);
-  std::error_code ec;
-  std::ifstream in;
-  if (std::filesystem::is_regular_file(name, ec)) in.open(name, std::ios::binary);
-  if (!in.is_open()) {
-    throw_bad_input(name, "no built-in machine preset of this name (built-in: " + builtin_list() +
-                              ") and no readable file");
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_machine_preset(text.str(), name);
+  return parse_machine_preset(preset_text(name), name);
+}
+
+MachineConfig load_machine_preset(std::string_view name_or_path, std::string_view key, std::string_view value) {
+  const std::string name(name_or_path);
+  Json j = resolve_base(parse_json(preset_text(name), name), name, 0);
+  Json& parameter = find_parameter(j, key, name);
+  const std::string text(value);
+  Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_primitive() || parsed.is_null()) parsed = text;  // a word: "dynamic"
+  (is_documented(parameter) ? parameter["value"] : parameter) = parsed;
+  const std::string origin = name + " with " + std::string(key) + " = " + text;
+  MachineConfig c = read_config(j, origin);
+  c.validate();
+  c.name = name;
+  return c;
+}
+
+std::string machine_parameter_unit(std::string_view name_or_path, std::string_view key) {
+  const std::string name(name_or_path);
+  Json j = resolve_base(parse_json(preset_text(name), name), name, 0);
+  const Json& parameter = find_parameter(j, key, name);
+  return is_documented(parameter) && parameter.contains("unit") ? parameter["unit"].get<std::string>() : "";
 }
 
 }  // namespace hwbvh::emu

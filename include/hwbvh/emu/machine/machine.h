@@ -31,6 +31,19 @@ enum class MachineStatus {
 
 [[nodiscard]] const char* to_string(MachineStatus status);
 
+/// One level of the memory that node fetches go through, counted in cache-line lookups. The model has one level
+/// today, the node cache; a hierarchy adds one record per level, nearest the CU first, each counting the lookups
+/// the level above passed on.
+struct MemoryLevelStats {
+  std::string name;       ///< e.g. "node cache"
+  uint64_t accesses = 0;  ///< line lookups that reached this level
+  uint64_t hits = 0;      ///< lookups it served itself (a line whose fill is in flight counts as a hit)
+  uint64_t bytes = 0;     ///< bytes it returned towards the CU: accesses x its line size
+
+  [[nodiscard]] double hit_rate() const;                        ///< hits / accesses; 0 without accesses
+  [[nodiscard]] double bytes_per_clock(uint64_t cycles) const;  ///< bytes / cycles; 0 without cycles
+};
+
 /// Outputs of one run (model outputs, not measurements). Rates are 0 when no cycle elapsed.
 struct MachineResult {
   MachineStatus status = MachineStatus::Completed;
@@ -49,6 +62,8 @@ struct MachineResult {
   double ra_box_utilization = 0.0;      ///< box_tests / (cycles x box_tests_per_clock)
   double ra_triangle_utilization = 0.0; ///< triangle_tests / (cycles x triangle_tests_per_clock)
   double ra_busy_fraction = 0.0;        ///< ra_busy_cycles / cycles
+  double box_tests_per_clock = 0.0;     ///< box_tests / cycles, against ray_accelerator.box_tests_per_clock
+  double triangle_tests_per_clock = 0.0;  ///< triangle_tests / cycles, against triangle_tests_per_clock
 
   uint32_t wave_limit_per_simd = 0;     ///< static: VGPR-limited occupancy; dynamic: the SQ_DYN_VGPR wave limit
   double average_active_waves_per_simd = 0.0;  ///< resident waves, time-averaged over the run and the SIMDs
@@ -63,6 +78,7 @@ struct MachineResult {
   uint64_t cache_hits = 0;              ///< fetches that found every line they span (possibly still in flight)
   double cache_hit_rate = 0.0;
   double mean_node_fetch_latency = 0.0; ///< cycles from lookup to data return, in-order delay included
+  std::vector<MemoryLevelStats> memory_levels;  ///< per level, nearest the CU first
 };
 
 /// Runs the model. node_sequences[i] is ray i's node fetches in step order (TraceOutput); rays form waves of 32 in
