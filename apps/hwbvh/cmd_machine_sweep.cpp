@@ -1,6 +1,6 @@
-// hwbvh machine sweep FILE --machine PRESET --param NAME --values A,B,C [-o plot.svg]: the machine model on one
-// blob's rays for each value of one parameter; a table on stdout and a line plot of cycles and ray-accelerator
-// utilisation (stats/machine_sweep.h).
+// hwbvh machine sweep FILE --machine PRESET[,PRESET...] --param NAME --values A,B,C [-o plot.svg]: the machine
+// model on one blob's rays for each value of one parameter, per preset; a table on stdout and a line plot of cycles
+// and ray-accelerator utilisation (stats/machine_sweep.h).
 #include <cstdio>
 #include <memory>
 
@@ -20,7 +20,7 @@ namespace {
 
 struct SweepArgs {
   std::string file;
-  std::string preset;
+  std::vector<std::string> presets;
   std::string parameter;
   std::string values;
   std::string output;
@@ -46,7 +46,7 @@ int run_sweep(const SweepArgs& a) {
     check_output_is_not_input(a.output, {a.file});
   }
   stats::SweepOptions o;
-  o.preset = a.preset;
+  o.presets = a.presets;
   o.parameter = a.parameter;
   o.values = split_values(a.values, "--values");
   o.stats.kinds = stats::parse_ray_kinds(a.rays);
@@ -84,8 +84,10 @@ Command add_machine_sweep_command(CLI::App& machine) {
   CLI::App* sub = machine.add_subcommand(
       "sweep", "Run the machine model on a blob's rays for each value of one preset parameter; table and SVG plot");
   sub->add_option("file", args->file, "blob file (.hwbvh) or .rra file")->required();
-  sub->add_option("--machine", args->preset, "preset (" + builtin_preset_list() + ") or a preset JSON file")
-      ->required();
+  sub->add_option("--machine", args->presets,
+                  "presets (" + builtin_preset_list() + ") or preset JSON files, comma-separated: one series each")
+      ->required()
+      ->delimiter(',');
   sub->add_option("--param", args->parameter,
                   "the parameter: a preset key (section.key, e.g. memory.cache_bytes, vgpr_allocation.mode, "
                   "kernel.phases[hit_shading].vgprs) or stack_size")

@@ -120,7 +120,7 @@ SceneReport report_scene(const std::filesystem::path& input, const ReportOptions
   so.gpu_scale = options.gpu_scale;
   if (options.machine && !options.sweep_parameter.empty()) {
     // First, so that a bad parameter or value is refused before the longer work.
-    s.sweep = run_machine_sweep(bvh, {options.machine->name, options.sweep_parameter, options.sweep_values, so});
+    s.sweep = run_machine_sweep(bvh, {{options.machine->name}, options.sweep_parameter, options.sweep_values, so});
   }
   so.keep_results = true;
   s.stats = run_stats(bvh, so);

@@ -37,7 +37,8 @@ TEST_F(MachineCli, SweepPrintsATableAndWritesAnSvgPlot) {
                           quote(svg));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("sweep of vgpr_allocation.block_vgprs (VGPRs per block)"));
-  EXPECT_THAT(r.out, testing::ContainsRegex("\n16 +[0-9]+ +[0-9.]+% +[0-9.]+% +completed\n32 +[0-9]+ "));
+  EXPECT_THAT(r.out, testing::ContainsRegex("\nrdna4-dvgpr16 +16 +[0-9]+ +[0-9.]+% +[0-9.]+% +completed\n"
+                                            "rdna4-dvgpr16 +32 +[0-9]+ "));
   const std::string plot = test::slurp(svg);
   EXPECT_TRUE(plot.starts_with("<svg xmlns=")) << plot.substr(0, 80);
   EXPECT_THAT(plot, HasSubstr(">vgpr_allocation.block_vgprs (VGPRs per block)</text>"));
@@ -46,6 +47,7 @@ TEST_F(MachineCli, SweepPrintsATableAndWritesAnSvgPlot) {
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["parameter"], "memory.cache_bytes");
+  EXPECT_EQ(j["presets"], nlohmann::json::array({"rdna4"}));
   EXPECT_EQ(j["points"].size(), 2u);
   EXPECT_EQ(j["points"][1]["runs"][0]["status"], "completed");
 }

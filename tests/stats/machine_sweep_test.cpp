@@ -18,9 +18,9 @@
 namespace hwbvh::stats {
 namespace {
 
-SweepOptions sweep_options(std::string preset, std::string parameter, std::vector<std::string> values) {
+SweepOptions sweep_options(std::vector<std::string> presets, std::string parameter, std::vector<std::string> values) {
   SweepOptions o;
-  o.preset = std::move(preset);
+  o.presets = std::move(presets);
   o.parameter = std::move(parameter);
   o.values = std::move(values);
   o.stats = test::small_stats_options();
@@ -36,7 +36,7 @@ std::size_t count(const std::string& text, const std::string& what) {
 
 TEST(MachineSweep, EachPointIsTheModelRunWithThatValue) {
   const emu::LoadedBvh bvh = test::load_scene_bvh(test::project_scene("rotated-objects.obj"));
-  const SweepOptions o = sweep_options("rdna4", "memory.cache_bytes", {"2048", "65536"});
+  const SweepOptions o = sweep_options({"rdna4"}, "memory.cache_bytes", {"2048", "65536"});
   const SweepResult r = run_machine_sweep(bvh, o);
   EXPECT_EQ(r.unit, "bytes");
   ASSERT_EQ(r.points.size(), 2u);
@@ -79,9 +79,9 @@ TEST(MachineSweep, EachPointIsTheModelRunWithThatValue) {
 
 TEST(MachineSweep, StackSizeRetracesTheRays) {
   const emu::LoadedBvh bvh = test::load_scene_bvh(test::project_scene("rotated-objects.obj"));
-  const SweepResult r = run_machine_sweep(bvh, sweep_options("rdna4", "stack_size", {"2", "16"}));
+  const SweepResult r = run_machine_sweep(bvh, sweep_options({"rdna4"}, "stack_size", {"2", "16"}));
   EXPECT_EQ(r.unit, "entries");
-  StatsOptions so = sweep_options("rdna4", "", {}).stats;
+  StatsOptions so = sweep_options({"rdna4"}, "", {}).stats;
   so.oracle = false;
   so.machine = emu::load_machine_preset("rdna4");
   so.trace.stack.size = 2;
@@ -95,45 +95,69 @@ TEST(MachineSweep, StackSizeRetracesTheRays) {
 // and marked on its axis.
 TEST(MachineSweep, UnfinishedPointsAreShownAsSuchNeverAsCycles) {
   const emu::LoadedBvh bvh = test::load_scene_bvh(test::project_scene("cornell-box.obj"));
-  const SweepResult r = run_machine_sweep(bvh, sweep_options("rdna4", "limits.max_cycles", {"300", "1000000000000"}));
+  const SweepResult r = run_machine_sweep(bvh, sweep_options({"rdna4"}, "limits.max_cycles", {"300", "1000000000000"}));
   EXPECT_EQ(r.points[0].status, emu::MachineStatus::CycleLimit);
   EXPECT_FALSE(r.points[0].cycles.has_value());
   EXPECT_EQ(r.points[1].status, emu::MachineStatus::Completed);
   const std::vector<std::vector<std::string>> rows = sweep_rows(r);
-  EXPECT_EQ(rows[0], (std::vector<std::string>{"300", "-", "-", "-", "cycle_limit"}));
-  EXPECT_EQ(rows[1][1], std::to_string(*r.points[1].cycles));
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"rdna4", "300", "-", "-", "-", "cycle_limit"}));
+  EXPECT_EQ(rows[1][2], std::to_string(*r.points[1].cycles));
   const std::string svg = sweep_to_svg(r);
-  EXPECT_EQ(count(svg, "<circle"), 3u);  // one completed point on each of the three lines
+  EXPECT_EQ(count(svg, "<circle"), 2u);  // the completed point on the cycles line and on the utilisation line
   EXPECT_EQ(count(svg, ">cycle_limit</text>"), 1u);
   EXPECT_TRUE(nlohmann::json::parse(sweep_to_json(r))["points"][0]["cycles"].is_null());
 }
 
 TEST(MachineSweep, ThePlotHasLabelledAxesALegendAndIsDeterministic) {
   const emu::LoadedBvh bvh = test::load_scene_bvh(test::project_scene("cornell-box.obj"));
-  const SweepOptions o = sweep_options("rdna4-dvgpr16", "vgpr_allocation.mode", {"static", "dynamic"});
+  const SweepOptions o = sweep_options({"rdna4-dvgpr16"}, "vgpr_allocation.mode", {"static", "dynamic"});
   const SweepResult r = run_machine_sweep(bvh, o);
   const std::string svg = sweep_to_svg(r);
   EXPECT_TRUE(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
-  for (const char* text : {">vgpr_allocation.mode (static | dynamic)</text>", "cycles (shader clocks, one CU)",
-                           "ray-accelerator utilisation (% of peak)", ">cycles (left axis)</text>",
-                           ">RA box-test utilisation (right axis)</text>",
-                           ">RA triangle-test utilisation (right axis)</text>", ">static</text>", ">dynamic</text>",
-                           "outputs of a model, not hardware measurements"}) {
+  for (const char* text : {">vgpr_allocation.mode (static | dynamic)</text>", ">cycles (shader clocks, one CU)</text>",
+                           ">RA box-test utilisation (% of peak)</text>", ">cycles (left axis)</text>",
+                           ">RA box-test utilisation (right axis)</text>", ">rdna4-dvgpr16</text>", ">static</text>",
+                           ">dynamic</text>", "One CU; outputs of a model, not hardware measurements"}) {
     EXPECT_NE(svg.find(text), std::string::npos) << text;
   }
-  EXPECT_EQ(count(svg, "<polyline"), 3u);
-  EXPECT_EQ(count(svg, "<circle"), 6u);
-  EXPECT_NE(svg.find(std::to_string(*r.points[1].cycles) + " cycles</title>"), std::string::npos);
+  EXPECT_EQ(count(svg, "<polyline"), 2u);
+  EXPECT_EQ(count(svg, "<circle"), 4u);
+  EXPECT_NE(svg.find("vgpr_allocation.mode = dynamic: " + std::to_string(*r.points[1].cycles) + " cycles</title>"),
+            std::string::npos);
   SweepOptions other_threads = o;
   other_threads.stats.threads = 1;
   EXPECT_EQ(sweep_to_svg(run_machine_sweep(bvh, other_threads)), svg);
 }
 
+// Several presets: one series each, every value on every preset. With the shading phase as the VGPR peak, static
+// allocation keeps 16 waves per SIMD up to 96 VGPRs and 10 at 128 (144 in 24-VGPR granules); dynamic keeps 16.
+TEST(MachineSweep, SeveralPresetsAreSeveralSeries) {
+  const emu::LoadedBvh bvh = test::load_scene_bvh(test::project_scene("cornell-box.obj"));
+  const std::vector<std::string> presets{"rdna4", "rdna4-dvgpr16", "rdna4-dvgpr32"};
+  const SweepResult r = run_machine_sweep(bvh, sweep_options(presets, "kernel.phases[hit_shading].vgprs", {"64", "96", "128"}));
+  ASSERT_EQ(r.points.size(), 9u);
+  const uint32_t limits[3][3] = {{16, 16, 10}, {16, 16, 16}, {16, 16, 16}};
+  for (std::size_t p = 0; p < 3; ++p) {
+    for (std::size_t v = 0; v < 3; ++v) {
+      const SweepPoint& point = r.points[p * 3 + v];
+      EXPECT_EQ(point.preset, presets[p]);
+      EXPECT_EQ(point.value, r.values[v]);
+      EXPECT_EQ(point.config.kernel.phases.at(2).vgprs, std::stoul(r.values[v]));
+      EXPECT_EQ(point.runs.at(0).second.wave_limit_per_simd, limits[p][v]) << point.preset << " " << point.value;
+    }
+  }
+  const std::string svg = sweep_to_svg(r);
+  EXPECT_EQ(count(svg, "<polyline"), 6u);
+  for (const std::string& preset : presets) EXPECT_NE(svg.find(">" + preset + "</text>"), std::string::npos) << preset;
+  EXPECT_NE(sweep_to_text(r).find("rdna4-dvgpr32"), std::string::npos);
+}
+
 TEST(MachineSweep, BadParametersAndValuesAreRefused) {
   const emu::LoadedBvh bvh = test::load_scene_bvh(test::project_scene("cornell-box.obj"));
-  const auto message = [&](const std::string& preset, const std::string& parameter, std::vector<std::string> values) {
+  const auto message = [&](std::vector<std::string> presets, const std::string& parameter,
+                           std::vector<std::string> values) {
     try {
-      (void)run_machine_sweep(bvh, sweep_options(preset, parameter, std::move(values)));
+      (void)run_machine_sweep(bvh, sweep_options(std::move(presets), parameter, std::move(values)));
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::BadInput);
       return std::string(e.what());
@@ -141,14 +165,19 @@ TEST(MachineSweep, BadParametersAndValuesAreRefused) {
     ADD_FAILURE() << parameter << " accepted";
     return std::string();
   };
-  EXPECT_NE(message("rdna4", "memory.cache_size", {"1"}).find("'memory.cache_size' is not a machine parameter"),
+  EXPECT_NE(message({"rdna4"}, "memory.cache_size", {"1"}).find("'memory.cache_size' is not a machine parameter"),
             std::string::npos);
-  EXPECT_NE(message("rdna4-dvgpr16", "vgpr_allocation.block_vgprs", {"16", "0"}).find("vgpr_allocation.block_vgprs = 0"),
+  EXPECT_NE(message({"rdna4-dvgpr16"}, "vgpr_allocation.block_vgprs", {"16", "0"}).find("vgpr_allocation.block_vgprs = 0"),
             std::string::npos);
-  EXPECT_NE(message("rdna4", "stack_size", {"16", "65"}).find("'65' is not a whole number in 2..64"),
+  EXPECT_NE(message({"rdna4"}, "stack_size", {"16", "65"}).find("'65' is not a whole number in 2..64"),
             std::string::npos);
-  EXPECT_NE(message("rdna4", "memory.cache_bytes", {}).find("no values"), std::string::npos);
-  EXPECT_NE(message("no-such-preset", "memory.cache_bytes", {"1"}).find("no built-in machine preset"),
+  EXPECT_NE(message({"rdna4"}, "memory.cache_bytes", {}).find("no values"), std::string::npos);
+  EXPECT_NE(message({"rdna4", "no-such-preset"}, "memory.cache_bytes", {"65536"}).find("no built-in machine preset"),
+            std::string::npos);
+  EXPECT_NE(message({}, "memory.cache_bytes", {"1"}).find("no machine preset"), std::string::npos);
+  // A value every preset must take: 160 shading VGPRs are more than 8 blocks of 16.
+  EXPECT_NE(message({"rdna4", "rdna4-dvgpr16"}, "kernel.phases[hit_shading].vgprs", {"128", "160"})
+                .find("rdna4-dvgpr16 with kernel.phases[hit_shading].vgprs = 160"),
             std::string::npos);
 }
 

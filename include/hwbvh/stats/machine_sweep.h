@@ -20,7 +20,7 @@ namespace hwbvh::stats {
 inline constexpr const char* kStackSizeParameter = "stack_size";
 
 struct SweepOptions {
-  std::string preset;               ///< built-in preset name or preset file
+  std::vector<std::string> presets; ///< built-in preset names or preset files: one series each
   std::string parameter;            ///< a preset key or kStackSizeParameter
   std::vector<std::string> values;  ///< as written on the command line, in order
   /// Rays, camera, trace options and threads; the oracle is not run and `machine` is set per point.
@@ -28,6 +28,7 @@ struct SweepOptions {
 };
 
 struct SweepPoint {
+  std::string preset;
   std::string value;
   emu::MachineConfig config;  ///< the preset with the value applied
   std::vector<std::pair<RayKind, emu::MachineResult>> runs;  ///< one per ray type, in StatsOptions::kinds order
@@ -40,19 +41,21 @@ struct SweepPoint {
 struct SweepResult {
   std::string file;
   std::string target;
-  std::string preset;
+  std::vector<std::string> presets;
   std::string parameter;
-  std::string unit;  ///< the preset's documented unit of the parameter ("entries" for stack_size), may be empty
+  std::vector<std::string> values;
+  std::string unit;  ///< the first preset's documented unit of the parameter ("entries" for stack_size), may be empty
   std::vector<RayKind> kinds;
-  std::vector<SweepPoint> points;
+  std::vector<SweepPoint> points;  ///< preset by preset, each over all values: points[p x values.size() + v]
 };
 
-/// Runs the sweep. Every point's preset is loaded before any ray is traced, so a bad parameter name or value throws
-/// hwbvh::Error(BadInput) naming it before any work; so do an empty value list and stack_size on an xe3 blob.
+/// Runs the sweep: every preset with every value. Every point's preset is loaded before any ray is traced, so a bad
+/// preset, parameter name or value throws hwbvh::Error(BadInput) naming it before any work; so do empty lists and
+/// stack_size on an xe3 blob.
 SweepResult run_machine_sweep(const emu::LoadedBvh& bvh, const SweepOptions& options);
 
-/// The table's header and one row per value: value, cycles, box and triangle utilisation, status ("-" for the
-/// figures of a run that did not complete).
+/// The table's header and one row per point: preset, value, cycles, box and triangle utilisation, status ("-" for
+/// the figures of a run that did not complete).
 std::vector<std::string> sweep_header(const SweepResult& result);
 std::vector<std::vector<std::string>> sweep_rows(const SweepResult& result);
 
@@ -60,9 +63,10 @@ std::vector<std::vector<std::string>> sweep_rows(const SweepResult& result);
 std::string sweep_to_text(const SweepResult& result);
 std::string sweep_to_json(const SweepResult& result);
 
-/// A self-contained SVG line plot: cycles (left axis) and box and triangle utilisation (right axis, percent) against
-/// the parameter (numeric axis when every value is a number, else one evenly spaced tick per value); points of runs
-/// that did not complete are left out.
+/// A self-contained SVG line plot, per preset (one colour each) its cycles (solid, left axis) and box-test
+/// utilisation (dashed, right axis, percent) against the parameter: a numeric axis when every value is a number,
+/// else one evenly spaced tick per value. Both y axes span the data, not from zero. A run that did not complete is
+/// no point of its lines: its status is written at its value instead.
 std::string sweep_to_svg(const SweepResult& result);
 
 }  // namespace hwbvh::stats
