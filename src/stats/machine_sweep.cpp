@@ -144,7 +144,6 @@ SweepResult run_machine_sweep(const emu::LoadedBvh& bvh, const SweepOptions& o) 
   r.parameter = o.parameter;
   r.values = o.values;
   r.kinds = o.stats.kinds;
-  r.unit = stack ? "entries" : emu::machine_parameter_unit(o.presets.front(), o.parameter);
   // Every point's preset first: a bad value is refused before the work.
   std::vector<emu::MachineConfig> configs;
   for (const std::string& preset : o.presets) {
@@ -153,6 +152,7 @@ SweepResult run_machine_sweep(const emu::LoadedBvh& bvh, const SweepOptions& o) 
       configs.push_back(stack ? emu::load_machine_preset(preset) : emu::load_machine_preset(preset, o.parameter, v));
     }
   }
+  r.unit = stack ? "entries" : emu::machine_parameter_unit(o.presets.front(), o.parameter);
   for (std::size_t i = 0; i < configs.size(); ++i) {
     const std::string& value = o.values[i % o.values.size()];
     StatsOptions so = o.stats;
