@@ -1,6 +1,7 @@
 // hwbvh machine sweep FILE --machine PRESET[,PRESET...] --param NAME --values A,B,C [-o plot.svg]: the machine
 // model on one blob's rays for each value of one parameter, per preset; a table on stdout and a line plot of cycles
 // and ray-accelerator utilisation (stats/machine_sweep.h).
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -50,6 +51,9 @@ int run_sweep(const SweepArgs& a) {
   o.parameter = a.parameter;
   o.values = split_values(a.values, "--values");
   o.stats.kinds = stats::parse_ray_kinds(a.rays);
+  if (std::find(o.stats.kinds.begin(), o.stats.kinds.end(), stats::RayKind::File) != o.stats.kinds.end()) {
+    throw Error(ErrorKind::BadInput, "", "--rays: machine sweep traces primary, ao, shadow and random rays, not a file");
+  }
   o.stats.width = a.width;
   o.stats.height = a.height;
   if (!a.camera.empty()) o.stats.camera = parse_camera(a.camera);

@@ -62,6 +62,7 @@ TEST_F(MachineCli, BadSweepsExitTwoWithOneMessageAndWriteNothing) {
       {" --machine rdna4 --param stack_size --values 16,1", "'1' is not a whole number in 2..64"},
       {" --machine rdna4 --param memory.cache_bytes --values 4096,,8192", "--values: an empty value"},
       {" --machine nothing --param memory.cache_bytes --values 4096", "no built-in machine preset"},
+      {" --machine rdna4 --param memory.cache_bytes --values 4096 --rays primary,file", "not a file"},
   };
   for (const auto& [args, message] : cases) {
     SCOPED_TRACE(args);
