@@ -370,14 +370,15 @@ std::string compare_section(const CompareReport& c) {
   }
   return fmt::format(
              "<h3>Comparison across targets</h3>\n<p class=\"note\">The scene built for each target, the same "
-             "rays ({}) through each; per ray, averaged over all rays (as <code>hwbvh compare</code>).{}{}</p>\n",
+             "rays ({}) through each; per ray, averaged over all rays (as <code>hwbvh compare</code>).{}{}{}</p>\n",
              escape(kinds),
              c.any_hit_shader ? " Alpha-tested scene: any-hit invocations are the alpha-test shader's runs per ray, "
                                 "and the oracle runs the same test. Nothing is baked for this table (no xe3 STOC "
                                 "bits, no rtip31 Stoc sideband), so every candidate hit on an alpha-tested triangle "
                                 "runs the shader."
                               : "",
-             c.machine ? " Cycles are outputs of the machine model, not measurements." : "") +
+             c.machine ? " Cycles are outputs of the machine model, not measurements." : "",
+             c.gpu_scale ? kGpuScaleNote : "") +
          table(header, rows) + machine_runs_table(c);
 }
 
