@@ -1,5 +1,6 @@
 // hwbvh machine: the machine model on its own. `machine run PROGRAM.json --machine PRESET` runs a wave program
-// (docs/machine-model.md, "Wave programs") on one compute unit and prints per-wave counts and cycles.
+// (docs/machine-model.md, "Wave programs") on one compute unit and prints per-wave counts and cycles; `sweep` lives
+// in cmd_machine_sweep.cpp.
 #include <fmt/format.h>
 
 #include <memory>
@@ -8,6 +9,7 @@
 
 #include "commands.h"
 #include "hwbvh/emu/machine/program.h"
+#include "machine_options.h"
 #include "output.h"
 
 namespace hwbvh::cli {
@@ -62,9 +64,8 @@ Command add_run_command(CLI::App& group) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* sub = group.add_subcommand("run", "run a wave program (JSON, docs/machine-model.md) on one compute unit");
   sub->add_option("program", args->program, "wave program JSON file")->required();
-  std::string presets;
-  for (const std::string& p : emu::builtin_machine_presets()) presets += (presets.empty() ? "" : ", ") + p;
-  sub->add_option("--machine", args->machine, "machine preset (" + presets + ") or a preset JSON file")->required();
+  sub->add_option("--machine", args->machine, "machine preset (" + builtin_preset_list() + ") or a preset JSON file")
+      ->required();
   sub->add_flag("--json", args->json, "print one JSON document");
   return {sub, [args] { return run_program(*args); }};
 }
@@ -72,9 +73,9 @@ Command add_run_command(CLI::App& group) {
 }  // namespace
 
 Command add_machine_command(CLI::App& app) {
-  CLI::App* group = app.add_subcommand("machine", "the machine model on its own (docs/machine-model.md)");
+  CLI::App* group = app.add_subcommand("machine", "the machine model on its own: run a wave program, sweep a preset parameter (docs/machine-model.md)");
   group->require_subcommand(1);
-  const std::vector<Command> commands{add_run_command(*group)};
+  const std::vector<Command> commands{add_run_command(*group), add_machine_sweep_command(*group)};
   return {group, [commands] {
             for (const Command& c : commands)
               if (c.app->parsed()) return c.run();

@@ -1,10 +1,15 @@
-// `hwbvh machine run` (docs/cli.md, docs/machine-model.md "Wave programs"): the shipped reproduction programs run
-// and print their per-wave figures, --json parses, and bad program or preset files exit 2 with one line.
-#include <fstream>
-
+// End-to-end tests of the machine model's commands: `hwbvh machine run` (docs/machine-model.md "Wave programs": the
+// shipped reproduction programs run and print their per-wave figures, --json parses, bad program or preset files exit
+// 2 with one line), `hwbvh machine sweep` (table, SVG plot, refusals that leave nothing behind), --gpu-scale on stats,
+// compare and report, and the report's sweep.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
 
 #include "e2e/report_fixture.h"
 
@@ -23,6 +28,15 @@ class MachineCli : public test::ReportCliTest {
     std::ofstream(path(name)) << text;
     return quote(path(name));
   }
+  // A blob of the cornell box, small rays for speed.
+  std::string blob() {
+    const std::string out = path("cornell.hwbvh");
+    if (!std::filesystem::exists(out)) {
+      EXPECT_EQ(hwbvh("build " + quote(test::project_scene("cornell-box.obj").string()) + " -o " + quote(out)).code, 0);
+    }
+    return quote(out);
+  }
+  static constexpr const char* kSmall = " --width 32 --height 32 --quiet";
 };
 
 TEST_F(MachineCli, RunsTheCrossWaveOrderingProgram) {
@@ -69,6 +83,104 @@ TEST_F(MachineCli, BadProgramsAndPresetsExitTwoWithOneLine) {
   EXPECT_EQ(hwbvh("machine").code, 2);  // a command group: needs `run`
   EXPECT_EQ(hwbvh("machine run " + program("occupancy.json")).code, 2);  // --machine is required
   EXPECT_EQ(hwbvh("machine --help").code, 0);
+}
+
+
+TEST_F(MachineCli, SweepPrintsATableAndWritesAnSvgPlot) {
+  const std::string svg = path("plot.svg");
+  test::Outcome r = hwbvh("machine sweep " + blob() + kSmall +
+                          " --machine rdna4-dvgpr16 --param vgpr_allocation.block_vgprs --values 16,32 -o " +
+                          quote(svg));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("sweep of vgpr_allocation.block_vgprs (VGPRs per block)"));
+  EXPECT_THAT(r.out, testing::ContainsRegex("\nrdna4-dvgpr16 +16 +[0-9]+ +[0-9.]+% +[0-9.]+% +completed\n"
+                                            "rdna4-dvgpr16 +32 +[0-9]+ "));
+  const std::string plot = test::slurp(svg);
+  EXPECT_TRUE(plot.starts_with("<svg xmlns=")) << plot.substr(0, 80);
+  EXPECT_THAT(plot, HasSubstr(">vgpr_allocation.block_vgprs (VGPRs per block)</text>"));
+
+  r = hwbvh("machine sweep " + blob() + kSmall + " --machine rdna4 --param 'memory.levels[L0].bytes' --values 4096,32768 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["parameter"], "memory.levels[L0].bytes");
+  EXPECT_EQ(j["presets"], nlohmann::json::array({"rdna4"}));
+  EXPECT_EQ(j["points"].size(), 2u);
+  EXPECT_EQ(j["points"][1]["runs"][0]["status"], "completed");
+}
+
+TEST_F(MachineCli, BadSweepsExitTwoWithOneMessageAndWriteNothing) {
+  const std::string svg = path("never.svg");
+  const std::string sweep = "machine sweep " + blob() + kSmall + " -o " + quote(svg);
+  const std::pair<std::string, std::string> cases[] = {
+      {" --machine rdna4 --param memory.cache_size --values 1", "'memory.cache_size' is not a machine parameter"},
+      {" --machine rdna4 --param 'memory.levels[L0].bytes' --values 4096,100", "memory.levels[L0].bytes = 100"},
+      {" --machine rdna4 --param vgpr_allocation.mode --values static,sometimes", "must be \"static\" or \"dynamic\""},
+      {" --machine rdna4 --param stack_size --values 16,1", "'1' is not a whole number in 2..64"},
+      {" --machine rdna4 --param 'memory.levels[L0].bytes' --values 4096,,8192", "--values: an empty value"},
+      {" --machine nothing --param 'memory.levels[L0].bytes' --values 4096", "no built-in machine preset"},
+      {" --machine rdna4 --param 'memory.levels[L0].bytes' --values 4096 --rays primary,file", "not a file"},
+  };
+  for (const auto& [args, message] : cases) {
+    SCOPED_TRACE(args);
+    const test::Outcome r = hwbvh(sweep + args);
+    EXPECT_EQ(r.code, 2);
+    EXPECT_THAT(r.err, HasSubstr(message));
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_FALSE(std::filesystem::exists(svg));
+  }
+  const test::Outcome png = hwbvh("machine sweep " + blob() + kSmall +
+                                  " --machine rdna4 --param 'memory.levels[L0].bytes' --values 4096 -o " +
+                                  quote(path("plot.png")));
+  EXPECT_EQ(png.code, 2);
+  EXPECT_THAT(png.err, HasSubstr("name a .svg file"));
+  EXPECT_FALSE(std::filesystem::exists(path("plot.png")));
+  EXPECT_EQ(hwbvh("machine sweep " + blob() + " --param 'memory.levels[L0].bytes' --values 1").code, 2);  // no --machine
+  EXPECT_EQ(hwbvh("machine").code, 2);
+}
+
+TEST_F(MachineCli, GpuScaleOnStatsCompareAndReport) {
+  test::Outcome r = hwbvh("stats " + blob() + kSmall + " --rays primary --machine rdna4 --gpu-scale --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json m = nlohmann::json::parse(r.out)["ray_types"][0]["machine_model"];
+  EXPECT_DOUBLE_EQ(m["gpu_estimate"]["box_tests_per_second"].get<double>(),
+                   m["box_tests_per_clock"].get<double>() * 64 * 2970e6);
+  EXPECT_DOUBLE_EQ(m["box_tests_per_clock"].get<double>(),
+                   m["box_tests"].get<double>() / m["cycles"].get<double>());
+  EXPECT_DOUBLE_EQ(m["memory_levels"][0]["bytes_per_clock"].get<double>(),
+                   m["memory_levels"][0]["bytes"].get<double>() / m["cycles"].get<double>());
+
+  r = hwbvh("stats " + blob() + kSmall + " --rays primary --machine rdna3 --gpu-scale");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("whole GPU (a model's estimate)        AMD Radeon RX 7900 XTX: 96 CUs x 2500 MHz"));
+  EXPECT_THAT(r.out, HasSubstr("RA box tests per clock (peak 4)"));
+  EXPECT_THAT(r.out, HasSubstr("MALL bandwidth"));
+
+  r = hwbvh("compare " + quote(test::project_scene("cornell-box.obj").string()) + kSmall +
+            " --random-rays 64 --machine rdna4 --gpu-scale");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("GPU box/s"));
+
+  const std::string html = path("r.html");
+  r = hwbvh("report " + blob() + kSmall + " --rays primary -o " + quote(html) +
+            " --machine rdna4 --gpu-scale --sweep-param 'memory.levels[L0].bytes' --sweep-values 4096,32768");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string page = test::slurp(html);
+  EXPECT_THAT(page, HasSubstr("<h3>Machine-model sweep of memory.levels[L0].bytes</h3>"));
+  EXPECT_THAT(page, HasSubstr("<svg xmlns="));
+  EXPECT_THAT(page, HasSubstr("box tests per second"));
+
+  // --gpu-scale needs --machine, and a preset with a "gpu" section.
+  EXPECT_EQ(hwbvh("stats " + blob() + kSmall + " --gpu-scale").code, 2);
+  const std::string preset = path("no-gpu.json");
+  std::ofstream(preset) << R"({"base": "rdna4", "description": "no gpu",
+                                "gpu": {"name": "", "compute_units": 0, "clock_mhz": 0}})";
+  r = hwbvh("stats " + blob() + kSmall + " --machine " + quote(preset) + " --gpu-scale");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("no-gpu.json: machine preset has no \"gpu\" section"));
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_EQ(hwbvh("report " + blob() + " -o " + quote(path("x.html")) + " --sweep-param 'memory.levels[L0].bytes'").code, 2);
+  EXPECT_FALSE(std::filesystem::exists(path("x.html")));
 }
 
 }  // namespace

@@ -115,6 +115,10 @@ void MachineConfig::validate() const {
   }
   in_range("kernel.workgroup_waves", kernel.workgroup_waves, 1, uint64_t{waves_per_simd} * compute_unit.simds);
   in_range("limits.max_cycles", max_cycles, 1, UINT64_MAX);
+  if (!gpu.name.empty() || gpu.compute_units != 0 || gpu.clock_mhz != 0) {
+    in_range("gpu.compute_units", gpu.compute_units, 1, kAny);
+    in_range("gpu.clock_mhz", gpu.clock_mhz, 1, kAny);
+  }
 }
 
 }  // namespace hwbvh::emu

@@ -868,6 +868,8 @@ class Model {
     r.ra_triangle_utilization =
         per_cycle(static_cast<double>(triangle_tests_) / cfg_.ray_accelerator.triangle_tests_per_clock);
     r.ra_busy_fraction = per_cycle(static_cast<double>(ra_busy_));
+    r.box_tests_per_clock = per_cycle(static_cast<double>(box_tests_));
+    r.triangle_tests_per_clock = per_cycle(static_cast<double>(triangle_tests_));
 
     r.wave_limit_per_simd = wave_limit_;
     double wave_cycles = 0.0;
@@ -990,13 +992,22 @@ MachineResult run_machine_model(const MachineConfig& config, std::span<const std
   return run_machine_model(config, node_sequences, detail::consecutive_waves(node_sequences.size()));
 }
 
+double MemoryLevelResult::hit_rate() const {
+  return accesses > 0 ? static_cast<double>(hits) / static_cast<double>(accesses) : 0.0;
+}
+
+double MemoryLevelResult::bytes_per_clock(uint64_t cycles) const {
+  return cycles > 0 ? static_cast<double>(bytes) / static_cast<double>(cycles) : 0.0;
+}
+
 namespace {
 
-nlohmann::ordered_json memory_levels_json(const std::vector<MemoryLevelResult>& levels) {
+// Per level, with its hit rate and its bytes per clock over the run's cycles.
+nlohmann::ordered_json memory_levels_json(const std::vector<MemoryLevelResult>& levels, uint64_t cycles) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const MemoryLevelResult& l : levels) {
     out.push_back({{"name", l.name}, {"accesses", l.accesses}, {"hits", l.hits}, {"misses", l.misses},
-                   {"bytes", l.bytes}});
+                   {"hit_rate", l.hit_rate()}, {"bytes", l.bytes}, {"bytes_per_clock", l.bytes_per_clock(cycles)}});
   }
   return out;
 }
@@ -1039,7 +1050,11 @@ std::string to_json(const MachineResult& r, const MachineConfig& config) {
       {"cache_hits", r.cache_hits},
       {"cache_hit_rate", r.cache_hit_rate},
       {"mean_node_fetch_latency", r.mean_node_fetch_latency},
-      {"memory_levels", memory_levels_json(r.memory_levels)},
+      {"box_tests_per_clock", r.box_tests_per_clock},
+      {"triangle_tests_per_clock", r.triangle_tests_per_clock},
+      {"peak_box_tests_per_clock", config.ray_accelerator.box_tests_per_clock},
+      {"peak_triangle_tests_per_clock", config.ray_accelerator.triangle_tests_per_clock},
+      {"memory_levels", memory_levels_json(r.memory_levels, r.cycles)},
   });
   return json_text(j);
 }
@@ -1085,7 +1100,7 @@ std::string to_json(const ProgramRunResult& r, const MachineConfig& config, cons
       {"average_active_waves_per_simd", m.average_active_waves_per_simd},
       {"waves_waited_on_vgprs", m.waves_waited_on_vgprs},
       {"failed_vgpr_allocations", m.failed_vgpr_allocations},
-      {"memory_levels", memory_levels_json(m.memory_levels)},
+      {"memory_levels", memory_levels_json(m.memory_levels, m.cycles)},
       {"per_wave", waves},
   });
   return json_text(j);

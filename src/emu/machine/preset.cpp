@@ -1,6 +1,7 @@
 // Machine presets: JSON text -> MachineConfig. The built-in presets are the files in presets/, compiled in at
 // configure time (root CMakeLists.txt writes hwbvh_machine_presets.inc), so they work without the source tree.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -161,8 +162,65 @@ MachineConfig read_config(const Json& j, const std::string& origin) {
   c.max_cycles = limits.u64("max_cycles");
   limits.finish();
 
+  if (top.has("gpu")) {
+    JsonSection gpu = top.section("gpu");
+    c.gpu.name = gpu.text("name");
+    c.gpu.compute_units = gpu.u32("compute_units");
+    c.gpu.clock_mhz = gpu.u32("clock_mhz");
+    gpu.finish();
+  }
+
   top.finish();
   return c;
+}
+
+// A built-in preset's text, or else the file's.
+std::string preset_text(const std::string& name) {
+  if (const char* text = find_builtin(name)) return text;
+  std::optional<std::string> text = machine::read_regular_file(name);
+  if (!text) {
+    throw_bad_input(name, "no built-in machine preset of this name (built-in: " + builtin_list() +
+                              ") and no readable file");
+  }
+  return std::move(*text);
+}
+
+// The single value `key` names in a resolved preset: "section.key", or "section.array[NAME].key" for an array of
+// named objects (kernel.phases[trace].vgprs, memory.levels[L0].bytes).
+Json& find_parameter(Json& preset, std::string_view key, const std::string& origin) {
+  const auto fail = [&](const std::string& problem) {
+    throw_bad_input(origin, "machine preset key '" + std::string(key) + "' " + problem);
+  };
+  const size_t dot = key.rfind('.');
+  if (dot == std::string_view::npos) {
+    fail("is not a machine parameter (keys are section.key, e.g. memory.levels[L0].bytes)");
+  }
+  const std::string outer(key.substr(0, dot)), inner(key.substr(dot + 1));
+  Json* section = nullptr;
+  if (const size_t open = outer.find('['); open != std::string::npos && outer.ends_with("]")) {
+    const std::string list = outer.substr(0, open), element = outer.substr(open + 1, outer.size() - open - 2);
+    const size_t split = list.find('.');
+    Json* items = nullptr;
+    if (split != std::string::npos) {
+      const std::string owner = list.substr(0, split), member = list.substr(split + 1);
+      if (preset.contains(owner) && preset[owner].is_object() && preset[owner].contains(member)) {
+        items = &preset[owner][member];
+      }
+    }
+    if (items == nullptr || !items->is_array()) fail("is not a machine parameter");
+    for (Json& e : *items) {
+      if (e.is_object() && e.contains("name") && e["name"] == element) section = &e;
+    }
+    if (section == nullptr) fail("names no element of " + list);
+  } else if (preset.contains(outer) && preset[outer].is_object() && !is_documented(preset[outer])) {
+    section = &preset[outer];
+  }
+  if (section == nullptr || !section->contains(inner) || inner == "name" || inner == "description") {
+    fail("is not a machine parameter");
+  }
+  Json& parameter = (*section)[inner];
+  if (!(is_documented(parameter) ? parameter["value"] : parameter).is_primitive()) fail("is not a single value");
+  return parameter;
 }
 
 }  // namespace
@@ -182,13 +240,29 @@ MachineConfig parse_machine_preset(std::string_view json, const std::string& ori
 
 MachineConfig load_machine_preset(std::string_view name_or_path) {
   const std::string name(name_or_path);
-  if (const char* text = find_builtin(name)) return parse_machine_preset(text, name);
-  const std::optional<std::string> text = machine::read_regular_file(name);
-  if (!text) {
-    throw_bad_input(name, "no built-in machine preset of this name (built-in: " + builtin_list() +
-                              ") and no readable file");
-  }
-  return parse_machine_preset(*text, name);
+  return parse_machine_preset(preset_text(name), name);
+}
+
+MachineConfig load_machine_preset(std::string_view name_or_path, std::string_view key, std::string_view value) {
+  const std::string name(name_or_path);
+  Json j = resolve_base(machine::parse_json_object(preset_text(name), name, kWhat), name, 0);
+  Json& parameter = find_parameter(j, key, name);
+  const std::string text(value);
+  Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_primitive() || parsed.is_null()) parsed = text;  // a word: "dynamic"
+  (is_documented(parameter) ? parameter["value"] : parameter) = parsed;
+  const std::string origin = name + " with " + std::string(key) + " = " + text;
+  MachineConfig c = read_config(j, origin);
+  c.validate();
+  c.name = name;
+  return c;
+}
+
+std::string machine_parameter_unit(std::string_view name_or_path, std::string_view key) {
+  const std::string name(name_or_path);
+  Json j = resolve_base(machine::parse_json_object(preset_text(name), name, kWhat), name, 0);
+  const Json& parameter = find_parameter(j, key, name);
+  return is_documented(parameter) && parameter.contains("unit") ? parameter["unit"].get<std::string>() : "";
 }
 
 }  // namespace hwbvh::emu

@@ -7,7 +7,7 @@
 // parameter carries its unit and the source of its value; the built-in presets are compiled into the library.
 //
 // Preset file: a JSON object with a "description" and the sections compute_unit, ray_accelerator, memory, lds,
-// vgpr_allocation, kernel and limits, keyed as the fields below (docs/machine-model.md). A value is either plain
+// vgpr_allocation, kernel and limits, and optionally gpu, keyed as the fields below (docs/machine-model.md). A value is either plain
 // (`"simds": 2`) or documented (`"simds": {"value": 2, "unit": "...", "source": "..."}`). `"base": "rdna4"` starts
 // from a built-in preset and overrides only the keys given (a documented value or a plain value replaces the base
 // value whole; `kernel.phases` and `memory.levels` replace the base's list). Unknown keys are errors.
@@ -19,7 +19,7 @@
 namespace hwbvh::emu {
 
 struct ComputeUnitConfig {
-  uint32_t simds = 0;           ///< SIMD32s sharing the ray accelerator, the node cache and the LDS
+  uint32_t simds = 0;           ///< SIMD32s sharing the ray accelerator, the L0 and the LDS
   uint32_t wave_slots = 0;      ///< wave slots per SIMD
   uint32_t vgprs_per_lane = 0;  ///< VGPR file per SIMD in wave32 VGPRs (192 KB = 1536)
   uint32_t issue_burst = 0;     ///< instructions a wave issues back-to-back before the SIMD serves another wave
@@ -96,6 +96,14 @@ struct KernelConfig {
   [[nodiscard]] uint32_t peak_vgprs() const;
 };
 
+/// The GPU a preset's compute unit stands for, used only to scale one CU's figures to the whole chip
+/// (gpu_scale.h). Optional in a preset file: compute_units == 0 means none was given.
+struct GpuConfig {
+  std::string name;            ///< e.g. "AMD Radeon RX 9070 XT"
+  uint32_t compute_units = 0;  ///< CUs on the chip
+  uint32_t clock_mhz = 0;      ///< shader clock the scaled figures assume
+};
+
 struct MachineConfig {
   std::string name;         ///< preset name or file path it came from
   std::string description;
@@ -106,6 +114,7 @@ struct MachineConfig {
   VgprConfig vgpr;
   KernelConfig kernel;
   uint64_t max_cycles = 0;  ///< limits.max_cycles: a run still going at this cycle stops (status CycleLimit)
+  GpuConfig gpu;            ///< the optional "gpu" section
 
   /// Throws hwbvh::Error(BadInput), naming `name` and the offending key (e.g. "memory.line_bytes"), if a value is
   /// out of range or the kernel cannot run at all (no slot fits its VGPRs, a phase needs more than max_blocks).
@@ -120,6 +129,17 @@ struct MachineConfig {
 /// Throws hwbvh::Error(BadInput) naming the file (or preset) and the problem: unknown name and no such file,
 /// malformed JSON, a missing, unknown or mistyped key, an invalid value.
 [[nodiscard]] MachineConfig load_machine_preset(std::string_view name_or_path);
+
+/// load_machine_preset with one parameter replaced, as `hwbvh machine sweep` varies it. `key` is a preset key,
+/// "section.key" (e.g. "ray_accelerator.box_tests_per_clock") or, in an array of named objects, "memory.levels[NAME].key"
+/// or "kernel.phases[NAME].key"; `value` is written as on a command line:
+/// a whole number, true or false, or a word such as "dynamic". The result is validated. Throws
+/// hwbvh::Error(BadInput) naming the preset, the key and the problem (no such key, a list or section, a bad value).
+[[nodiscard]] MachineConfig load_machine_preset(std::string_view name_or_path, std::string_view key,
+                                                std::string_view value);
+
+/// The unit the preset documents for `key` (as above), or "" when its value is plain. Throws as above.
+[[nodiscard]] std::string machine_parameter_unit(std::string_view name_or_path, std::string_view key);
 
 /// Parses preset JSON text; `origin` names it in errors and becomes MachineConfig::name. The result is validated.
 [[nodiscard]] MachineConfig parse_machine_preset(std::string_view json, const std::string& origin);

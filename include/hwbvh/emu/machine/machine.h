@@ -38,6 +38,9 @@ struct MemoryLevelResult {
   uint64_t hits = 0;      ///< requests it served: the line was held or in flight (the memory serves all)
   uint64_t misses = 0;    ///< requests it passed on to the next level (one line fill each)
   uint64_t bytes = 0;     ///< bytes it served (to the wave for the nearest level, else line fills of the one above)
+
+  [[nodiscard]] double hit_rate() const;                        ///< hits / accesses; 0 without accesses
+  [[nodiscard]] double bytes_per_clock(uint64_t cycles) const;  ///< bytes / cycles; 0 without cycles
 };
 
 /// Outputs of one run (model outputs, not measurements). Rates are 0 when no cycle elapsed.
@@ -58,6 +61,8 @@ struct MachineResult {
   double ra_box_utilization = 0.0;      ///< box_tests / (cycles x box_tests_per_clock)
   double ra_triangle_utilization = 0.0; ///< triangle_tests / (cycles x triangle_tests_per_clock)
   double ra_busy_fraction = 0.0;        ///< ra_busy_cycles / cycles
+  double box_tests_per_clock = 0.0;     ///< box_tests / cycles, against ray_accelerator.box_tests_per_clock
+  double triangle_tests_per_clock = 0.0;  ///< triangle_tests / cycles, against triangle_tests_per_clock
 
   uint32_t wave_limit_per_simd = 0;     ///< static: VGPR-limited occupancy; dynamic: the SQ_DYN_VGPR wave limit
   double average_active_waves_per_simd = 0.0;  ///< resident waves, time-averaged over the run and the SIMDs
