@@ -139,6 +139,29 @@ TEST_F(MachineCli, BadSweepsExitTwoWithOneMessageAndWriteNothing) {
   EXPECT_EQ(hwbvh("machine").code, 2);
 }
 
+// A two-level blob's instance steps each cost the preset's ray transform (ray_accelerator.instance_transform_clocks,
+// 1 on rdna4): the accelerator's busy clocks drop by exactly the instance steps (steps that are neither box nor
+// primitive nodes) when the transform is free.
+TEST_F(MachineCli, InstanceStepsOfATwoLevelBlobPayTheTransform) {
+  const std::string blob = quote(path("garden.hwbvh"));
+  ASSERT_EQ(hwbvh("build " + quote(test::project_scene("instanced-garden.gltf").string()) + " -o " + blob).code, 0);
+  const std::string free = write("free.json", R"({"base": "rdna4", "description": "no transform cost",
+                                                  "ray_accelerator": {"instance_transform_clocks": 0}})");
+  const auto ray_type = [&](const std::string& preset) {
+    const test::Outcome r = hwbvh("stats " + blob + kSmall + " --rays primary --json --machine " + preset);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["ray_types"][0];
+  };
+  const nlohmann::json charged = ray_type("rdna4"), uncharged = ray_type(free);
+  const nlohmann::json& t = charged["totals"];
+  const uint64_t instance_steps = t["steps"].get<uint64_t>() - t["box_node_steps"].get<uint64_t>() -
+                                  t["primitive_node_steps"].get<uint64_t>();
+  EXPECT_GT(instance_steps, 0u);
+  EXPECT_EQ(charged["machine_model"]["ra_busy_cycles"].get<uint64_t>(),
+            uncharged["machine_model"]["ra_busy_cycles"].get<uint64_t>() + instance_steps);
+  EXPECT_EQ(charged["machine_model"]["box_tests"], uncharged["machine_model"]["box_tests"]);
+}
+
 TEST_F(MachineCli, GpuScaleOnStatsCompareAndReport) {
   test::Outcome r = hwbvh("stats " + blob() + kSmall + " --rays primary --machine rdna4 --gpu-scale --json");
   ASSERT_EQ(r.code, 0) << r.err;

@@ -315,10 +315,12 @@ class Model {
     return {&seq[begin[step]], end - begin[step]};
   }
 
-  // Cycles the ray accelerator spends on one node: its boxes and triangles at the preset's rates per clock.
+  // Cycles the ray accelerator spends on one node: its boxes and triangles at the preset's rates per clock, and
+  // on an instance node the transform of the ray into its BLAS.
   uint32_t ra_cycles(const NodeFetch& f) const {
-    return ceil_div(f.box_tests, cfg_.ray_accelerator.box_tests_per_clock) +
-           ceil_div(f.triangle_tests, cfg_.ray_accelerator.triangle_tests_per_clock);
+    const RayAcceleratorConfig& ra = cfg_.ray_accelerator;
+    return ceil_div(f.box_tests, ra.box_tests_per_clock) + ceil_div(f.triangle_tests, ra.triangle_tests_per_clock) +
+           (f.instance ? ra.instance_transform_clocks : 0);
   }
 
   // When one node's bytes are back: read through the memory hierarchy, and with in-order returns not before

@@ -119,6 +119,7 @@ MachineConfig read_config(const Json& j, const std::string& origin) {
   c.ray_accelerator.box_tests_per_clock = ra.u32("box_tests_per_clock");
   c.ray_accelerator.triangle_tests_per_clock = ra.u32("triangle_tests_per_clock");
   c.ray_accelerator.bvhcnt_limit = ra.u32("bvhcnt_limit");
+  c.ray_accelerator.instance_transform_clocks = ra.u32("instance_transform_clocks");
   ra.finish();
 
   JsonSection mem = top.section("memory");

@@ -54,13 +54,17 @@ Sequences box_walks(uint32_t rays, uint32_t steps, uint32_t nodes = 64) {
   return s;
 }
 
+// Preset members for the exact timelines: one SIMD, and a kernel of ray generation (10 instructions), the traversal
+// loop and shading (200).
+constexpr const char* kOneSimdKernel = R"("compute_unit": {"simds": 1}, "kernel": {"phases": [
+    {"name": "gen", "vgprs": 32, "alu_cycles": 10},
+    {"name": "trav", "vgprs": 64, "traversal": true},
+    {"name": "shade", "vgprs": 128, "alu_cycles": 200}]})";
+
 // One wave on one SIMD, every cycle accounted for (rdna4: L0 hit 40, L1 buffer 80, DRAM 565 at 4 bytes per clock;
 // LDS 40 busy 9, 12 loop instructions, bursts of 8; ray generation 10 instructions, shading 200).
 TEST(MachineModel, ExactTimelineOfOneWave) {
-  const std::string kernel = R"("compute_unit": {"simds": 1}, "kernel": {"phases": [
-      {"name": "gen", "vgprs": 32, "alu_cycles": 10},
-      {"name": "trav", "vgprs": 64, "traversal": true},
-      {"name": "shade", "vgprs": 128, "alu_cycles": 200}]})";
+  const std::string kernel = kOneSimdKernel;
   const MachineConfig c = preset("rdna4", kernel);
 
   // gen 0..10; intersect issued at 11: the 128-byte node is two 64-byte L0 lines, both misses; the first goes to
@@ -120,10 +124,7 @@ TEST(MachineModel, ExactTimelineOfOneWave) {
 // tests (one clock at RDNA 3's 4 per clock, where an RT IP 3.1 box node takes two) and a triangle node one triangle
 // test; two 64-byte Xe3 nodes share a 128-byte line; a BVH4x2 dual step reads both its nodes in one iteration.
 TEST(MachineModel, EveryTargetIsChargedForWhatItFetches) {
-  const std::string kernel = R"("compute_unit": {"simds": 1}, "kernel": {"phases": [
-      {"name": "gen", "vgprs": 32, "alu_cycles": 10},
-      {"name": "trav", "vgprs": 64, "traversal": true},
-      {"name": "shade", "vgprs": 128, "alu_cycles": 200}]})";
+  const std::string kernel = kOneSimdKernel;
   const MachineConfig rdna3 = preset("rdna3", kernel), rdna4 = preset("rdna4", kernel);
   const auto recorded = [](auto record, StepInfo step) {
     std::vector<NodeFetch> out;
@@ -176,6 +177,38 @@ TEST(MachineModel, EveryTargetIsChargedForWhatItFetches) {
   EXPECT_EQ(r.triangle_tests, 2u);
   EXPECT_EQ(r.ra_busy_cycles, one.ra_busy_cycles + 1);
   EXPECT_EQ(r.cycles, one.cycles + 1);
+}
+
+// An RT IP 3.1 instance node is its filter node's 4 box tests and the ray's transform into the BLAS, which costs
+// ray_accelerator.instance_transform_clocks (T, 1 in the presets). ExactTimelineOfOneWave's two steps (1450 cycles)
+// with an instance node first and a box node second: the instance node's data arrive at 576 as the box node's did,
+// its tests take 1 clock (4 boxes at 8 per clock) and the transform T more, so everything after moves by T; the box
+// node second takes the 1 clock the pair took. 1450 + T.
+TEST(MachineModel, InstanceNodesPayTheRayTransform) {
+  const std::string kernel = kOneSimdKernel;
+  const uint32_t pointer = rdna4::make_node_pointer(128, rdna4::kTypeInstance);
+  const NodeFetch instance = rtip31_fetch(pointer, rdna4::NodeKind::Instance);
+  EXPECT_EQ(instance, (NodeFetch{.node = pointer, .offset_64 = 2, .blocks_64 = 2, .box_tests = 4, .instance = true}));
+  EXPECT_FALSE(box(1).instance);
+  const Sequences walk{{instance, box(2)}};
+
+  MachineResult r = run_machine_model(preset("rdna4", kernel), walk);
+  EXPECT_EQ(r.status, MachineStatus::Completed) << r.message;
+  EXPECT_EQ(r.cycles, 1451u);
+  EXPECT_EQ(r.box_tests, 12u);       // the transform is not a box test
+  EXPECT_EQ(r.ra_busy_cycles, 3u);   // 1 + 1 (instance), 1 (box)
+
+  r = run_machine_model(preset("rdna4", kernel + R"(, "ray_accelerator": {"instance_transform_clocks": 6})"), walk);
+  EXPECT_EQ(r.cycles, 1456u);
+  EXPECT_EQ(r.ra_busy_cycles, 8u);
+  r = run_machine_model(preset("rdna4", kernel + R"(, "ray_accelerator": {"instance_transform_clocks": 0})"), walk);
+  EXPECT_EQ(r.cycles, 1450u);
+
+  // rdna3: the instance node's 4 box tests are 1 clock at 4 per clock, plus the transform; the box node 2 clocks.
+  // ExactTimelineOfOneWave's rdna3 run (box 2 + pair 2 clocks) took 1452.
+  r = run_machine_model(preset("rdna3", kernel), walk);
+  EXPECT_EQ(r.cycles, 1452u);
+  EXPECT_EQ(r.ra_busy_cycles, 4u);
 }
 
 TEST(MachineModel, EmptyInputAndDeterminism) {

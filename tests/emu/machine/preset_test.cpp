@@ -46,6 +46,7 @@ TEST(MachinePreset, BuiltinPresets) {
   EXPECT_EQ(r4.compute_unit.vgprs_per_lane, 1536u);
   EXPECT_EQ(r4.ray_accelerator.box_tests_per_clock, 8u);
   EXPECT_EQ(r4.ray_accelerator.triangle_tests_per_clock, 2u);
+  EXPECT_EQ(r4.ray_accelerator.instance_transform_clocks, 1u);
   EXPECT_EQ(r4.vgpr.mode, VgprAllocation::Static);
   EXPECT_EQ(r4.vgpr.static_granule, 24u);
   EXPECT_FALSE(r4.memory.in_order_returns);
@@ -64,6 +65,7 @@ TEST(MachinePreset, BuiltinPresets) {
   const MachineConfig r3 = load_machine_preset("rdna3");
   EXPECT_EQ(r3.ray_accelerator.box_tests_per_clock, 4u);
   EXPECT_EQ(r3.ray_accelerator.triangle_tests_per_clock, 1u);
+  EXPECT_EQ(r3.ray_accelerator.instance_transform_clocks, 1u);
   EXPECT_TRUE(r3.memory.in_order_returns);
   EXPECT_EQ(r3.vgpr.mode, VgprAllocation::Static);
 }

@@ -29,6 +29,7 @@ struct RayAcceleratorConfig {
   uint32_t box_tests_per_clock = 0;       ///< a box node is 8 box tests
   uint32_t triangle_tests_per_clock = 0;  ///< a primitive (pair) step is 2 triangle tests
   uint32_t bvhcnt_limit = 0;              ///< outstanding BVH instructions per wave before issue stalls
+  uint32_t instance_transform_clocks = 0; ///< an instance node's ray transform, on top of its filter node's box tests
 };
 
 /// One level of the memory hierarchy (docs/machine-model.md, "Memory"). Latencies are load-to-use from the wave:
