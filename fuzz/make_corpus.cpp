@@ -2,7 +2,8 @@
 // starts from inputs that reach deep into its code: the OBJ and MTL files themselves (large ones cut at a line
 // boundary), the rtip31, rtip20 and xe3 blobs built from them, their Geometry and BuildMeta sections, node sections,
 // single nodes of every format, rays files in both encodings, .rra files, and the glTF scenes as they are. A few
-// hand-written OBJ, MTL, glTF and rays seeds add syntax the scenes do not use. Deterministic: the same scenes give
+// hand-written OBJ, MTL, glTF and rays seeds add syntax the scenes do not use; the wave programs of
+// presets/programs/ seed fuzz_wave_program. Deterministic: the same scenes give
 // the same files. Run through fuzz/make-corpus.sh.
 //
 //   fuzz_make_corpus SCENES_DIR CORPUS_DIR
@@ -231,6 +232,15 @@ int run(int argc, char** argv) {
   for (const fs::path& obj : objs) write_scene(corpus, obj);
   for (const fs::path& mtl : mtls) corpus.write("mtl", mtl.filename().string(), read_text(mtl));
   for (const fs::path& gltf : gltfs) corpus.write("gltf", gltf.filename().string(), read_text(gltf));
+  // The shipped wave programs (presets/programs/, beside scenes/); the preset file there is not a program.
+  std::vector<fs::path> programs;
+  for (const auto& entry : fs::directory_iterator(fs::path(argv[1]) / ".." / "presets" / "programs")) {
+    if (entry.path().extension() == ".json" && !entry.path().stem().string().starts_with("rdna")) {
+      programs.push_back(entry.path());
+    }
+  }
+  std::sort(programs.begin(), programs.end());
+  for (const fs::path& p : programs) corpus.write("wave_program", p.filename().string(), read_text(p));
   write_handmade(corpus);
   std::printf("wrote %d seed files from %zu scenes to %s\n", corpus.files(), objs.size(), argv[2]);
   return 0;

@@ -5,8 +5,8 @@
 #include <memory>
 
 #include "commands.h"
-#include "hwbvh/emu/machine/config.h"
 #include "hwbvh/stats/compare.h"
+#include "machine_options.h"
 #include "output.h"
 #include "progress.h"
 
@@ -22,7 +22,7 @@ struct CompareArgs {
   uint32_t random_rays = 16384;
   uint32_t stack_size = 16;
   std::string quality = "medium";
-  std::string machine;
+  MachineArgs machine;
   int threads = 0;
   bool flatten = false;
   bool json = false;
@@ -39,7 +39,8 @@ int run_compare(const CompareArgs& a) {
   o.trace.stack.size = a.stack_size;
   o.quality = a.quality == "low" ? build::BuildQuality::Low
               : a.quality == "high" ? build::BuildQuality::High : build::BuildQuality::Medium;
-  if (!a.machine.empty()) o.machine = emu::load_machine_preset(a.machine);
+  o.machine = load_machine(a.machine);
+  o.gpu_scale = a.machine.gpu_scale;
   o.threads = a.threads;
   stats::CompareReport report;
   Warnings warnings;
@@ -74,7 +75,7 @@ Command add_compare_command(CLI::App& app) {
       ->check(CLI::Range(2u, 64u))
       ->capture_default_str();
   sub->add_option("--quality", args->quality, "BVH build quality")->check(CLI::IsMember({"low", "medium", "high"}))->capture_default_str();
-  sub->add_option("--machine", args->machine, "also run the machine model (preset name or JSON file)");
+  add_machine_options(*sub, args->machine);
   sub->add_option("--threads", args->threads, "worker threads; 0 = all")->check(CLI::Range(0, 4096))->capture_default_str();
   sub->add_flag("--json", args->json, "print one JSON document");
   sub->add_flag("--quiet", args->quiet, "no progress indicator and no warnings");

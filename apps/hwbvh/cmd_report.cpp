@@ -9,9 +9,9 @@
 
 #include "commands.h"
 #include "hwbvh/core/error.h"
-#include "hwbvh/emu/machine/config.h"
 #include "hwbvh/render/render.h"
 #include "hwbvh/stats/report.h"
+#include "machine_options.h"
 #include "output.h"
 #include "progress.h"
 #include "target_options.h"
@@ -31,7 +31,9 @@ struct ReportArgs {
   uint64_t seed = 1;
   std::string rays_file;
   uint32_t stack_size = emu::kHardwareStackSize;
-  std::string machine;
+  MachineArgs machine;
+  std::string sweep_parameter;
+  std::string sweep_values;
   bool compare = false;
   bool flatten = false;
   int threads = 0;
@@ -53,7 +55,10 @@ int run_report(const ReportArgs& a) {
   o.seed = a.seed;
   o.rays_file = a.rays_file;
   o.trace.stack.size = a.stack_size;
-  if (!a.machine.empty()) o.machine = emu::load_machine_preset(a.machine);
+  o.machine = load_machine(a.machine);
+  o.gpu_scale = a.machine.gpu_scale;
+  o.sweep_parameter = a.sweep_parameter;
+  if (!a.sweep_values.empty()) o.sweep_values = split_values(a.sweep_values, "--sweep-values");
   o.compare = a.compare;
   o.flatten = a.flatten;
   o.threads = a.threads;
@@ -109,10 +114,14 @@ Command add_report_command(CLI::App& app) {
       sub->add_option("--stack-size", args->stack_size, "LDS stack ring entries per lane (rtip31, rtip20 inputs)")
           ->check(CLI::Range(2u, emu::kMaxStackSize))
           ->capture_default_str();
-  std::string presets;
-  for (const std::string& p : emu::builtin_machine_presets()) presets += (presets.empty() ? "" : ", ") + p;
-  sub->add_option("--machine", args->machine,
-                  "also run the machine model with a preset (" + presets + ") or a preset JSON file");
+  add_machine_options(*sub, args->machine);
+  CLI::Option* sweep_values =
+      sub->add_option("--sweep-values", args->sweep_values, "the values of --sweep-param, comma-separated");
+  sub->add_option("--sweep-param", args->sweep_parameter,
+                  "with --machine: also sweep this preset parameter on every input, as `hwbvh machine sweep --param`")
+      ->needs("--machine")
+      ->needs(sweep_values);
+  sweep_values->needs("--sweep-param");
   sub->add_flag("--compare", args->compare,
                 "for scene inputs, add the cross-target table of `hwbvh compare` (builds every target; slower)");
   sub->add_option("--threads", args->threads, "worker threads; 0 = all (the report is identical at any count)")

@@ -7,11 +7,11 @@
 #include "commands.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/loaded_bvh.h"
-#include "hwbvh/emu/machine/config.h"
 #include "hwbvh/rra/rra.h"
 #include "hwbvh/stats/per_ray.h"
 #include "hwbvh/stats/stats_output.h"
 #include "hwbvh/stats/traversal_stats.h"
+#include "machine_options.h"
 #include "output.h"
 #include "progress.h"
 #include "target_options.h"
@@ -35,7 +35,7 @@ struct StatsArgs {
   std::string triangle_test;  ///< empty: the target's own
   uint32_t step_limit = emu::kDefaultStepLimit;
   int threads = 0;
-  std::string machine;
+  MachineArgs machine;
   std::string stoc = "on";
   std::string per_ray;
   bool no_duplicate_any_hit = false;
@@ -71,7 +71,8 @@ int run_stats(const StatsArgs& a) {
   options.threads = a.threads;
   options.oracle = !a.no_oracle;
   options.keep_results = !a.per_ray.empty();
-  if (!a.machine.empty()) options.machine = emu::load_machine_preset(a.machine);
+  options.machine = load_machine(a.machine);
+  options.gpu_scale = a.machine.gpu_scale;
 
   stats::StatsReport report;
   {
@@ -121,10 +122,7 @@ Command add_stats_command(CLI::App& app) {
           ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
   sub->add_option("--threads", args->threads, "worker threads; 0 = all (counters are identical at any count)")
       ->check(CLI::Range(0, 4096))->capture_default_str();
-  std::string presets;
-  for (const std::string& p : emu::builtin_machine_presets()) presets += (presets.empty() ? "" : ", ") + p;
-  sub->add_option("--machine", args->machine,
-                  "also run the machine model with a preset (" + presets + ") or a preset JSON file");
+  add_machine_options(*sub, args->machine);
   sub->add_option("--per-ray", args->per_ray,
                   "also write every ray (origin, direction, hit, ids, counters) to FILE: .csv or .npy (docs/rays.md)");
   sub->add_flag("--no-duplicate-any-hit", args->no_duplicate_any_hit,

@@ -50,7 +50,7 @@ int run_cli(int argc, char** argv) {
                                           hwbvh::cli::add_dump_command(app),
                                           hwbvh::cli::add_stats_command(app), hwbvh::cli::add_render_command(app),
                                           hwbvh::cli::add_compare_command(app), hwbvh::cli::add_report_command(app),
-                                          hwbvh::cli::add_export_command(app)};
+                                          hwbvh::cli::add_export_command(app), hwbvh::cli::add_machine_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

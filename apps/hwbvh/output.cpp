@@ -89,4 +89,16 @@ uint64_t parse_unsigned(const std::string& text, const std::string& option) {
   return value;
 }
 
+std::vector<std::string> split_values(const std::string& list, const std::string& option) {
+  std::vector<std::string> values;
+  std::string::size_type begin = 0;
+  for (;;) {
+    const std::string::size_type comma = list.find(',', begin);
+    values.push_back(list.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin));
+    if (values.back().empty()) throw Error(ErrorKind::BadInput, "", option + ": an empty value in '" + list + "'");
+    if (comma == std::string::npos) return values;
+    begin = comma + 1;
+  }
+}
+
 }  // namespace hwbvh::cli

@@ -50,6 +50,10 @@ class Warnings {
 /// otherwise replace: throws hwbvh::Error(BadInput) naming `output`.
 void check_output_is_not_input(const std::string& output, const std::vector<std::string>& inputs);
 
+/// A comma-separated list of values ("16,32"). Throws hwbvh::Error(BadInput) naming `option` for an empty list or
+/// an empty value.
+std::vector<std::string> split_values(const std::string& list, const std::string& option);
+
 /// "0x" + lowercase hex.
 std::string hex(uint64_t value);
 

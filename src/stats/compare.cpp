@@ -182,7 +182,8 @@ CompareReport compare_targets(const Scene& scene, const CompareOptions& o) {
   report.scene = scene.source;
   report.triangles = scene.triangles.size();
   report.kinds = o.kinds;
-  if (o.machine) report.machine = o.machine->name;
+  report.machine = o.machine;
+  report.gpu_scale = o.gpu_scale;
 
   const SceneSections sections = scene_sections(scene);
   report.any_hit_shader = sections.alpha.has_value();
@@ -257,11 +258,47 @@ std::string VariantRow::machine_cell() const {
   return {};
 }
 
+std::vector<MachineRun> machine_runs(const CompareReport& r) {
+  std::vector<MachineRun> runs;
+  for (const VariantRow& v : r.rows) {
+    for (const auto& [kind, m] : v.machine) {
+      runs.push_back({v.name, kind, machine_figures(m, *r.machine, r.gpu_scale, MachineFigureSet::Throughput)});
+    }
+  }
+  return runs;
+}
+
+namespace {
+
+// One line per variant and ray type, a column per figure, each as wide as its widest cell.
+std::string machine_runs_text(const CompareReport& r) {
+  const std::vector<MachineRun> runs = machine_runs(r);
+  if (runs.empty()) return {};
+  std::vector<std::size_t> width;
+  for (const MachineFigure& f : runs.front().figures) width.push_back(f.column.size());
+  for (const MachineRun& run : runs) {
+    for (std::size_t i = 0; i < width.size(); ++i) width[i] = std::max(width[i], run.figures[i].value.size());
+  }
+  std::string out = fmt::format("\nmachine model per run ({}; outputs of a model{}):\n{:<20}{:<8}", r.machine->name,
+                                r.gpu_scale ? ", GPU figures: one CU's x the CU count, no contention between CUs" : "",
+                                "variant", "rays");
+  for (std::size_t i = 0; i < width.size(); ++i) out += fmt::format("  {:>{}}", runs.front().figures[i].column, width[i]);
+  out += "\n";
+  for (const MachineRun& run : runs) {
+    out += fmt::format("{:<20}{:<8}", run.variant, ray_kind_name(run.kind));
+    for (std::size_t i = 0; i < width.size(); ++i) out += fmt::format("  {:>{}}", run.figures[i].value, width[i]);
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string compare_to_text(const CompareReport& r) {
   std::string kinds;
   for (RayKind k : r.kinds) kinds += (kinds.empty() ? "" : ",") + std::string(ray_kind_name(k));
   std::string out = fmt::format("{}: {} triangles; rays: {}{}\n", r.scene, r.triangles, kinds,
-                                r.machine ? "; machine model: " + *r.machine + " (model output, not a measurement)" : "");
+                                r.machine ? "; machine model: " + r.machine->name + " (model output, not a measurement)" : "");
   out += fmt::format("{:<20}{:>11}{:>10}{:>10}{:>10}{:>10}{:>10}", "variant", "bytes", "bytes/tri", "steps",
                      "box tests", "tri tests", "stack ops");
   out += r.any_hit_shader ? fmt::format("{:>10}", "any-hit") : "";
@@ -282,6 +319,7 @@ std::string compare_to_text(const CompareReport& r) {
            "test.\n No opacity bake: no xe3 STOC bits, no rtip31 sideband, so every candidate on an alpha-tested "
            "triangle runs the shader)\n";
   }
+  if (r.machine) out += machine_runs_text(r);
   return out;
 }
 
@@ -298,8 +336,9 @@ std::string compare_to_json(const CompareReport& r) {
       row["machine_model_cycles"] = cycles ? nlohmann::ordered_json(*cycles) : nlohmann::ordered_json(nullptr);
       nlohmann::ordered_json runs = nlohmann::ordered_json::array();
       for (const auto& [kind, m] : v.machine) {
-        runs.push_back({{"ray_type", ray_kind_name(kind)}, {"status", emu::to_string(m.status)}, {"cycles", m.cycles},
-                        {"rays_completed", m.rays_completed}, {"rays", m.rays}});
+        nlohmann::ordered_json run{{"ray_type", ray_kind_name(kind)}};
+        run.update(nlohmann::ordered_json::parse(machine_json(m, *r.machine, r.gpu_scale)));
+        runs.push_back(run);
       }
       row["machine_model_runs"] = runs;
     }
@@ -310,7 +349,7 @@ std::string compare_to_json(const CompareReport& r) {
   nlohmann::ordered_json j{{"scene", r.scene},      {"triangles", r.triangles},
                            {"ray_types", kinds},    {"any_hit_shader", r.any_hit_shader},
                            {"variants", rows}};
-  if (r.machine) j["machine_model"] = {{"preset", *r.machine}, {"note", "outputs of a model, not hardware measurements"}};
+  if (r.machine) j["machine_model"] = {{"preset", r.machine->name}, {"note", "outputs of a model, not hardware measurements"}};
   return json_text(j, 2);
 }
 

@@ -9,6 +9,7 @@
 #include "hwbvh/emu/machine/machine.h"
 #include "hwbvh/render/png.h"
 #include "hwbvh/stats/report.h"
+#include "stats/html_escape.h"
 
 namespace hwbvh::stats {
 namespace {
@@ -34,37 +35,10 @@ svg { background: #fbfbfb; border: 1px solid #d8d8d8; }
 svg .bar { fill: #3b528b; }
 svg .axis { stroke: #444444; stroke-width: 1; }
 svg .mean { stroke: #d62728; stroke-width: 1.5; stroke-dasharray: 4 3; }
-svg text { font-size: 10px; fill: #333333; }
+svg.histogram text { font-size: 10px; fill: #333333; }
 svg .title { font-size: 11px; font-weight: bold; }
 nav ul { margin: 4px 0; }
 )css";
-
-std::string escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 // Anchor ids: "scene-<n>-<file name reduced to [a-z0-9-]>", unique through the index.
 std::string anchor(std::size_t index, std::string_view name) {
@@ -82,6 +56,10 @@ double rate(const emu::AgreementStats& a) {
   return a.rays() ? static_cast<double>(a.agreeing()) / static_cast<double>(a.rays()) : 1.0;
 }
 std::string percent(double share) { return fixed(100.0 * share, 3) + "%"; }
+
+constexpr const char* kGpuScaleNote =
+    " GPU figures are a model's estimate: one CU's rates per clock times the preset's CU count at its clock, with "
+    "no contention between CUs.";
 
 /// Cells are HTML already (escape text before passing it).
 using Row = std::vector<std::string>;
@@ -323,45 +301,55 @@ std::string oracle_section(const StatsReport& st) {
 
 std::string machine_section(const StatsReport& st) {
   if (!st.machine) return {};
-  using Cell = std::string (*)(const emu::MachineResult&);
-  const std::pair<const char*, Cell> metrics[] = {
-      {"status", [](const emu::MachineResult& m) { return std::string(emu::to_string(m.status)); }},
-      {"cycles", [](const emu::MachineResult& m) { return fmt::format("{}", m.cycles); }},
-      {"rays per 1000 cycles", [](const emu::MachineResult& m) { return fixed(m.rays_per_1000_cycles, 2); }},
-      {"RA box utilization", [](const emu::MachineResult& m) { return percent(m.ra_box_utilization); }},
-      {"RA triangle utilization", [](const emu::MachineResult& m) { return percent(m.ra_triangle_utilization); }},
-      {"RA busy", [](const emu::MachineResult& m) { return percent(m.ra_busy_fraction); }},
-      {"wave limit per SIMD", [](const emu::MachineResult& m) { return fmt::format("{}", m.wave_limit_per_simd); }},
-      {"active waves per SIMD (avg / peak)",
-       [](const emu::MachineResult& m) {
-         return fmt::format("{} / {}", fixed(m.average_active_waves_per_simd, 2), m.peak_active_waves_per_simd);
-       }},
-      {"waves waiting on VGPRs",
-       [](const emu::MachineResult& m) {
-         return fmt::format("{} ({} wave-cycles)", m.waves_waited_on_vgprs, m.vgpr_wait_cycles);
-       }},
-      {"failed VGPR allocations",
-       [](const emu::MachineResult& m) { return fmt::format("{}", m.failed_vgpr_allocations); }},
-      {"deadlock", [](const emu::MachineResult& m) { return std::string(m.deadlock ? "yes" : "no"); }},
-      {"node cache hit rate", [](const emu::MachineResult& m) { return percent(m.cache_hit_rate); }},
-      {"mean node-fetch latency (cycles)",
-       [](const emu::MachineResult& m) { return fixed(m.mean_node_fetch_latency, 1); }},
-  };
   Row header{"machine model"};
-  for (const KindStats& k : st.kinds)
-    if (k.machine) header.push_back(ray_kind_name(k.kind));
   std::vector<Row> rows;
-  for (const auto& [label, cell] : metrics) {
-    Row row{label};
-    for (const KindStats& k : st.kinds)
-      if (k.machine) row.push_back(escape(cell(*k.machine)));
-    rows.push_back(std::move(row));
+  for (const KindStats& k : st.kinds) {
+    if (!k.machine) continue;
+    header.push_back(ray_kind_name(k.kind));
+    const std::vector<MachineFigure> figures = machine_figures(*k.machine, *st.machine, st.gpu_scale, MachineFigureSet::All);
+    rows.resize(figures.size());
+    for (std::size_t i = 0; i < figures.size(); ++i) {
+      if (rows[i].empty()) rows[i].push_back(escape(figures[i].label));
+      rows[i].push_back(escape(figures[i].value));
+    }
   }
   return fmt::format(
              "<h3>Machine model</h3>\n<p class=\"note\">Preset {}: outputs of a simplified model of an RDNA "
-             "compute unit (docs/machine-model.md), not hardware measurements.</p>\n",
-             escape(st.machine->name)) +
+             "compute unit (docs/machine-model.md), not hardware measurements.{}</p>\n",
+             escape(st.machine->name), st.gpu_scale ? kGpuScaleNote : "") +
          table(header, rows);
+}
+
+std::string sweep_section(const SceneReport& s) {
+  if (!s.sweep) return {};
+  const SweepResult& r = *s.sweep;
+  std::vector<Row> rows;
+  for (const std::vector<std::string>& row : sweep_rows(r)) {
+    rows.emplace_back();
+    for (const std::string& cell : row) rows.back().push_back(escape(cell));
+  }
+  Row header;
+  for (const std::string& h : sweep_header(r)) header.push_back(escape(h));
+  return fmt::format("<h3>Machine-model sweep of {}</h3>\n<p class=\"note\">The machine model on these rays for "
+                     "each value of {}{} (as <code>hwbvh machine sweep</code>); cycles and tests summed over the ray "
+                     "types. Outputs of a model, not hardware measurements.</p>\n<div class=\"sweep\">\n",
+                     escape(r.parameter), escape(r.parameter), r.unit.empty() ? "" : " (" + escape(r.unit) + ")") +
+         sweep_to_svg(r) + "</div>\n" + table(header, rows);
+}
+
+// One row per variant and ray type: what `hwbvh compare` prints under its table.
+std::string machine_runs_table(const CompareReport& c) {
+  const std::vector<MachineRun> runs = machine_runs(c);
+  if (runs.empty()) return {};
+  Row header{"variant", "rays"};
+  for (const MachineFigure& f : runs.front().figures) header.push_back(escape(f.column));
+  std::vector<Row> rows;
+  for (const MachineRun& run : runs) {
+    Row row{escape(run.variant), ray_kind_name(run.kind)};
+    for (const MachineFigure& f : run.figures) row.push_back(escape(f.value));
+    rows.push_back(std::move(row));
+  }
+  return table(header, rows);
 }
 
 std::string compare_section(const CompareReport& c) {
@@ -382,15 +370,16 @@ std::string compare_section(const CompareReport& c) {
   }
   return fmt::format(
              "<h3>Comparison across targets</h3>\n<p class=\"note\">The scene built for each target, the same "
-             "rays ({}) through each; per ray, averaged over all rays (as <code>hwbvh compare</code>).{}{}</p>\n",
+             "rays ({}) through each; per ray, averaged over all rays (as <code>hwbvh compare</code>).{}{}{}</p>\n",
              escape(kinds),
              c.any_hit_shader ? " Alpha-tested scene: any-hit invocations are the alpha-test shader's runs per ray, "
                                 "and the oracle runs the same test. Nothing is baked for this table (no xe3 STOC "
                                 "bits, no rtip31 Stoc sideband), so every candidate hit on an alpha-tested triangle "
                                 "runs the shader."
                               : "",
-             c.machine ? " Cycles are outputs of the machine model, not measurements." : "") +
-         table(header, rows);
+             c.machine ? " Cycles are outputs of the machine model, not measurements." : "",
+             c.gpu_scale ? kGpuScaleNote : "") +
+         table(header, rows) + machine_runs_table(c);
 }
 
 std::string scene_section(const SceneReport& s, std::size_t index) {
@@ -406,6 +395,7 @@ std::string scene_section(const SceneReport& s, std::size_t index) {
   out += image_section(s);
   out += oracle_section(s.stats);
   out += machine_section(s.stats);
+  out += sweep_section(s);
   if (s.compare) out += compare_section(*s.compare);
   return out + "</section>\n";
 }

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "hwbvh/stats/machine_output.h"
+
 namespace hwbvh::stats {
 namespace {
 
@@ -68,19 +70,10 @@ Json kind_json(const KindStats& k) {
   };
 }
 
-std::string machine_rows(const emu::MachineResult& m) {
+std::string machine_rows(const emu::MachineResult& m, const StatsReport& report) {
   std::string out = "  machine model (a simplified model of an RDNA compute unit; outputs are not hardware measurements)\n";
-  auto row = [&](const char* label, const std::string& value) { out += fmt::format("    {:<34}{}\n", label, value); };
-  row("status", emu::to_string(m.status));
-  row("cycles", fmt::format("{}", m.cycles));
-  row("rays per 1000 cycles", fmt::format("{:.2f}", m.rays_per_1000_cycles));
-  row("RA utilization box / triangle", fmt::format("{:.1f}% / {:.1f}%", 100.0 * m.ra_box_utilization, 100.0 * m.ra_triangle_utilization));
-  row("active waves per SIMD avg / peak", fmt::format("{:.2f} / {}", m.average_active_waves_per_simd, m.peak_active_waves_per_simd));
-  row("waves waiting on VGPRs", fmt::format("{} ({} wave-cycles)", m.waves_waited_on_vgprs, m.vgpr_wait_cycles));
-  row("failed VGPR allocations", fmt::format("{}", m.failed_vgpr_allocations));
-  row("deadlock detected", m.deadlock ? "yes" : "no");
-  row("node cache hit rate", fmt::format("{:.1f}%", 100.0 * m.cache_hit_rate));
-  row("mean node-fetch latency", fmt::format("{:.1f} cycles", m.mean_node_fetch_latency));
+  for (const MachineFigure& f : machine_figures(m, *report.machine, report.gpu_scale, MachineFigureSet::All))
+    out += fmt::format("    {:<38}{}\n", f.label, f.value);
   return out;
 }
 
@@ -102,7 +95,7 @@ std::string stats_to_json(const StatsReport& report) {
   Json kinds = Json::array();
   for (const KindStats& k : report.kinds) {
     kinds.push_back(kind_json(k));
-    if (k.machine) kinds.back()["machine_model"] = Json::parse(emu::to_json(*k.machine, *report.machine));
+    if (k.machine) kinds.back()["machine_model"] = Json::parse(machine_json(*k.machine, *report.machine, report.gpu_scale));
   }
   const Json j{{"file", report.file},
                {"target", report.target},
@@ -166,7 +159,7 @@ std::string stats_to_text(const StatsReport& report) {
     }
     out += fmt::format("  {:<26}{:>10.3f} s   ({:.0f} rays/s, wall clock)\n", "emulation time", k.emulation_seconds,
                        k.rays_per_second());
-    if (k.machine) out += machine_rows(*k.machine);
+    if (k.machine) out += machine_rows(*k.machine, report);
   }
   return out;
 }

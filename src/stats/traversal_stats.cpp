@@ -191,6 +191,7 @@ StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& requested) 
   report.stack_size = report.short_stack ? emu::kXe3ShortStackEntries : options.trace.stack.size;
   report.threads = executor.threads();
   report.machine = options.machine;
+  report.gpu_scale = options.gpu_scale;
   report.any_hit_shader = shader.has_value();
   report.stoc = options.trace.stoc;
   report.camera = options.camera ? *options.camera

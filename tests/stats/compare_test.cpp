@@ -145,5 +145,31 @@ INSTANTIATE_TEST_SUITE_P(Stats, Targets, testing::Values(blob::Target::Rtip31, b
                            return std::string(blob::target_name(info.param));
                          });
 
+// Per variant and ray type, compare shows the run's throughput figures (machine_output.h), and its JSON the whole run.
+TEST(Compare, MachineFiguresOfEveryRun) {
+  const Scene scene = load_obj(test::project_scene("cornell-box.obj"));
+  CompareOptions o = options(32, 32, 256, {RayKind::Primary, RayKind::Random});
+  o.machine = emu::load_machine_preset("rdna4");
+  o.gpu_scale = true;
+  const CompareReport report = compare_targets(scene, o);
+  const std::vector<MachineRun> runs = machine_runs(report);
+  ASSERT_EQ(runs.size(), 2 * report.rows.size());
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const emu::MachineResult& m = report.rows[i / 2].machine[i % 2].second;
+    EXPECT_EQ(runs[i].variant, report.rows[i / 2].name);
+    EXPECT_EQ(runs[i].figures[1].value, std::to_string(m.cycles));
+    EXPECT_EQ(runs[i].figures.back().column, "GPU rays/s");
+  }
+  const std::string text = compare_to_text(report);
+  EXPECT_NE(text.find("machine model per run (rdna4"), std::string::npos) << text;
+  EXPECT_NE(text.find("DRAM B/clk"), std::string::npos) << text;
+  const nlohmann::json j = nlohmann::json::parse(compare_to_json(report));
+  const auto& run = j["variants"][4]["machine_model_runs"][1];
+  EXPECT_EQ(run["ray_type"], "random");
+  EXPECT_EQ(run["cycles"], report.rows[4].machine[1].second.cycles);
+  EXPECT_EQ(run["memory_levels"][0]["accesses"], report.rows[4].machine[1].second.memory_levels[0].accesses);
+  EXPECT_GT(run["gpu_estimate"]["box_tests_per_second"].get<double>(), 0.0);
+}
+
 }  // namespace
 }  // namespace hwbvh::stats

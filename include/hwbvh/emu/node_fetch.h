@@ -15,6 +15,7 @@ struct NodeFetch {
   uint8_t box_tests = 0;        ///< child boxes the accelerator tests: the node's width (8, 4 or 6); 0 for a leaf
   uint8_t triangle_tests = 0;   ///< triangles it tests on a leaf
   bool same_step = false;       ///< the second node of a BVH4x2 dual intersect: read by the step of the fetch before
+  bool instance = false;        ///< an RT IP 3.1 instance node: the accelerator also transforms the ray into its BLAS
 
   [[nodiscard]] uint64_t byte_offset() const { return uint64_t{offset_64} * 64; }
   [[nodiscard]] uint32_t bytes() const { return uint32_t{blocks_64} * 64; }

@@ -14,6 +14,7 @@
 #include "hwbvh/build/builder.h"
 #include "hwbvh/emu/machine/machine.h"
 #include "hwbvh/scene/scene.h"
+#include "hwbvh/stats/machine_output.h"
 #include "hwbvh/stats/traversal_stats.h"
 
 namespace hwbvh::stats {
@@ -29,6 +30,7 @@ struct CompareOptions {
   emu::TraceOptions trace;
   build::BuildQuality quality = build::BuildQuality::Medium;
   std::optional<emu::MachineConfig> machine;
+  bool gpu_scale = false;  ///< outputs also scale the machine model's figures to the preset's GPU
   int threads = 0;
 };
 
@@ -58,10 +60,20 @@ struct CompareReport {
   std::string scene;
   uint64_t triangles = 0;
   std::vector<RayKind> kinds;
-  std::optional<std::string> machine;  ///< preset name
+  std::optional<emu::MachineConfig> machine;  ///< the machine model's preset, when it ran
+  bool gpu_scale = false;                     ///< CompareOptions::gpu_scale
   bool any_hit_shader = false;  ///< the scene has alpha-tested triangles: variants and oracle ran its alpha test
   std::vector<VariantRow> rows;
 };
+
+/// One machine-model run of compare: a variant's rays of one type, as machine_figures' Throughput set.
+struct MachineRun {
+  std::string variant;
+  RayKind kind = RayKind::Primary;
+  std::vector<MachineFigure> figures;
+};
+/// Every run, variant by variant in the order of CompareReport::rows; empty without a machine preset.
+std::vector<MachineRun> machine_runs(const CompareReport& report);
 
 /// Builds every variant of `scene` and traces the same rays through each. Throws hwbvh::Error on bad input.
 CompareReport compare_targets(const Scene& scene, const CompareOptions& options);

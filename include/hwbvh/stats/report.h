@@ -2,8 +2,9 @@
 // `hwbvh report`: one self-contained HTML page for one or more scenes (docs/report.md). Per scene: the build
 // report, traversal statistics per ray type (the figures `hwbvh stats` prints), an SVG histogram of steps per ray
 // for each ray type, heatmaps of the primary rays' counters with legends (render.h, drawn from the very rays the
-// statistics counted), the oracle agreement, the machine model's figures when a machine is given, and for OBJ
-// inputs optionally the cross-target table of `hwbvh compare` (compare.h).
+// statistics counted), the oracle agreement, the machine model's figures when a machine is given (optionally with a
+// sweep of one of its parameters, machine_sweep.h), and for OBJ inputs optionally the cross-target table of
+// `hwbvh compare` (compare.h).
 //
 // Everything the page needs is inside it: CSS in a <style> element, images as base64 PNG data URIs, histograms
 // as inline SVG; it references no URL. The page is a pure function of the inputs and options: no timestamps,
@@ -20,6 +21,7 @@
 #include "hwbvh/pipeline/pipeline.h"
 #include "hwbvh/render/image.h"
 #include "hwbvh/stats/compare.h"
+#include "hwbvh/stats/machine_sweep.h"
 #include "hwbvh/stats/traversal_stats.h"
 
 namespace hwbvh::stats {
@@ -36,6 +38,10 @@ struct ReportOptions {
   std::string rays_file;  ///< for RayKind::File
   emu::TraceOptions trace;
   std::optional<emu::MachineConfig> machine;  ///< also run the machine model
+  bool gpu_scale = false;                     ///< also scale its figures to the preset's GPU
+  /// With `machine`: also sweep this parameter over sweep_values on every input (machine_sweep.h); empty: none.
+  std::string sweep_parameter;
+  std::vector<std::string> sweep_values;
   bool compare = false;  ///< scene inputs: add the compare_targets table (builds every target variant)
   bool flatten = false;  ///< glTF inputs: load_scene's SceneLoadOptions::flatten
   int threads = 0;       ///< 0 = all hardware threads; the report is identical at any count
@@ -60,6 +66,7 @@ struct SceneReport {
   StatsReport stats;            ///< per-ray results are dropped once the images are drawn
   std::vector<ReportImage> images;
   std::optional<CompareReport> compare;
+  std::optional<SweepResult> sweep;  ///< with ReportOptions::sweep_parameter
 };
 
 struct Report {

@@ -15,6 +15,8 @@ constexpr uint32_t kMaxSimds = 64;
 constexpr uint32_t kMaxWaveSlots = 64;
 constexpr uint32_t kMaxRaysPerLane = 16;
 constexpr uint32_t kMaxInstructionVgprs = 256;  // an instruction addresses at most 256 VGPRs (machine-model.md §8.1)
+constexpr uint32_t kMaxWays = 1024;             // a set is searched linearly
+constexpr uint64_t kMaxLevelLines = 1 << 24;    // the model keeps every line of every level (16 bytes each)
 
 }  // namespace
 
@@ -43,13 +45,27 @@ void MachineConfig::validate() const {
   in_range("ray_accelerator.triangle_tests_per_clock", ray_accelerator.triangle_tests_per_clock, 1, kAny);
   in_range("ray_accelerator.bvhcnt_limit", ray_accelerator.bvhcnt_limit, 1, kAny);
 
-  const uint32_t line = memory.line_bytes;
-  if (line < 8 || (line & (line - 1)) != 0) fail("memory.line_bytes", "must be a power of two of at least 8");
-  if (memory.cache_bytes < line || memory.cache_bytes % line != 0) {
-    fail("memory.cache_bytes", "must be a positive multiple of memory.line_bytes");
+  if (memory.levels.size() < 2) fail("memory.levels", "must list at least one cache level and the memory");
+  uint32_t previous_latency = 0;
+  for (size_t i = 0; i < memory.levels.size(); ++i) {
+    const MemoryLevelConfig& l = memory.levels[i];
+    const std::string key = "memory.levels[" + std::to_string(i) + "]";
+    if (l.name.empty()) fail(key + ".name", "must not be empty");
+    const uint32_t line = l.line_bytes;
+    if (line < 8 || (line & (line - 1)) != 0) fail(key + ".line_bytes", "must be a power of two of at least 8");
+    in_range(key + ".ways", l.ways, 1, kMaxWays);
+    const bool memory_level = i + 1 == memory.levels.size();
+    if (memory_level && l.bytes != 0) fail(key + ".bytes", "must be 0: the last level is the memory, it holds all");
+    if (l.bytes % (uint64_t{line} * l.ways) != 0) fail(key + ".bytes", "must be a multiple of line_bytes x ways");
+    if (l.bytes / line > kMaxLevelLines) {
+      fail(key + ".bytes", "holds more than " + std::to_string(kMaxLevelLines) + " lines, more than the model keeps");
+    }
+    // Latencies are load-to-use, so a farther level cannot be faster than a nearer one.
+    in_range(key + ".hit_latency", l.hit_latency, std::max<uint32_t>(1, previous_latency), kAny);
+    previous_latency = l.hit_latency;
+    in_range(key + ".bytes_per_clock", l.bytes_per_clock, 1, kAny);
+    in_range(key + ".misses_in_flight", l.misses_in_flight, 1, kAny);
   }
-  in_range("memory.hit_latency", memory.hit_latency, 1, kAny);
-  in_range("memory.miss_latency", memory.miss_latency, memory.hit_latency, kAny);
 
   if (kernel.phases.empty()) fail("kernel.phases", "must list at least one phase");
   std::set<std::string> names;
@@ -99,6 +115,10 @@ void MachineConfig::validate() const {
   }
   in_range("kernel.workgroup_waves", kernel.workgroup_waves, 1, uint64_t{waves_per_simd} * compute_unit.simds);
   in_range("limits.max_cycles", max_cycles, 1, UINT64_MAX);
+  if (!gpu.name.empty() || gpu.compute_units != 0 || gpu.clock_mhz != 0) {
+    in_range("gpu.compute_units", gpu.compute_units, 1, kAny);
+    in_range("gpu.clock_mhz", gpu.clock_mhz, 1, kAny);
+  }
 }
 
 }  // namespace hwbvh::emu

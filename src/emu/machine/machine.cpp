@@ -1,10 +1,14 @@
 // The machine model's event loop (docs/machine-model.md). Events are processed in (cycle, creation order), so a run
 // is deterministic. Shared units are servers that take requests in arrival order: each SIMD's issue port, the ray
-// accelerator and the LDS keep the cycle at which they are next free.
+// accelerator, the LDS and each memory level's port keep the cycle at which they are next free. Waves run either
+// the ray-tracing kernel (phases and the traversal loop over recorded node fetches) or a wave program (program.h);
+// both use the same event queue, issue ports, memory hierarchy, return order, LDS and VGPR allocation.
 #include "hwbvh/core/json_text.h"
 #include "hwbvh/emu/machine/machine.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <deque>
 #include <optional>
 #include <queue>
@@ -12,19 +16,29 @@
 
 #include <nlohmann/json.hpp>
 
-#include "emu/machine/node_cache.h"
+#include "emu/machine/memory.h"
 #include "emu/wave_loop.h"
 #include "hwbvh/core/error.h"
+#include "hwbvh/emu/machine/program.h"
 #include "hwbvh/emu/machine/vgpr.h"
 #include "hwbvh/emu/wavefront.h"
 
 namespace hwbvh::emu {
 namespace {
 
+// A wave program's wait counters: split (RDNA 4) loadcnt, samplecnt, dscnt, kmcnt; combined (RDNA 3) vmcnt (loads,
+// samples), lgkmcnt (LDS, scalar loads).
+constexpr size_t kCounters = 4;
+size_t counter_of(RequestKind kind, WaitCounters counters) {
+  if (counters == WaitCounters::Split) return static_cast<size_t>(kind);
+  return kind == RequestKind::Lds || kind == RequestKind::Scalar ? 1 : 0;
+}
+
 enum class EventKind : uint8_t {
   Resume,      // the wave's current operation is over: continue its program
   RaArrival,   // node data of some lanes of one intersect instruction reaches the ray accelerator
   BvhReturn,   // an intersect instruction's results are back in the wave's VGPRs (bvhcnt decrements)
+  CounterReturn,  // a wave program's request is back: its counter (Event::instr) decrements
 };
 
 struct Event {
@@ -33,7 +47,7 @@ struct Event {
   EventKind kind = EventKind::Resume;
   bool spin = false;   // part of a blocked wave's busy-wait: not progress
   uint32_t wave = 0;
-  uint64_t instr = 0;  // RaArrival: the wave's instruction number
+  uint64_t instr = 0;  // RaArrival: the wave's instruction number; CounterReturn: the counter
   uint32_t ra_cycles = 0;       // RaArrival: the batch's cycles in the ray accelerator
   uint32_t box_tests = 0;       // RaArrival: boxes the batch tests
   uint32_t triangle_tests = 0;  // RaArrival: triangles it tests
@@ -63,6 +77,7 @@ enum class Stage {
   StackEnter,
   LoopAlu,
   LoopNext,
+  Program,          // a wave program: run_program() executes it
   Done,
 };
 
@@ -99,6 +114,24 @@ struct Wave {
   uint64_t wait_start = 0;
   uint64_t failed_version = 0;  // the register file's version at the last failed request
   bool at_barrier = false;
+  // Wave programs.
+  const WaveDefinition* program = nullptr;
+  uint32_t copy = 0;
+  size_t pc = 0;
+  bool issued = false;  // the instruction at pc has been issued: its effect comes next
+  std::vector<uint32_t> loops;
+  std::vector<uint64_t> stream_next;   // per stream: the next load's offset (stride) or slot (chase)
+  std::vector<uint64_t> stream_ready;  // per stream: the cycle its latest load's data are back
+  std::vector<uint32_t> flag_seen;     // per LDS flag: the value the wave's latest read saw
+  std::array<uint32_t, kCounters> pending{};       // outstanding requests per counter
+  std::array<uint64_t, kCounters> counter_last{};  // the latest return per counter (counters decrement in order)
+  int waiting_counter = -1;  // blocked in a wait on this counter (kCounters: the program's end, on all)
+  uint32_t waiting_count = 0;
+  bool polling = false;  // looping on nothing but an LDS flag read
+  uint32_t polled_flag = 0;
+  uint64_t start_cycle = 0, end_cycle = 0;
+  uint64_t instructions = 0, loads = 0, lds_ops = 0;
+  std::vector<uint64_t> loads_by_level;
 };
 
 struct Simd {
@@ -115,27 +148,17 @@ struct Workgroup {
   uint32_t live = 0;     // launched and not ended
   uint32_t arrived = 0;  // at the current barrier
   std::vector<uint32_t> waiting;
+  std::vector<uint32_t> flags;  // wave programs: the workgroup's LDS flags
 };
 
 class Model {
  public:
+  // The ray-tracing kernel over recorded node fetches.
   Model(const MachineConfig& config, std::span<const std::vector<NodeFetch>> sequences,
         std::span<const uint32_t> wave_begin)
-      : cfg_(config),
-        seqs_(sequences),
-        dynamic_(config.vgpr.mode == VgprAllocation::Dynamic),
-        cache_(config.memory.cache_bytes / config.memory.line_bytes, config.memory.hit_latency,
-               config.memory.miss_latency),
-        group_begin_(wave_begin.begin(), wave_begin.end()) {
-    wave_limit_ = dynamic_ ? config.vgpr.dynamic_wave_limit
-                           : static_waves_per_simd(config.kernel.peak_vgprs(), config.vgpr.static_granule,
-                                                   config.compute_unit.vgprs_per_lane, config.compute_unit.wave_slots);
-    simds_.resize(config.compute_unit.simds);
-    if (dynamic_) {
-      const DynamicVgprParams p{config.compute_unit.vgprs_per_lane, config.vgpr.block_vgprs, config.vgpr.max_blocks,
-                                config.vgpr.dynamic_wave_limit, config.vgpr.deadlock_avoidance};
-      for (Simd& s : simds_) s.file.emplace(p);
-    }
+      : Model(config, wave_limit(config, config.kernel.peak_vgprs()), config.max_cycles) {
+    seqs_ = sequences;
+    group_begin_.assign(wave_begin.begin(), wave_begin.end());
     // Steps per ray: one fetch each, except BVH4x2 dual steps, whose rays get an index of where each step begins.
     step_begin_.resize(seqs_.size());
     for (size_t r = 0; r < seqs_.size(); ++r) {
@@ -159,14 +182,29 @@ class Model {
       w.rays = static_cast<uint32_t>(group_end(g + w.groups - 1) - group_begin_[g]);
       waves_.push_back(std::move(w));
     }
-    const auto wave_count = static_cast<uint32_t>(waves_.size());
-    for (uint32_t first = 0; first < wave_count; first += config.kernel.workgroup_waves) {
-      Workgroup g;
-      g.first_wave = first;
-      g.waves = std::min(config.kernel.workgroup_waves, wave_count - first);
-      for (uint32_t i = 0; i < g.waves; ++i) waves_[first + i].workgroup = static_cast<uint32_t>(workgroups_.size());
-      workgroups_.push_back(std::move(g));
+    form_workgroups(config.kernel.workgroup_waves, 0);
+  }
+
+  // A wave program: `workgroups` copies of its workgroup.
+  Model(const MachineConfig& config, const WaveProgram& program)
+      : Model(config, program_wave_limit(config, program), std::min(config.max_cycles, program.max_cycles)) {
+    for (uint32_t g = 0; g < program.workgroups; ++g) {
+      for (const WaveDefinition& d : program.waves) {
+        for (uint32_t copy = 0; copy < d.count; ++copy) {
+          Wave w;
+          w.program = &d;
+          w.copy = copy;
+          w.stage = Stage::Program;
+          w.loops.resize(d.loops);
+          w.stream_next.resize(d.streams.size());
+          w.stream_ready.resize(d.streams.size());
+          w.flag_seen.resize(program.flags.size());
+          w.loads_by_level.resize(config.memory.levels.size());
+          waves_.push_back(std::move(w));
+        }
+      }
     }
+    form_workgroups(program.workgroup_waves(), program.flags.size());
   }
 
   MachineResult run() {
@@ -174,9 +212,9 @@ class Model {
     bool cycle_limit = false;
     while (!queue_.empty() && !deadlock_) {
       const Event e = queue_.top();
-      if (e.time > cfg_.max_cycles) {
+      if (e.time > max_cycles_) {
         cycle_limit = true;
-        now_ = cfg_.max_cycles;
+        now_ = max_cycles_;
         break;
       }
       queue_.pop();
@@ -186,6 +224,7 @@ class Model {
         case EventKind::Resume: advance(e.wave); break;
         case EventKind::RaArrival: ray_accelerator(e); break;
         case EventKind::BvhReturn: bvh_return(e.wave); break;
+        case EventKind::CounterReturn: counter_return(e.wave, e.instr); break;
       }
     }
     // An empty queue with waves left means they all wait on one another (a barrier nobody else can reach).
@@ -193,7 +232,74 @@ class Model {
     return result(cycle_limit);
   }
 
+  // Per wave program wave, after run().
+  std::vector<WaveRunResult> wave_results() const {
+    std::vector<WaveRunResult> out;
+    for (const Wave& w : waves_) {
+      WaveRunResult r;
+      r.name = w.program->name;
+      r.copy = w.copy;
+      r.workgroup = w.workgroup;
+      r.simd = w.simd;
+      r.completed = w.stage == Stage::Done;
+      r.start_cycle = w.start_cycle;
+      r.end_cycle = r.completed ? w.end_cycle : now_;
+      r.instructions = w.instructions;
+      r.loads = w.loads;
+      r.lds_ops = w.lds_ops;
+      r.loads_by_level = w.loads_by_level;
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
  private:
+  Model(const MachineConfig& config, uint32_t wave_limit, uint64_t max_cycles)
+      : cfg_(config),
+        dynamic_(config.vgpr.mode == VgprAllocation::Dynamic),
+        memory_(config.memory.levels),
+        wave_limit_(wave_limit),
+        max_cycles_(max_cycles) {
+    simds_.resize(config.compute_unit.simds);
+    if (dynamic_) {
+      const DynamicVgprParams p{config.compute_unit.vgprs_per_lane, config.vgpr.block_vgprs, config.vgpr.max_blocks,
+                                config.vgpr.dynamic_wave_limit, config.vgpr.deadlock_avoidance};
+      for (Simd& s : simds_) s.file.emplace(p);
+    }
+  }
+
+  // Waves per SIMD when each holds `vgprs` for its whole life (static), or the dynamic mode's wave limit.
+  static uint32_t wave_limit(const MachineConfig& c, uint32_t vgprs) {
+    return c.vgpr.mode == VgprAllocation::Dynamic
+               ? c.vgpr.dynamic_wave_limit
+               : static_waves_per_simd(vgprs, c.vgpr.static_granule, c.compute_unit.vgprs_per_lane,
+                                       c.compute_unit.wave_slots);
+  }
+
+  // Every wave of a dispatch holds the same static allocation, the program's `vgprs`.
+  static uint32_t program_wave_limit(const MachineConfig& c, const WaveProgram& p) {
+    const uint32_t limit = wave_limit(c, p.vgprs);
+    if (uint64_t{limit} * c.compute_unit.simds < p.workgroup_waves()) {
+      throw_bad_input(p.name, "wave program's workgroup of " + std::to_string(p.workgroup_waves()) +
+                                  " waves does not fit the compute unit of '" + c.name + "' (" +
+                                  std::to_string(c.compute_unit.simds) + " SIMDs x " + std::to_string(limit) +
+                                  " waves at " + std::to_string(p.vgprs) + " VGPRs)");
+    }
+    return limit;
+  }
+
+  void form_workgroups(uint32_t size, size_t flags) {
+    const auto wave_count = static_cast<uint32_t>(waves_.size());
+    for (uint32_t first = 0; first < wave_count; first += size) {
+      Workgroup g;
+      g.first_wave = first;
+      g.waves = std::min(size, wave_count - first);
+      g.flags.resize(flags);
+      for (uint32_t i = 0; i < g.waves; ++i) waves_[first + i].workgroup = static_cast<uint32_t>(workgroups_.size());
+      workgroups_.push_back(std::move(g));
+    }
+  }
+
   static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
   uint32_t steps_of(size_t ray) const {
@@ -209,28 +315,32 @@ class Model {
     return {&seq[begin[step]], end - begin[step]};
   }
 
-  // Cycles the ray accelerator spends on one node: its boxes and triangles at the preset's rates per clock.
+  // Cycles the ray accelerator spends on one node: its boxes and triangles at the preset's rates per clock, and
+  // on an instance node the transform of the ray into its BLAS.
   uint32_t ra_cycles(const NodeFetch& f) const {
-    return ceil_div(f.box_tests, cfg_.ray_accelerator.box_tests_per_clock) +
-           ceil_div(f.triangle_tests, cfg_.ray_accelerator.triangle_tests_per_clock);
+    const RayAcceleratorConfig& ra = cfg_.ray_accelerator;
+    return ceil_div(f.box_tests, ra.box_tests_per_clock) + ceil_div(f.triangle_tests, ra.triangle_tests_per_clock) +
+           (f.instance ? ra.instance_transform_clocks : 0);
   }
 
-  // When one node's bytes are back: every cache line it spans, and with in-order returns not before earlier data.
+  // When one node's bytes are back: read through the memory hierarchy, and with in-order returns not before
+  // earlier vector memory data of any wave.
   uint64_t fetch(const NodeFetch& f) {
-    const uint64_t line_bytes = cfg_.memory.line_bytes;
-    uint64_t ready = now_;
-    const uint64_t misses = cache_.misses();
-    for (uint64_t line = f.byte_offset() / line_bytes; line <= (f.byte_offset() + f.bytes() - 1) / line_bytes; ++line)
-      ready = std::max(ready, cache_.access(line, now_));
-    fetch_hits_ += cache_.misses() == misses ? 1 : 0;
-    if (cfg_.memory.in_order_returns) {
-      ready = std::max(ready, cu_last_return_);
-      cu_last_return_ = ready;
-    }
+    const machine::MemoryHierarchy::Read read = memory_.read(f.byte_offset(), f.bytes(), now_);
+    fetch_hits_ += read.level == 0 ? 1 : 0;
+    const uint64_t ready = in_order(read.ready);
     fetch_latency_ += ready - now_;
     ++node_fetches_;
     return ready;
   }
+
+  // RDNA 3: vector memory data leave the CU's one return queue in request order.
+  uint64_t in_order(uint64_t ready) {
+    if (!cfg_.memory.in_order_returns) return ready;
+    cu_last_return_ = std::max(ready, cu_last_return_);
+    return cu_last_return_;
+  }
+
   [[nodiscard]] size_t group_end(uint32_t g) const {
     return g + 1 < group_begin_.size() ? group_begin_[g + 1] : seqs_.size();
   }
@@ -240,11 +350,14 @@ class Model {
     if (!e.spin) ++pending_work_;
     queue_.push(e);
   }
+  // A wave that busy-waits (retrying S_ALLOC_VGPR, polling a flag) makes no progress: its events are not work.
+  static bool spinning(const Wave& w) { return w.waiting_alloc || w.polling; }
+
   void resume_at(uint32_t wi, uint64_t time) {
     Event e;
     e.time = time;
     e.wave = wi;
-    e.spin = waves_[wi].waiting_alloc;
+    e.spin = spinning(waves_[wi]);
     schedule(e);
   }
 
@@ -283,6 +396,7 @@ class Model {
         peak_resident_ = std::max(peak_resident_, s.resident);
         Wave& w = waves_[wi];
         w.simd = best;
+        w.start_cycle = now_;
         if (dynamic_) w.slot = *s.file->launch();
         resident_.push_back(wi);
         resume_at(wi, now_);
@@ -414,6 +528,9 @@ class Model {
           ++w.iteration;
           w.stage = Stage::LoopStart;
           break;
+        case Stage::Program:
+          run_program(wi);
+          return;
         case Stage::Done:
           return;
       }
@@ -437,19 +554,21 @@ class Model {
       w.ever_waited = true;
     }
     w.failed_version = file.version();
-    w.stage = Stage::AllocIssue;
+    if (w.program == nullptr) w.stage = Stage::AllocIssue;
     resume_at(wi, now_ + cfg_.vgpr.retry_cycles);
     check_deadlock();
     return false;
   }
 
-  // Deadlock: nothing but busy-waits is pending, and every resident wave either waits at a barrier or has already
-  // failed against its register file's current state. No request can then succeed, and no wave can end.
+  // Deadlock: nothing but busy-waits is pending, and every resident wave either waits at a barrier, has already
+  // failed against its register file's current state, or polls a flag that is still 0. No request can then
+  // succeed, no flag can change and no wave can end.
   void check_deadlock() {
     if (pending_work_ > 0) return;
     for (const uint32_t wi : resident_) {
       const Wave& w = waves_[wi];
-      const bool stuck = w.at_barrier || (w.waiting_alloc && w.failed_version == simds_[w.simd].file->version());
+      const bool stuck = w.at_barrier || (w.waiting_alloc && w.failed_version == simds_[w.simd].file->version()) ||
+                         (w.polling && workgroups_[w.workgroup].flags[w.polled_flag] == 0);
       if (!stuck) return;
     }
     deadlock_ = true;
@@ -543,6 +662,169 @@ class Model {
     }
   }
 
+  // One step of a wave program: issue the instruction at pc (one cycle on the SIMD's port, an ALU block in bursts),
+  // then, when issued, its effect. Returns whenever the wave has to wait for an event.
+  void run_program(uint32_t wi) {
+    Wave& w = waves_[wi];
+    const std::vector<WaveInstruction>& code = w.program->code;
+    for (;;) {
+      if (w.pc == code.size()) {  // s_endpgm once every request is back
+        if (blocked_on(w, kCounters, 0)) return;
+        finish(wi);
+        return;
+      }
+      const WaveInstruction& in = code[w.pc];
+      if (!w.issued) {
+        // A load whose address is an earlier load's data issues once those data are back.
+        if (in.op == WaveInstruction::Op::Load && in.depends >= 0 && w.stream_ready[in.depends] > now_) {
+          resume_at(wi, w.stream_ready[in.depends]);
+          return;
+        }
+        if (in.op == WaveInstruction::Op::Alu && w.alu_left == 0) w.alu_left = in.count;
+        const uint32_t n = in.op == WaveInstruction::Op::Alu ? std::min(w.alu_left, cfg_.compute_unit.issue_burst) : 1;
+        w.instructions += n;
+        w.issued = true;
+        resume_at(wi, issue(w.simd, n));
+        return;
+      }
+      switch (in.op) {
+        case WaveInstruction::Op::Load: program_load(wi, in); break;
+        case WaveInstruction::Op::Wait:
+          if (blocked_on(w, counter_of(in.kind, cfg_.memory.wait_counters), in.count)) return;
+          break;
+        case WaveInstruction::Op::Alu:
+          w.alu_left -= std::min(w.alu_left, cfg_.compute_unit.issue_burst);
+          if (w.alu_left > 0) {
+            w.issued = false;
+            continue;
+          }
+          break;
+        case WaveInstruction::Op::LdsRead:
+        case WaveInstruction::Op::LdsWrite: program_lds(wi, in); break;
+        case WaveInstruction::Op::AllocVgpr:
+          if (dynamic_) {
+            if (!try_alloc(wi, in.count)) {
+              w.issued = false;  // the retry issues again
+              return;
+            }
+            w.issued = false;
+            ++w.pc;
+            resume_at(wi, now_ + cfg_.vgpr.alloc_cycles);
+            return;
+          }
+          break;  // ignored by statically allocated waves (ISA S_ALLOC_VGPR)
+        case WaveInstruction::Op::Sleep:
+          w.issued = false;
+          ++w.pc;
+          resume_at(wi, now_ + uint64_t{64} * in.count);
+          return;
+        case WaveInstruction::Op::RepeatInit: w.loops[in.loop] = in.count; break;
+        case WaveInstruction::Op::RepeatBranch:
+          if (--w.loops[in.loop] > 0) {
+            w.issued = false;
+            w.pc = in.target;
+            continue;
+          }
+          break;
+        case WaveInstruction::Op::FlagBranch:
+          w.polling = in.poll && w.flag_seen[in.flag] == 0;
+          w.polled_flag = in.flag;
+          if (w.flag_seen[in.flag] == 0) {
+            w.issued = false;
+            w.pc = in.target;
+            if (w.polling) check_deadlock();
+            if (deadlock_) return;
+            continue;
+          }
+          break;
+      }
+      w.issued = false;
+      ++w.pc;
+    }
+  }
+
+  // True if the wave must wait for `counter` (kCounters: every counter) to drop to `count`; counter_return()
+  // resumes it.
+  bool blocked_on(Wave& w, size_t counter, uint32_t count) {
+    const bool blocked = counter == kCounters ? std::any_of(w.pending.begin(), w.pending.end(), [](uint32_t n) {
+      return n > 0;
+    })
+                                              : w.pending[counter] > count;
+    w.waiting_counter = blocked ? static_cast<int>(counter) : -1;
+    w.waiting_count = count;
+    return blocked;
+  }
+
+  // A request of the wave is back at `ready` in `counter`, which decrements in request order.
+  void count_request(uint32_t wi, RequestKind kind, uint64_t ready) {
+    Wave& w = waves_[wi];
+    const size_t c = counter_of(kind, cfg_.memory.wait_counters);
+    w.counter_last[c] = std::max(w.counter_last[c], ready);
+    ++w.pending[c];
+    Event e;
+    e.time = w.counter_last[c];
+    e.kind = EventKind::CounterReturn;
+    e.wave = wi;
+    e.instr = c;
+    e.spin = spinning(w);
+    schedule(e);
+  }
+
+  void counter_return(uint32_t wi, uint64_t counter) {
+    Wave& w = waves_[wi];
+    --w.pending[counter];
+    if (w.waiting_counter < 0) return;
+    const auto waited = static_cast<size_t>(w.waiting_counter);
+    if (waited == counter || waited == kCounters) {
+      if (!blocked_on(w, waited, w.waiting_count)) advance(wi);
+    }
+  }
+
+  // The stream's next address: fixed, strided (`next` is the offset), or the next slot of a pseudo-random cycle
+  // (`next` is the slot; a full-period linear congruential sequence modulo the largest power of two of slots that
+  // fits the footprint).
+  static uint64_t next_address(const AddressStream& a, uint64_t& next) {
+    const uint64_t current = next;
+    switch (a.pattern) {
+      case AddressStream::Pattern::Fixed: return a.base;
+      case AddressStream::Pattern::Stride: next = (current + a.stride) % a.footprint; return a.base + current;
+      case AddressStream::Pattern::Chase: {
+        const uint64_t slots = std::bit_floor(a.footprint / a.stride);
+        next = (current * 1103515245 + 12345) & (slots - 1);
+        return a.base + current * a.stride;
+      }
+    }
+    return a.base;
+  }
+
+  void program_load(uint32_t wi, const WaveInstruction& in) {
+    Wave& w = waves_[wi];
+    const uint64_t address = next_address(w.program->streams[in.stream], w.stream_next[in.stream]);
+    const machine::MemoryHierarchy::Read read = memory_.read(address, in.bytes, now_);
+    // Scalar loads return on the scalar path, outside the vector memory return queue.
+    const uint64_t ready = in.kind == RequestKind::Scalar ? read.ready : in_order(read.ready);
+    ++w.loads;
+    ++w.loads_by_level[read.level];
+    w.stream_ready[in.stream] = ready;
+    count_request(wi, in.kind, ready);
+  }
+
+  // LDS ops of wave programs occupy the LDS one cycle ([assumption] a dword per lane, 128 bytes, at 128 B/clock); a
+  // write is seen by every read that reaches the LDS after it.
+  void program_lds(uint32_t wi, const WaveInstruction& in) {
+    Wave& w = waves_[wi];
+    const uint64_t start = std::max(now_, lds_free_);
+    lds_free_ = start + 1;
+    std::vector<uint32_t>& flags = workgroups_[w.workgroup].flags;
+    if (in.op == WaveInstruction::Op::LdsWrite) {
+      flags[in.flag] = in.count;
+    } else {
+      w.flag_seen[in.flag] = flags[in.flag];
+    }
+    ++w.lds_ops;
+    count_request(wi, RequestKind::Lds, start + cfg_.lds.latency);
+  }
+
   void bvh_return(uint32_t wi) {
     Wave& w = waves_[wi];
     w.outstanding.pop_front();
@@ -553,6 +835,7 @@ class Model {
   void finish(uint32_t wi) {
     Wave& w = waves_[wi];
     w.stage = Stage::Done;
+    w.end_cycle = now_;
     Simd& s = simds_[w.simd];
     count_residency(s);
     --s.resident;
@@ -587,6 +870,8 @@ class Model {
     r.ra_triangle_utilization =
         per_cycle(static_cast<double>(triangle_tests_) / cfg_.ray_accelerator.triangle_tests_per_clock);
     r.ra_busy_fraction = per_cycle(static_cast<double>(ra_busy_));
+    r.box_tests_per_clock = per_cycle(static_cast<double>(box_tests_));
+    r.triangle_tests_per_clock = per_cycle(static_cast<double>(triangle_tests_));
 
     r.wave_limit_per_simd = wave_limit_;
     double wave_cycles = 0.0;
@@ -597,7 +882,7 @@ class Model {
     r.average_active_waves_per_simd = per_cycle(wave_cycles / static_cast<double>(simds_.size()));
     r.peak_active_waves_per_simd = peak_resident_;
 
-    uint32_t at_barrier = 0, on_alloc = 0;
+    uint32_t at_barrier = 0, on_alloc = 0, polling = 0;
     r.vgpr_wait_cycles = vgpr_wait_cycles_;
     for (const uint32_t wi : resident_) {
       const Wave& w = waves_[wi];
@@ -606,6 +891,7 @@ class Model {
         ++on_alloc;
       }
       at_barrier += w.at_barrier ? 1 : 0;
+      polling += w.polling ? 1 : 0;
     }
     r.waves_waited_on_vgprs = waves_waited_;
     r.failed_vgpr_allocations = failed_allocations_;
@@ -615,21 +901,25 @@ class Model {
     r.cache_hit_rate = node_fetches_ > 0 ? static_cast<double>(fetch_hits_) / static_cast<double>(node_fetches_) : 0;
     r.mean_node_fetch_latency =
         node_fetches_ > 0 ? static_cast<double>(fetch_latency_) / static_cast<double>(node_fetches_) : 0.0;
+    r.memory_levels = memory_.counts();
 
-    const std::string progress = std::to_string(waves_completed_) + " of " + std::to_string(waves_.size()) +
-                                 " waves (" + std::to_string(rays_completed_) + " rays) complete";
+    const std::string rays = seqs_.empty() ? "" : " (" + std::to_string(rays_completed_) + " rays)";
+    const std::string progress =
+        std::to_string(waves_completed_) + " of " + std::to_string(waves_.size()) + " waves" + rays + " complete";
     if (deadlock_) {
       r.waves_blocked_at_end = static_cast<uint32_t>(resident_.size());
       r.message = "deadlock at cycle " + std::to_string(cycles) + ": all " + std::to_string(resident_.size()) +
                   " resident waves are blocked (" + std::to_string(on_alloc) +
                   " retrying S_ALLOC_VGPR against registers no wave can free, " + std::to_string(at_barrier) +
-                  " at a workgroup barrier); " + progress;
+                  " at a workgroup barrier" +
+                  (polling > 0 ? ", " + std::to_string(polling) + " polling an LDS flag no wave can set" : "") +
+                  "); " + progress;
     } else if (cycle_limit) {
       r.message = "stopped at the cycle limit " + std::to_string(cycles) + " (limits.max_cycles), no deadlock; " +
                   progress;
     } else {
-      r.message = "completed " + std::to_string(waves_completed_) + " waves (" + std::to_string(rays_completed_) +
-                  " rays) in " + std::to_string(cycles) + " cycles";
+      r.message = "completed " + std::to_string(waves_completed_) + " waves" + rays + " in " + std::to_string(cycles) +
+                  " cycles";
     }
     return r;
   }
@@ -638,8 +928,9 @@ class Model {
   std::span<const std::vector<NodeFetch>> seqs_;
   std::vector<std::vector<uint32_t>> step_begin_;  // per ray with dual steps: the fetch each step begins at
   bool dynamic_;
-  machine::NodeCache cache_;
+  machine::MemoryHierarchy memory_;
   uint32_t wave_limit_ = 0;
+  uint64_t max_cycles_ = 0;
   std::vector<uint32_t> group_begin_;       // first ray of each recorded wave (group)
   std::vector<uint32_t> group_iterations_;  // per group: the most steps of its rays
   std::vector<Wave> waves_;
@@ -703,11 +994,38 @@ MachineResult run_machine_model(const MachineConfig& config, std::span<const std
   return run_machine_model(config, node_sequences, detail::consecutive_waves(node_sequences.size()));
 }
 
+double MemoryLevelResult::hit_rate() const {
+  return accesses > 0 ? static_cast<double>(hits) / static_cast<double>(accesses) : 0.0;
+}
+
+double MemoryLevelResult::bytes_per_clock(uint64_t cycles) const {
+  return cycles > 0 ? static_cast<double>(bytes) / static_cast<double>(cycles) : 0.0;
+}
+
+namespace {
+
+// Per level, with its hit rate and its bytes per clock over the run's cycles.
+nlohmann::ordered_json memory_levels_json(const std::vector<MemoryLevelResult>& levels, uint64_t cycles) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const MemoryLevelResult& l : levels) {
+    out.push_back({{"name", l.name}, {"accesses", l.accesses}, {"hits", l.hits}, {"misses", l.misses},
+                   {"hit_rate", l.hit_rate()}, {"bytes", l.bytes}, {"bytes_per_clock", l.bytes_per_clock(cycles)}});
+  }
+  return out;
+}
+
+// The members every result starts with: what it is, and the machine it ran on.
+nlohmann::ordered_json model_output(const MachineConfig& config) {
+  return {{"model_output", "hwbvh machine model: outputs of a model, not hardware measurements"},
+          {"preset", config.name},
+          {"vgpr_allocation", config.vgpr.mode == VgprAllocation::Static ? "static" : "dynamic"}};
+}
+
+}  // namespace
+
 std::string to_json(const MachineResult& r, const MachineConfig& config) {
-  const nlohmann::ordered_json j = {
-      {"model_output", "hwbvh machine model: outputs of a model, not hardware measurements"},
-      {"preset", config.name},
-      {"vgpr_allocation", config.vgpr.mode == VgprAllocation::Static ? "static" : "dynamic"},
+  nlohmann::ordered_json j = model_output(config);
+  j.update({
       {"status", to_string(r.status)},
       {"message", r.message},
       {"deadlock", r.deadlock},
@@ -734,7 +1052,59 @@ std::string to_json(const MachineResult& r, const MachineConfig& config) {
       {"cache_hits", r.cache_hits},
       {"cache_hit_rate", r.cache_hit_rate},
       {"mean_node_fetch_latency", r.mean_node_fetch_latency},
-  };
+      {"box_tests_per_clock", r.box_tests_per_clock},
+      {"triangle_tests_per_clock", r.triangle_tests_per_clock},
+      {"peak_box_tests_per_clock", config.ray_accelerator.box_tests_per_clock},
+      {"peak_triangle_tests_per_clock", config.ray_accelerator.triangle_tests_per_clock},
+      {"memory_levels", memory_levels_json(r.memory_levels, r.cycles)},
+  });
+  return json_text(j);
+}
+
+ProgramRunResult run_wave_program(const MachineConfig& config, const WaveProgram& program) {
+  config.validate();
+  Model model(config, program);
+  ProgramRunResult r;
+  r.machine = model.run();
+  r.waves = model.wave_results();
+  return r;
+}
+
+std::string to_json(const ProgramRunResult& r, const MachineConfig& config, const WaveProgram& program) {
+  nlohmann::ordered_json waves = nlohmann::ordered_json::array();
+  for (const WaveRunResult& w : r.waves) {
+    nlohmann::ordered_json by_level = nlohmann::ordered_json::object();
+    for (size_t i = 0; i < w.loads_by_level.size(); ++i) by_level[config.memory.levels[i].name] = w.loads_by_level[i];
+    waves.push_back({{"name", w.name},
+                     {"copy", w.copy},
+                     {"workgroup", w.workgroup},
+                     {"simd", w.simd},
+                     {"completed", w.completed},
+                     {"start_cycle", w.start_cycle},
+                     {"end_cycle", w.end_cycle},
+                     {"cycles", w.end_cycle - w.start_cycle},
+                     {"instructions", w.instructions},
+                     {"loads", w.loads},
+                     {"lds_ops", w.lds_ops},
+                     {"loads_by_level", by_level}});
+  }
+  const MachineResult& m = r.machine;
+  nlohmann::ordered_json j = model_output(config);
+  j.update({
+      {"program", program.name},
+      {"status", to_string(m.status)},
+      {"message", m.message},
+      {"cycles", m.cycles},
+      {"waves", m.waves},
+      {"waves_completed", m.waves_completed},
+      {"wave_limit_per_simd", m.wave_limit_per_simd},
+      {"peak_active_waves_per_simd", m.peak_active_waves_per_simd},
+      {"average_active_waves_per_simd", m.average_active_waves_per_simd},
+      {"waves_waited_on_vgprs", m.waves_waited_on_vgprs},
+      {"failed_vgpr_allocations", m.failed_vgpr_allocations},
+      {"memory_levels", memory_levels_json(m.memory_levels, m.cycles)},
+      {"per_wave", waves},
+  });
   return json_text(j);
 }
 

@@ -290,7 +290,8 @@ void RayTraversal::record_fetches(const StepInfo& step, std::vector<NodeFetch>& 
                       .offset_64 = static_cast<uint32_t>((level_address + rdna4::node_byte_offset(step.node)) / 64),
                       .blocks_64 = 2,
                       .box_tests = boxes,
-                      .triangle_tests = primitive ? kPrimitiveNodeTriangles : uint8_t{0}});
+                      .triangle_tests = primitive ? kPrimitiveNodeTriangles : uint8_t{0},
+                      .instance = step.kind == rdna4::NodeKind::Instance});
 }
 StepInfo RayTraversal::step_with_default_intersect() { return step_as<true>(); }
 

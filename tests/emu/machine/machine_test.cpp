@@ -7,7 +7,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "emu/machine/node_cache.h"
 #include "fixtures/paths.h"
 #include "fixtures/random_scene.h"
 #include "hwbvh/build/builder.h"
@@ -55,69 +54,68 @@ Sequences box_walks(uint32_t rays, uint32_t steps, uint32_t nodes = 64) {
   return s;
 }
 
-TEST(MachineCache, LruWithInFlightMerging) {
-  machine::NodeCache c(2, 10, 100);
-  EXPECT_EQ(c.access(1, 0), 100u);   // miss
-  EXPECT_EQ(c.access(1, 5), 100u);   // in flight: returns with the fill
-  EXPECT_EQ(c.access(1, 200), 210u); // hit
-  EXPECT_EQ(c.access(2, 200), 300u);
-  EXPECT_EQ(c.access(1, 300), 310u); // 1 is now the most recent
-  EXPECT_EQ(c.access(3, 300), 400u); // evicts 2, the least recently used
-  EXPECT_EQ(c.access(1, 400), 410u);
-  EXPECT_EQ(c.access(2, 400), 500u); // 2 was evicted
-  EXPECT_EQ(c.hits(), 4u);
-  EXPECT_EQ(c.misses(), 4u);
-}
+// Preset members for the exact timelines: one SIMD, and a kernel of ray generation (10 instructions), the traversal
+// loop and shading (200).
+constexpr const char* kOneSimdKernel = R"("compute_unit": {"simds": 1}, "kernel": {"phases": [
+    {"name": "gen", "vgprs": 32, "alu_cycles": 10},
+    {"name": "trav", "vgprs": 64, "traversal": true},
+    {"name": "shade", "vgprs": 128, "alu_cycles": 200}]})";
 
-// One wave on one SIMD, every cycle accounted for (rdna4 latencies: hit 40, miss 376, LDS 40 busy 9, 12 loop
-// instructions, bursts of 8; ray generation 10 instructions, shading 200).
+// One wave on one SIMD, every cycle accounted for (rdna4: L0 hit 40, L1 buffer 80, DRAM 565 at 4 bytes per clock;
+// LDS 40 busy 9, 12 loop instructions, bursts of 8; ray generation 10 instructions, shading 200).
 TEST(MachineModel, ExactTimelineOfOneWave) {
-  const std::string kernel = R"("compute_unit": {"simds": 1}, "kernel": {"phases": [
-      {"name": "gen", "vgprs": 32, "alu_cycles": 10},
-      {"name": "trav", "vgprs": 64, "traversal": true},
-      {"name": "shade", "vgprs": 128, "alu_cycles": 200}]})";
+  const std::string kernel = kOneSimdKernel;
   const MachineConfig c = preset("rdna4", kernel);
 
-  // gen 0..10; intersect issued at 11, miss -> data at 387, tested 387..388, result back at 388; stack op issued
-  // at 389, result at 429; loop instructions 429..441; shading 441..641.
+  // gen 0..10; intersect issued at 11: the 128-byte node is two 64-byte L0 lines, both misses; the first goes to
+  // DRAM (data at 11 + 565 = 576), the second merges with that fill in the L1 coalescing buffer (max(11 + 80, 576)).
+  // Tested 576..577, result back at 577; stack op issued at 578, result at 618; loop instructions 618..630; shading
+  // 630..830.
   const Sequences one{{box(1)}};
   MachineResult r = run_machine_model(c, one);
   EXPECT_EQ(r.status, MachineStatus::Completed) << r.message;
-  EXPECT_EQ(r.cycles, 641u);
+  EXPECT_EQ(r.cycles, 830u);
   EXPECT_EQ(r.box_tests, 8u);
   EXPECT_EQ(r.triangle_tests, 0u);
   EXPECT_EQ(r.ra_busy_cycles, 1u);
   EXPECT_EQ(r.node_fetches, 1u);
   EXPECT_EQ(r.cache_hits, 0u);
-  EXPECT_DOUBLE_EQ(r.mean_node_fetch_latency, 376.0);
+  EXPECT_DOUBLE_EQ(r.mean_node_fetch_latency, 565.0);
   EXPECT_DOUBLE_EQ(r.average_active_waves_per_simd, 1.0);
   EXPECT_EQ(r.peak_active_waves_per_simd, 1u);
   EXPECT_EQ(r.wave_limit_per_simd, 10u);  // 128 VGPRs -> 144 -> 10 waves
-  EXPECT_DOUBLE_EQ(r.rays_per_1000_cycles, 1000.0 / 641.0);
+  EXPECT_DOUBLE_EQ(r.rays_per_1000_cycles, 1000.0 / 830.0);
+  ASSERT_EQ(r.memory_levels.size(), 5u);
+  EXPECT_EQ(r.memory_levels[0].misses, 2u);  // two L0 lines
+  EXPECT_EQ(r.memory_levels[1].hits, 1u);    // the second merged in the L1 buffer
+  EXPECT_EQ(r.memory_levels[4].name, "DRAM");
+  EXPECT_EQ(r.memory_levels[4].bytes, 128u);
 
   // A second lane on the same node merges with the fill in flight: one more cycle of testing.
   r = run_machine_model(c, Sequences{{box(1)}, {box(1)}});
-  EXPECT_EQ(r.cycles, 642u);
+  EXPECT_EQ(r.cycles, 831u);
   EXPECT_EQ(r.cache_hits, 1u);
-  EXPECT_DOUBLE_EQ(r.mean_node_fetch_latency, 376.0);
+  EXPECT_DOUBLE_EQ(r.mean_node_fetch_latency, 565.0);
 
-  // A primitive step after the box: issued at 442, data at 818, tested to 819, stack op at 820..860, loop to 872.
+  // A primitive step after the box: issued at 631, data at 1196 (DRAM; its port is free again), tested to 1197,
+  // stack op at 1198..1238, loop to 1250, shading to 1450.
   const Sequences two_steps{{box(1), pair0(2)}};
   r = run_machine_model(c, two_steps);
-  EXPECT_EQ(r.cycles, 1072u);
+  EXPECT_EQ(r.cycles, 1450u);
   EXPECT_EQ(r.triangle_tests, 2u);
   EXPECT_EQ(r.ra_busy_cycles, 2u);
 
   // RDNA 3 rates: a BVH8 box node takes 2 clocks at 4 box tests per clock, a pair 2 clocks at 1 triangle test.
+  // Its memory has 128-byte L0 lines and a graphics L1, but the same L0 and DRAM latencies.
   r = run_machine_model(preset("rdna3", kernel), two_steps);
-  EXPECT_EQ(r.cycles, 1074u);
-  EXPECT_DOUBLE_EQ(r.ra_box_utilization, 8.0 / 4.0 / 1074.0);
-  EXPECT_DOUBLE_EQ(r.ra_triangle_utilization, 2.0 / 1.0 / 1074.0);
+  EXPECT_EQ(r.cycles, 1452u);
+  EXPECT_DOUBLE_EQ(r.ra_box_utilization, 8.0 / 4.0 / 1452.0);
+  EXPECT_DOUBLE_EQ(r.ra_triangle_utilization, 2.0 / 1.0 / 1452.0);
 
   // Dynamic mode: 32 -> 64 -> 128 VGPRs are three S_ALLOC_VGPRs (1 issue + 8 cycles each; the launch block covers
   // 16, so ray generation needs one too).
   r = run_machine_model(preset("rdna4-dvgpr16", kernel), one);
-  EXPECT_EQ(r.cycles, 641u + 3 * 9);
+  EXPECT_EQ(r.cycles, 830u + 3 * 9);
   EXPECT_EQ(r.failed_vgpr_allocations, 0u);
   EXPECT_EQ(r.wave_limit_per_simd, 16u);
 }
@@ -126,10 +124,7 @@ TEST(MachineModel, ExactTimelineOfOneWave) {
 // tests (one clock at RDNA 3's 4 per clock, where an RT IP 3.1 box node takes two) and a triangle node one triangle
 // test; two 64-byte Xe3 nodes share a 128-byte line; a BVH4x2 dual step reads both its nodes in one iteration.
 TEST(MachineModel, EveryTargetIsChargedForWhatItFetches) {
-  const std::string kernel = R"("compute_unit": {"simds": 1}, "kernel": {"phases": [
-      {"name": "gen", "vgprs": 32, "alu_cycles": 10},
-      {"name": "trav", "vgprs": 64, "traversal": true},
-      {"name": "shade", "vgprs": 128, "alu_cycles": 200}]})";
+  const std::string kernel = kOneSimdKernel;
   const MachineConfig rdna3 = preset("rdna3", kernel), rdna4 = preset("rdna4", kernel);
   const auto recorded = [](auto record, StepInfo step) {
     std::vector<NodeFetch> out;
@@ -144,25 +139,31 @@ TEST(MachineModel, EveryTargetIsChargedForWhatItFetches) {
   EXPECT_EQ(bvh4_box, (NodeFetch{.node = 0x15, .offset_64 = 2, .blocks_64 = 2, .box_tests = 4}));
   EXPECT_EQ(bvh4_tri, (NodeFetch{.node = 0x20, .offset_64 = 4, .blocks_64 = 1, .triangle_tests = 1}));
 
-  // The two-step timeline of ExactTimelineOfOneWave on rdna3 (1074 cycles for RT IP 3.1 nodes) is two clocks
+  // The two-step timeline of ExactTimelineOfOneWave on rdna3 (1452 cycles for RT IP 3.1 nodes) is two clocks
   // shorter with BVH4 nodes: the box node takes one clock instead of two, the triangle node one instead of two.
   MachineResult r = run_machine_model(rdna3, Sequences{{bvh4_box, bvh4_tri}});
-  EXPECT_EQ(r.cycles, 1072u);
+  EXPECT_EQ(r.cycles, 1450u);
   EXPECT_EQ(r.box_tests, 4u);
   EXPECT_EQ(r.triangle_tests, 1u);
   EXPECT_EQ(r.ra_busy_cycles, 2u);
 
-  // Xe3 blocks 2 and 3 are bytes 128..255: one 128-byte line, so the second lane's fetch merges with the first's.
+  // Xe3 blocks 2 and 3 are bytes 128..255: one 128-byte line. On rdna3 (128-byte L0 lines) the second lane's fetch
+  // merges with the first's in the L0; on rdna4 (64-byte L0 lines) it misses the L0 and merges in the L1 buffer.
   const auto xe3 = [&](uint32_t block) {
     return recorded(Xe3Traversal::record_fetches, StepInfo{.node = block, .kind = rdna4::NodeKind::Box, .node_bytes = 64})
         .at(0);
   };
   EXPECT_EQ(xe3(3), (NodeFetch{.node = 3, .offset_64 = 3, .blocks_64 = 1, .box_tests = 6}));
-  r = run_machine_model(rdna4, Sequences{{xe3(2)}, {xe3(3)}});
+  r = run_machine_model(rdna3, Sequences{{xe3(2)}, {xe3(3)}});
   EXPECT_EQ(r.cache_hits, 1u);
   EXPECT_EQ(r.box_tests, 12u);
-  r = run_machine_model(rdna4, Sequences{{box(2)}, {box(3)}});  // RT IP 3.1 nodes 2 and 3: two lines
+  r = run_machine_model(rdna4, Sequences{{xe3(2)}, {xe3(3)}});
   EXPECT_EQ(r.cache_hits, 0u);
+  EXPECT_EQ(r.memory_levels[1].hits, 1u);
+  EXPECT_EQ(r.memory_levels[4].accesses, 1u);
+  r = run_machine_model(rdna3, Sequences{{box(2)}, {box(3)}});  // RT IP 3.1 nodes 2 and 3: two lines
+  EXPECT_EQ(r.cache_hits, 0u);
+  EXPECT_EQ(r.memory_levels[4].accesses, 2u);
 
   // A dual step: two fetches, one loop iteration, one more accelerator clock than its first node alone.
   const std::vector<NodeFetch> dual =
@@ -176,6 +177,38 @@ TEST(MachineModel, EveryTargetIsChargedForWhatItFetches) {
   EXPECT_EQ(r.triangle_tests, 2u);
   EXPECT_EQ(r.ra_busy_cycles, one.ra_busy_cycles + 1);
   EXPECT_EQ(r.cycles, one.cycles + 1);
+}
+
+// An RT IP 3.1 instance node is its filter node's 4 box tests and the ray's transform into the BLAS, which costs
+// ray_accelerator.instance_transform_clocks (T, 1 in the presets). ExactTimelineOfOneWave's two steps (1450 cycles)
+// with an instance node first and a box node second: the instance node's data arrive at 576 as the box node's did,
+// its tests take 1 clock (4 boxes at 8 per clock) and the transform T more, so everything after moves by T; the box
+// node second takes the 1 clock the pair took. 1450 + T.
+TEST(MachineModel, InstanceNodesPayTheRayTransform) {
+  const std::string kernel = kOneSimdKernel;
+  const uint32_t pointer = rdna4::make_node_pointer(128, rdna4::kTypeInstance);
+  const NodeFetch instance = rtip31_fetch(pointer, rdna4::NodeKind::Instance);
+  EXPECT_EQ(instance, (NodeFetch{.node = pointer, .offset_64 = 2, .blocks_64 = 2, .box_tests = 4, .instance = true}));
+  EXPECT_FALSE(box(1).instance);
+  const Sequences walk{{instance, box(2)}};
+
+  MachineResult r = run_machine_model(preset("rdna4", kernel), walk);
+  EXPECT_EQ(r.status, MachineStatus::Completed) << r.message;
+  EXPECT_EQ(r.cycles, 1451u);
+  EXPECT_EQ(r.box_tests, 12u);       // the transform is not a box test
+  EXPECT_EQ(r.ra_busy_cycles, 3u);   // 1 + 1 (instance), 1 (box)
+
+  r = run_machine_model(preset("rdna4", kernel + R"(, "ray_accelerator": {"instance_transform_clocks": 6})"), walk);
+  EXPECT_EQ(r.cycles, 1456u);
+  EXPECT_EQ(r.ra_busy_cycles, 8u);
+  r = run_machine_model(preset("rdna4", kernel + R"(, "ray_accelerator": {"instance_transform_clocks": 0})"), walk);
+  EXPECT_EQ(r.cycles, 1450u);
+
+  // rdna3: the instance node's 4 box tests are 1 clock at 4 per clock, plus the transform; the box node 2 clocks.
+  // ExactTimelineOfOneWave's rdna3 run (box 2 + pair 2 clocks) took 1452.
+  r = run_machine_model(preset("rdna3", kernel), walk);
+  EXPECT_EQ(r.cycles, 1452u);
+  EXPECT_EQ(r.ra_busy_cycles, 4u);
 }
 
 TEST(MachineModel, EmptyInputAndDeterminism) {
@@ -192,6 +225,7 @@ TEST(MachineModel, EmptyInputAndDeterminism) {
             std::string::npos);
   EXPECT_NE(a.find("\"preset\":\"rdna4\""), std::string::npos);
   EXPECT_NE(a.find("\"deadlock\":false"), std::string::npos);
+  EXPECT_NE(a.find("\"memory_levels\":[{\"name\":\"L0\",\"accesses\":"), std::string::npos) << a;
 }
 
 TEST(MachineModel, ExplicitWavesLikeTraceRays) {
@@ -266,7 +300,7 @@ TEST(MachineModel, WavesThatDependOnEachOtherDeadlockEvenWithAvoidance) {
           {"name": "trav", "vgprs": 32, "traversal": true},
           {"name": "shade", "vgprs": 256, "alu_cycles": 200, "barrier": true}]})");
   };
-  const Sequences two_waves = box_walks(64, 4);
+  const Sequences two_waves = box_walks(64, 4, 4);  // few nodes: both waves traverse in step
   const MachineConfig c = small(2);
   ASSERT_TRUE(c.vgpr.deadlock_avoidance);
   const MachineResult r = run_machine_model(c, two_waves);
@@ -363,10 +397,21 @@ TEST(MachineModel, DynamicAllocationRaisesActiveWavesWhenShadingIsThePeak) {
   expect_quoted(doc_table_row("`rdna4` (static, 10 waves)", st));
   expect_quoted(doc_table_row("`rdna4-dvgpr16`", d16));
   expect_quoted(doc_table_row("`rdna4-dvgpr32`", d32));
-  const double fewer = 100.0 * (1.0 - static_cast<double>(d16.cycles) / static_cast<double>(st.cycles));
-  expect_quoted("about " + std::to_string(std::lround(fewer)) + " % fewer cycles (" +
-                std::to_string(d16.waves_waited_on_vgprs) + " and " + std::to_string(d32.waves_waited_on_vgprs) +
-                " waves waited");
+  const double more = 100.0 * (static_cast<double>(d16.cycles) / static_cast<double>(st.cycles) - 1.0);
+  expect_quoted("about " + std::to_string(std::lround(std::abs(more))) + (more >= 0 ? " % more" : " % fewer") +
+                " cycles (" + std::to_string(d16.waves_waited_on_vgprs) + " and " +
+                std::to_string(d32.waves_waited_on_vgprs) + " waves waited");
+  // Why: the same DRAM line fills, at the CU's share of DRAM bandwidth, and a lower L0 hit rate.
+  const auto l0_hit_rate = [](const MachineResult& r) {
+    char rate[32];
+    const MemoryLevelResult& l0 = r.memory_levels[0];
+    std::snprintf(rate, sizeof rate, "%.1f %%",
+                  100.0 * static_cast<double>(l0.hits) / static_cast<double>(l0.accesses));
+    return std::string(rate);
+  };
+  EXPECT_EQ(d16.memory_levels.back().accesses, st.memory_levels.back().accesses);
+  expect_quoted("L0 hit rate " + l0_hit_rate(d16) + " instead of " + l0_hit_rate(st));
+  expect_quoted(std::to_string(st.memory_levels.back().accesses) + " DRAM line fills");
 }
 
 TEST(MachineModel, InOrderReturnsDifferFromOutOfOrder) {
@@ -378,6 +423,7 @@ TEST(MachineModel, InOrderReturnsDifferFromOutOfOrder) {
   EXPECT_NE(in_order.cycles, ooo.cycles);
   EXPECT_GT(in_order.mean_node_fetch_latency, ooo.mean_node_fetch_latency);
   EXPECT_GT(r3.cycles, ooo.cycles);
+  EXPECT_EQ(r3.memory_levels.back().accesses, ooo.memory_levels.back().accesses);  // the same DRAM line fills
 
   expect_quoted(doc_table_row("`rdna4`, in-order returns", in_order));
   expect_quoted(doc_table_row("`rdna3`", r3));

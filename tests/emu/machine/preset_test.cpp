@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <regex>
 
 #include <nlohmann/json.hpp>
 
@@ -45,6 +46,7 @@ TEST(MachinePreset, BuiltinPresets) {
   EXPECT_EQ(r4.compute_unit.vgprs_per_lane, 1536u);
   EXPECT_EQ(r4.ray_accelerator.box_tests_per_clock, 8u);
   EXPECT_EQ(r4.ray_accelerator.triangle_tests_per_clock, 2u);
+  EXPECT_EQ(r4.ray_accelerator.instance_transform_clocks, 1u);
   EXPECT_EQ(r4.vgpr.mode, VgprAllocation::Static);
   EXPECT_EQ(r4.vgpr.static_granule, 24u);
   EXPECT_FALSE(r4.memory.in_order_returns);
@@ -63,6 +65,7 @@ TEST(MachinePreset, BuiltinPresets) {
   const MachineConfig r3 = load_machine_preset("rdna3");
   EXPECT_EQ(r3.ray_accelerator.box_tests_per_clock, 4u);
   EXPECT_EQ(r3.ray_accelerator.triangle_tests_per_clock, 1u);
+  EXPECT_EQ(r3.ray_accelerator.instance_transform_clocks, 1u);
   EXPECT_TRUE(r3.memory.in_order_returns);
   EXPECT_EQ(r3.vgpr.mode, VgprAllocation::Static);
 }
@@ -108,7 +111,7 @@ TEST(MachinePreset, UserFileWithBaseAndPlainValues) {
     "base": "rdna4-dvgpr32",
     "description": "mine",
     "compute_unit": {"simds": 1},
-    "memory": {"hit_latency": {"value": 30, "unit": "cycles", "source": "me"}},
+    "memory": {"wait_counters": {"value": "combined", "unit": "", "source": "me"}},
     "kernel": {"phases": [{"name": "t", "vgprs": 64, "traversal": true}]}
   })");
   const MachineConfig c = load_machine_preset(path);
@@ -116,7 +119,8 @@ TEST(MachinePreset, UserFileWithBaseAndPlainValues) {
   EXPECT_EQ(c.description, "mine");
   EXPECT_EQ(c.compute_unit.simds, 1u);
   EXPECT_EQ(c.compute_unit.wave_slots, 16u);  // from the base
-  EXPECT_EQ(c.memory.hit_latency, 30u);
+  EXPECT_EQ(c.memory.wait_counters, WaitCounters::Combined);
+  EXPECT_EQ(c.memory.levels.size(), 5u);  // from the base
   EXPECT_EQ(c.vgpr.block_vgprs, 32u);
   ASSERT_EQ(c.kernel.phases.size(), 1u);  // the list replaces the base's
   EXPECT_EQ(c.kernel.phases[0].alu_cycles, 0u);
@@ -166,8 +170,29 @@ TEST(MachinePreset, ErrorsNameTheFileAndTheKey) {
   EXPECT_NE(m.find("kernel.phases[s].vgprs"), std::string::npos) << m;  // 13 blocks of 16 > 8
   m = load("two.json", R"({"base": "rdna4", "kernel": {"phases": [{"name": "s", "vgprs": 8}]}})");
   EXPECT_NE(m.find("traversal"), std::string::npos) << m;
-  m = load("line.json", R"({"base": "rdna4", "memory": {"line_bytes": 100}})");
-  EXPECT_NE(m.find("memory.line_bytes"), std::string::npos) << m;
+  const std::string level = R"({"name": "L0", "bytes": 1024, "line_bytes": 64, "ways": 4, "hit_latency": 40,
+      "bytes_per_clock": 64, "misses_in_flight": 8})";
+  const std::string memory = R"({"name": "DRAM", "bytes": 0, "line_bytes": 128, "ways": 1, "hit_latency": 500,
+      "bytes_per_clock": 4, "misses_in_flight": 1})";
+  const auto levels = [](const std::string& list) {
+    return R"({"base": "rdna4", "memory": {"levels": [)" + list + "]}}";
+  };
+  ASSERT_EQ(load_machine_preset(write(dir, "levels.json", levels(level + ", " + memory))).memory.levels.size(), 2u);
+  m = load("line.json", levels(std::regex_replace(level, std::regex("\"line_bytes\": 64"), "\"line_bytes\": 100") +
+                               ", " + memory));
+  EXPECT_NE(m.find("memory.levels[0].line_bytes"), std::string::npos) << m;
+  m = load("sets.json", levels(std::regex_replace(level, std::regex("1024"), "1000") + ", " + memory));
+  EXPECT_NE(m.find("memory.levels[0].bytes"), std::string::npos) << m;
+  m = load("huge.json", levels(std::regex_replace(level, std::regex("1024"), "1099511627776") + ", " + memory));
+  EXPECT_NE(m.find("memory.levels[0].bytes' holds more than"), std::string::npos) << m;
+  m = load("faster.json", levels(level + ", " + std::regex_replace(memory, std::regex("500"), "30")));
+  EXPECT_NE(m.find("memory.levels[1].hit_latency"), std::string::npos) << m;  // farther cannot be faster
+  m = load("nomemory.json", levels(level + ", " + level));
+  EXPECT_NE(m.find("memory.levels[1].bytes"), std::string::npos) << m;  // the last level holds all
+  m = load("one.json", levels(memory));
+  EXPECT_NE(m.find("memory.levels"), std::string::npos) << m;
+  m = load("counters.json", R"({"base": "rdna4", "memory": {"wait_counters": "vmcnt"}})");
+  EXPECT_NE(m.find("memory.wait_counters"), std::string::npos) << m;
 
   m = bad_input([] { (void)load_machine_preset("no-such-preset"); });
   EXPECT_NE(m.find("no-such-preset"), std::string::npos) << m;

@@ -1,16 +1,16 @@
 #pragma once
 // Parameters of the machine model (docs/machine-model.md): one RDNA-style compute unit — SIMDs with wave slots and
-// a VGPR file, one shared ray accelerator, a per-CU node cache over a fixed-latency backing store, the LDS — and
+// a VGPR file, one shared ray accelerator, a memory hierarchy (L0 to DRAM) and its return order, the LDS — and
 // the ray-tracing kernel it runs, as phases with VGPR needs. Hardware facts and their sources are in
 // docs/machine-model.md: §4.6 ray accelerator throughput, §7 bvhcnt, §8.1 static allocation,
 // §8.2 dynamic VGPRs (ISA §3.3.3), §9 memory. The values live in preset files (presets/*.json), where every
 // parameter carries its unit and the source of its value; the built-in presets are compiled into the library.
 //
 // Preset file: a JSON object with a "description" and the sections compute_unit, ray_accelerator, memory, lds,
-// vgpr_allocation, kernel and limits, keyed as the fields below (docs/machine-model.md). A value is either plain
+// vgpr_allocation, kernel and limits, and optionally gpu, keyed as the fields below (docs/machine-model.md). A value is either plain
 // (`"simds": 2`) or documented (`"simds": {"value": 2, "unit": "...", "source": "..."}`). `"base": "rdna4"` starts
 // from a built-in preset and overrides only the keys given (a documented value or a plain value replaces the base
-// value whole; `kernel.phases` replaces the base's list). Unknown keys are errors.
+// value whole; `kernel.phases` and `memory.levels` replace the base's list). Unknown keys are errors.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -19,7 +19,7 @@
 namespace hwbvh::emu {
 
 struct ComputeUnitConfig {
-  uint32_t simds = 0;           ///< SIMD32s sharing the ray accelerator, the node cache and the LDS
+  uint32_t simds = 0;           ///< SIMD32s sharing the ray accelerator, the L0 and the LDS
   uint32_t wave_slots = 0;      ///< wave slots per SIMD
   uint32_t vgprs_per_lane = 0;  ///< VGPR file per SIMD in wave32 VGPRs (192 KB = 1536)
   uint32_t issue_burst = 0;     ///< instructions a wave issues back-to-back before the SIMD serves another wave
@@ -29,14 +29,32 @@ struct RayAcceleratorConfig {
   uint32_t box_tests_per_clock = 0;       ///< a box node is 8 box tests
   uint32_t triangle_tests_per_clock = 0;  ///< a primitive (pair) step is 2 triangle tests
   uint32_t bvhcnt_limit = 0;              ///< outstanding BVH instructions per wave before issue stalls
+  uint32_t instance_transform_clocks = 0; ///< an instance node's ray transform, on top of its filter node's box tests
+};
+
+/// One level of the memory hierarchy (docs/machine-model.md, "Memory"). Latencies are load-to-use from the wave:
+/// data found at this level arrive `hit_latency` cycles after the request reaches it (later if its port is busy).
+struct MemoryLevelConfig {
+  std::string name;               ///< e.g. "L0", "L2", "MALL", "DRAM"
+  uint64_t bytes = 0;             ///< capacity; 0: holds no data, only merges requests for lines in flight (the last
+                                  ///< level, the memory, must be 0 and serves every request)
+  uint32_t line_bytes = 0;        ///< a power of two
+  uint32_t ways = 0;              ///< associativity (LRU within a set)
+  uint32_t hit_latency = 0;       ///< cycles from the request to the data when this level has the line
+  uint32_t bytes_per_clock = 0;   ///< bytes the level delivers per cycle (its port serves requests in arrival order)
+  uint32_t misses_in_flight = 0;  ///< misses it can have outstanding; a further miss waits for the oldest fill
+};
+
+/// How a wave's outstanding memory requests are counted (s_wait* semantics, docs/machine-model.md).
+enum class WaitCounters {
+  Split,     ///< RDNA 4: loadcnt, samplecnt, bvhcnt, dscnt, each decremented in order within its own kind
+  Combined,  ///< RDNA 3: vmcnt (loads, samples, BVH) and lgkmcnt (LDS), in order within each
 };
 
 struct MemoryConfig {
-  uint32_t cache_bytes = 0;        ///< per-CU node cache capacity (fully associative, LRU)
-  uint32_t line_bytes = 0;         ///< cache line size; a power of two
-  uint32_t hit_latency = 0;        ///< cycles from lookup to data on a hit
-  uint32_t miss_latency = 0;       ///< cycles from lookup to data from the fixed-latency backing store
-  bool in_order_returns = false;   ///< node data returns in request order across the CU's waves (RDNA 3)
+  std::vector<MemoryLevelConfig> levels;  ///< nearest first; the last is the memory (DRAM)
+  bool in_order_returns = false;          ///< vector memory data leave one in-order queue per CU (RDNA 3)
+  WaitCounters wait_counters = WaitCounters::Split;
 };
 
 struct LdsConfig {
@@ -79,6 +97,14 @@ struct KernelConfig {
   [[nodiscard]] uint32_t peak_vgprs() const;
 };
 
+/// The GPU a preset's compute unit stands for, used only to scale one CU's figures to the whole chip
+/// (gpu_scale.h). Optional in a preset file: compute_units == 0 means none was given.
+struct GpuConfig {
+  std::string name;            ///< e.g. "AMD Radeon RX 9070 XT"
+  uint32_t compute_units = 0;  ///< CUs on the chip
+  uint32_t clock_mhz = 0;      ///< shader clock the scaled figures assume
+};
+
 struct MachineConfig {
   std::string name;         ///< preset name or file path it came from
   std::string description;
@@ -89,6 +115,7 @@ struct MachineConfig {
   VgprConfig vgpr;
   KernelConfig kernel;
   uint64_t max_cycles = 0;  ///< limits.max_cycles: a run still going at this cycle stops (status CycleLimit)
+  GpuConfig gpu;            ///< the optional "gpu" section
 
   /// Throws hwbvh::Error(BadInput), naming `name` and the offending key (e.g. "memory.line_bytes"), if a value is
   /// out of range or the kernel cannot run at all (no slot fits its VGPRs, a phase needs more than max_blocks).
@@ -103,6 +130,17 @@ struct MachineConfig {
 /// Throws hwbvh::Error(BadInput) naming the file (or preset) and the problem: unknown name and no such file,
 /// malformed JSON, a missing, unknown or mistyped key, an invalid value.
 [[nodiscard]] MachineConfig load_machine_preset(std::string_view name_or_path);
+
+/// load_machine_preset with one parameter replaced, as `hwbvh machine sweep` varies it. `key` is a preset key,
+/// "section.key" (e.g. "ray_accelerator.box_tests_per_clock") or, in an array of named objects, "memory.levels[NAME].key"
+/// or "kernel.phases[NAME].key"; `value` is written as on a command line:
+/// a whole number, true or false, or a word such as "dynamic". The result is validated. Throws
+/// hwbvh::Error(BadInput) naming the preset, the key and the problem (no such key, a list or section, a bad value).
+[[nodiscard]] MachineConfig load_machine_preset(std::string_view name_or_path, std::string_view key,
+                                                std::string_view value);
+
+/// The unit the preset documents for `key` (as above), or "" when its value is plain. Throws as above.
+[[nodiscard]] std::string machine_parameter_unit(std::string_view name_or_path, std::string_view key);
 
 /// Parses preset JSON text; `origin` names it in errors and becomes MachineConfig::name. The result is validated.
 [[nodiscard]] MachineConfig parse_machine_preset(std::string_view json, const std::string& origin);

@@ -1,16 +1,16 @@
 #pragma once
 // The machine model: a deterministic discrete-event model of one compute unit running the ray-tracing kernel over
-// the node sequences the wavefront emulator recorded (TraceOptions::record_node_sequence). It does not traverse
-// again: the sequences say which node every lane intersects at every wave iteration; the model says how long that
-// takes when waves share the SIMDs, the ray accelerator, the node cache and the LDS, and how many waves fit under
-// static or dynamic VGPR allocation. Parameters: config.h; allocation rules: vgpr.h; the model and
-// its assumptions: docs/machine-model.md. Outputs are outputs of a model, not hardware measurements.
+// the node sequences the wavefront emulator recorded (TraceOptions::record_node_sequence), or wave programs
+// (program.h) on the same engine. It does not traverse again: the sequences say which node every lane intersects at
+// every wave iteration; the model says how long that takes when waves share the SIMDs, the ray accelerator, the
+// memory hierarchy and the LDS, and how many waves fit under static or dynamic VGPR allocation. Parameters:
+// config.h; allocation rules: vgpr.h; the model and its assumptions: docs/machine-model.md. Outputs are outputs of a model, not hardware measurements.
 //
 // A wave's life: launch (a free slot; static mode also needs its peak VGPRs, dynamic mode starts with one block)
 // -> for each phase: [dynamic: S_ALLOC_VGPR to the phase's need, busy-waiting on failure] [barrier] then either
 // ALU work or the traversal loop -> end (all registers and the slot return; the next queued wave launches).
 // One loop iteration: per ray slot with an active lane, one intersect instruction (every active lane fetches its
-// step's nodes through the cache, then the ray accelerator tests them: the boxes and triangles each target's
+// step's nodes through the memory hierarchy, then the ray accelerator tests them: the boxes and triangles each target's
 // emulator recorded per node, node_fetch.h) -> s_wait_bvhcnt 0 -> one DS_BVH_STACK op per ray slot -> wait -> loop
 // ALU instructions.
 #include <cstdint>
@@ -31,6 +31,18 @@ enum class MachineStatus {
 
 [[nodiscard]] const char* to_string(MachineStatus status);
 
+/// One memory level's traffic in a run (MachineResult::memory_levels, in MemoryConfig::levels order).
+struct MemoryLevelResult {
+  std::string name;
+  uint64_t accesses = 0;  ///< line requests that reached this level
+  uint64_t hits = 0;      ///< requests it served: the line was held or in flight (the memory serves all)
+  uint64_t misses = 0;    ///< requests it passed on to the next level (one line fill each)
+  uint64_t bytes = 0;     ///< bytes it served (to the wave for the nearest level, else line fills of the one above)
+
+  [[nodiscard]] double hit_rate() const;                        ///< hits / accesses; 0 without accesses
+  [[nodiscard]] double bytes_per_clock(uint64_t cycles) const;  ///< bytes / cycles; 0 without cycles
+};
+
 /// Outputs of one run (model outputs, not measurements). Rates are 0 when no cycle elapsed.
 struct MachineResult {
   MachineStatus status = MachineStatus::Completed;
@@ -49,6 +61,8 @@ struct MachineResult {
   double ra_box_utilization = 0.0;      ///< box_tests / (cycles x box_tests_per_clock)
   double ra_triangle_utilization = 0.0; ///< triangle_tests / (cycles x triangle_tests_per_clock)
   double ra_busy_fraction = 0.0;        ///< ra_busy_cycles / cycles
+  double box_tests_per_clock = 0.0;     ///< box_tests / cycles, against ray_accelerator.box_tests_per_clock
+  double triangle_tests_per_clock = 0.0;  ///< triangle_tests / cycles, against triangle_tests_per_clock
 
   uint32_t wave_limit_per_simd = 0;     ///< static: VGPR-limited occupancy; dynamic: the SQ_DYN_VGPR wave limit
   double average_active_waves_per_simd = 0.0;  ///< resident waves, time-averaged over the run and the SIMDs
@@ -60,9 +74,11 @@ struct MachineResult {
   uint32_t waves_blocked_at_end = 0;    ///< deadlock: resident waves blocked on allocation or a barrier
 
   uint64_t node_fetches = 0;            ///< nodes fetched (one per lane step, two for a BVH4x2 dual step)
-  uint64_t cache_hits = 0;              ///< fetches that found every line they span (possibly still in flight)
+  uint64_t cache_hits = 0;              ///< fetches the nearest level served whole (lines held or in flight)
   double cache_hit_rate = 0.0;
   double mean_node_fetch_latency = 0.0; ///< cycles from lookup to data return, in-order delay included
+
+  std::vector<MemoryLevelResult> memory_levels;  ///< traffic per level, nearest first (node fetches and loads)
 };
 
 /// Runs the model. node_sequences[i] is ray i's node fetches in step order (TraceOutput); rays form waves of 32 in

@@ -1,0 +1,70 @@
+#include "hwbvh/stats/machine_output.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "hwbvh/core/json_text.h"
+#include "hwbvh/emu/machine/gpu_scale.h"
+
+namespace hwbvh::stats {
+namespace {
+
+std::string percent(double share) { return fmt::format("{:.1f}%", 100.0 * share); }
+
+// Tests per second with an SI prefix: "615.2 G".
+std::string per_second(double value) {
+  return value >= 1e12 ? fmt::format("{:.2f} T", value / 1e12) : fmt::format("{:.1f} G", value / 1e9);
+}
+
+}  // namespace
+
+std::vector<MachineFigure> machine_figures(const emu::MachineResult& m, const emu::MachineConfig& c, bool gpu_scale,
+                                           MachineFigureSet set) {
+  const bool all = set == MachineFigureSet::All;
+  std::vector<MachineFigure> f;
+  f.push_back({"status", "status", emu::to_string(m.status)});
+  f.push_back({"cycles", "cycles", fmt::format("{}", m.cycles)});
+  f.push_back({"rays per 1000 cycles", "rays/kclk", fmt::format("{:.2f}", m.rays_per_1000_cycles)});
+  f.push_back({fmt::format("RA box tests per clock (peak {})", c.ray_accelerator.box_tests_per_clock), "box/clk",
+               fmt::format("{:.2f} ({})", m.box_tests_per_clock, percent(m.ra_box_utilization))});
+  f.push_back({fmt::format("RA triangle tests per clock (peak {})", c.ray_accelerator.triangle_tests_per_clock),
+               "tri/clk", fmt::format("{:.2f} ({})", m.triangle_tests_per_clock, percent(m.ra_triangle_utilization))});
+  if (all) {
+    f.push_back({"RA busy", "RA busy", percent(m.ra_busy_fraction)});
+    f.push_back({"wave limit per SIMD", "wave limit", fmt::format("{}", m.wave_limit_per_simd)});
+    f.push_back({"active waves per SIMD avg / peak", "waves",
+                 fmt::format("{:.2f} / {}", m.average_active_waves_per_simd, m.peak_active_waves_per_simd)});
+    f.push_back({"waves waiting on VGPRs", "VGPR waits",
+                 fmt::format("{} ({} wave-cycles)", m.waves_waited_on_vgprs, m.vgpr_wait_cycles)});
+    f.push_back({"failed VGPR allocations", "failed allocs", fmt::format("{}", m.failed_vgpr_allocations)});
+    f.push_back({"deadlock detected", "deadlock", m.deadlock ? "yes" : "no"});
+  }
+  // Whole node fetches the nearest level served (every line held or in flight); the per-level rates count lines.
+  if (all) f.push_back({"node fetch L0 hit rate", "fetch hits", percent(m.cache_hit_rate)});
+  for (const emu::MemoryLevelResult& l : m.memory_levels) {
+    if (all) f.push_back({l.name + " line lookups", l.name + " lookups", fmt::format("{} ({} hits)", l.accesses, l.hits)});
+    f.push_back({l.name + " hit rate", l.name + " hits", percent(l.hit_rate())});
+    f.push_back({l.name + " bandwidth", l.name + " B/clk", fmt::format("{:.1f} B/clock", l.bytes_per_clock(m.cycles))});
+  }
+  if (all) f.push_back({"mean node-fetch latency", "fetch latency", fmt::format("{:.1f} cycles", m.mean_node_fetch_latency)});
+  if (gpu_scale) {
+    const emu::GpuEstimate g = emu::gpu_estimate(m, c);
+    if (all) {
+      f.push_back({"whole GPU (a model's estimate)", "GPU",
+                   fmt::format("{}: {} CUs x {} MHz, no contention between CUs", g.gpu, g.compute_units, g.clock_mhz)});
+    }
+    f.push_back({"  box tests per second", "GPU box/s", per_second(g.box_tests_per_second)});
+    f.push_back({"  triangle tests per second", "GPU tri/s", per_second(g.triangle_tests_per_second)});
+    f.push_back({"  rays per second", "GPU rays/s", per_second(g.rays_per_second)});
+  }
+  return f;
+}
+
+std::string machine_json(const emu::MachineResult& result, const emu::MachineConfig& config, bool gpu_scale) {
+  if (!gpu_scale) return emu::to_json(result, config);
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(emu::to_json(result, config));
+  j["gpu_estimate"] = nlohmann::ordered_json::parse(emu::to_json(emu::gpu_estimate(result, config)));
+  return json_text(j);
+}
+
+}  // namespace hwbvh::stats

@@ -1,0 +1,210 @@
+// End-to-end tests of the machine model's commands: `hwbvh machine run` (docs/machine-model.md "Wave programs": the
+// shipped reproduction programs run and print their per-wave figures, --json parses, bad program or preset files exit
+// 2 with one line), `hwbvh machine sweep` (table, SVG plot, refusals that leave nothing behind), --gpu-scale on stats,
+// compare and report, and the report's sweep.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "e2e/report_fixture.h"
+
+namespace hwbvh {
+namespace {
+
+using ::testing::HasSubstr;
+using test::quote;
+
+class MachineCli : public test::ReportCliTest {
+ protected:
+  static std::string program(const std::string& name) {
+    return quote((test::source_dir() / "presets" / "programs" / name).string());
+  }
+  std::string write(const std::string& name, const std::string& text) {
+    std::ofstream(path(name)) << text;
+    return quote(path(name));
+  }
+  // A blob of the cornell box, small rays for speed.
+  std::string blob() {
+    const std::string out = path("cornell.hwbvh");
+    if (!std::filesystem::exists(out)) {
+      EXPECT_EQ(hwbvh("build " + quote(test::project_scene("cornell-box.obj").string()) + " -o " + quote(out)).code, 0);
+    }
+    return quote(out);
+  }
+  static constexpr const char* kSmall = " --width 32 --height 32 --quiet";
+};
+
+TEST_F(MachineCli, RunsTheCrossWaveOrderingProgram) {
+  test::Outcome r = hwbvh("machine run " + program("cross-wave-ordering.json") + " --machine rdna3");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("completed: completed 2 waves"));
+  EXPECT_THAT(r.out, HasSubstr("outputs of a model, not hardware measurements"));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("Y#0 +0 +0 +0 +36297 +36297 +131 +64 +1"));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("X#0 +0 +1 +0 +[0-9]+ +[0-9]+ +[0-9]+ +256 "));
+  EXPECT_THAT(r.out, HasSubstr("DRAM"));
+
+  r = hwbvh("machine run " + program("cross-wave-ordering.json") + " --machine rdna4 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["status"], "completed");
+  EXPECT_EQ(j["preset"], "rdna4");
+  ASSERT_EQ(j["per_wave"].size(), 2u);
+  EXPECT_EQ(j["per_wave"][1]["loads"], 1664);
+  EXPECT_EQ(j["memory_levels"].size(), 5u);
+
+  // A deadlock is a result: exit 0, the status says it.
+  r = hwbvh("machine run " + program("dvgpr-mutual-wait.json") + " --machine rdna4-dvgpr32");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("deadlocked: deadlock at cycle"));
+}
+
+TEST_F(MachineCli, BadProgramsAndPresetsExitTwoWithOneLine) {
+  const auto expect_bad = [](const test::Outcome& r, const std::string& needle) {
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("hwbvh: error: "));
+    EXPECT_THAT(r.err, HasSubstr(needle));
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  };
+  const std::string bad = write("bad.json", R"({"description": "d", "vgprs": 32, "waves": [
+      {"name": "w", "program": [{"op": "load", "stream": "nowhere"}]}]})");
+  expect_bad(hwbvh("machine run " + bad + " --machine rdna4"), "bad.json: wave program key 'waves[0].program[0].stream'");
+  expect_bad(hwbvh("machine run " + write("broken.json", "{") + " --machine rdna4"), "broken.json: malformed JSON");
+  expect_bad(hwbvh("machine run " + quote(path("missing.json")) + " --machine rdna4"), "missing.json");
+  expect_bad(hwbvh("machine run " + program("occupancy.json") + " --machine rdna9"), "rdna9");
+  const std::string wide = write("wide.json", R"({"description": "d", "vgprs": 256, "waves": [
+      {"name": "w", "count": 11, "program": [{"op": "alu", "count": 1}]}]})");
+  expect_bad(hwbvh("machine run " + wide + " --machine rdna4"), "does not fit the compute unit");
+  EXPECT_EQ(hwbvh("machine").code, 2);  // a command group: needs `run`
+  EXPECT_EQ(hwbvh("machine run " + program("occupancy.json")).code, 2);  // --machine is required
+  EXPECT_EQ(hwbvh("machine --help").code, 0);
+}
+
+
+TEST_F(MachineCli, SweepPrintsATableAndWritesAnSvgPlot) {
+  const std::string svg = path("plot.svg");
+  test::Outcome r = hwbvh("machine sweep " + blob() + kSmall +
+                          " --machine rdna4-dvgpr16 --param vgpr_allocation.block_vgprs --values 16,32 -o " +
+                          quote(svg));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("sweep of vgpr_allocation.block_vgprs (VGPRs per block)"));
+  EXPECT_THAT(r.out, testing::ContainsRegex("\nrdna4-dvgpr16 +16 +[0-9]+ +[0-9.]+% +[0-9.]+% +completed\n"
+                                            "rdna4-dvgpr16 +32 +[0-9]+ "));
+  const std::string plot = test::slurp(svg);
+  EXPECT_TRUE(plot.starts_with("<svg xmlns=")) << plot.substr(0, 80);
+  EXPECT_THAT(plot, HasSubstr(">vgpr_allocation.block_vgprs (VGPRs per block)</text>"));
+
+  r = hwbvh("machine sweep " + blob() + kSmall + " --machine rdna4 --param 'memory.levels[L0].bytes' --values 4096,32768 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["parameter"], "memory.levels[L0].bytes");
+  EXPECT_EQ(j["presets"], nlohmann::json::array({"rdna4"}));
+  EXPECT_EQ(j["points"].size(), 2u);
+  EXPECT_EQ(j["points"][1]["runs"][0]["status"], "completed");
+}
+
+TEST_F(MachineCli, BadSweepsExitTwoWithOneMessageAndWriteNothing) {
+  const std::string svg = path("never.svg");
+  const std::string sweep = "machine sweep " + blob() + kSmall + " -o " + quote(svg);
+  const std::pair<std::string, std::string> cases[] = {
+      {" --machine rdna4 --param memory.cache_size --values 1", "'memory.cache_size' is not a machine parameter"},
+      {" --machine rdna4 --param 'memory.levels[L0].bytes' --values 4096,100", "memory.levels[L0].bytes = 100"},
+      {" --machine rdna4 --param vgpr_allocation.mode --values static,sometimes", "must be \"static\" or \"dynamic\""},
+      {" --machine rdna4 --param stack_size --values 16,1", "'1' is not a whole number in 2..64"},
+      {" --machine rdna4 --param 'memory.levels[L0].bytes' --values 4096,,8192", "--values: an empty value"},
+      {" --machine nothing --param 'memory.levels[L0].bytes' --values 4096", "no built-in machine preset"},
+      {" --machine rdna4 --param 'memory.levels[L0].bytes' --values 4096 --rays primary,file", "not a file"},
+  };
+  for (const auto& [args, message] : cases) {
+    SCOPED_TRACE(args);
+    const test::Outcome r = hwbvh(sweep + args);
+    EXPECT_EQ(r.code, 2);
+    EXPECT_THAT(r.err, HasSubstr(message));
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_FALSE(std::filesystem::exists(svg));
+  }
+  const test::Outcome png = hwbvh("machine sweep " + blob() + kSmall +
+                                  " --machine rdna4 --param 'memory.levels[L0].bytes' --values 4096 -o " +
+                                  quote(path("plot.png")));
+  EXPECT_EQ(png.code, 2);
+  EXPECT_THAT(png.err, HasSubstr("name a .svg file"));
+  EXPECT_FALSE(std::filesystem::exists(path("plot.png")));
+  EXPECT_EQ(hwbvh("machine sweep " + blob() + " --param 'memory.levels[L0].bytes' --values 1").code, 2);  // no --machine
+  EXPECT_EQ(hwbvh("machine").code, 2);
+}
+
+// A two-level blob's instance steps each cost the preset's ray transform (ray_accelerator.instance_transform_clocks,
+// 1 on rdna4): the accelerator's busy clocks drop by exactly the instance steps (steps that are neither box nor
+// primitive nodes) when the transform is free.
+TEST_F(MachineCli, InstanceStepsOfATwoLevelBlobPayTheTransform) {
+  const std::string blob = quote(path("garden.hwbvh"));
+  ASSERT_EQ(hwbvh("build " + quote(test::project_scene("instanced-garden.gltf").string()) + " -o " + blob).code, 0);
+  const std::string free = write("free.json", R"({"base": "rdna4", "description": "no transform cost",
+                                                  "ray_accelerator": {"instance_transform_clocks": 0}})");
+  const auto ray_type = [&](const std::string& preset) {
+    const test::Outcome r = hwbvh("stats " + blob + kSmall + " --rays primary --json --machine " + preset);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["ray_types"][0];
+  };
+  const nlohmann::json charged = ray_type("rdna4"), uncharged = ray_type(free);
+  const nlohmann::json& t = charged["totals"];
+  const uint64_t instance_steps = t["steps"].get<uint64_t>() - t["box_node_steps"].get<uint64_t>() -
+                                  t["primitive_node_steps"].get<uint64_t>();
+  EXPECT_GT(instance_steps, 0u);
+  EXPECT_EQ(charged["machine_model"]["ra_busy_cycles"].get<uint64_t>(),
+            uncharged["machine_model"]["ra_busy_cycles"].get<uint64_t>() + instance_steps);
+  EXPECT_EQ(charged["machine_model"]["box_tests"], uncharged["machine_model"]["box_tests"]);
+}
+
+TEST_F(MachineCli, GpuScaleOnStatsCompareAndReport) {
+  test::Outcome r = hwbvh("stats " + blob() + kSmall + " --rays primary --machine rdna4 --gpu-scale --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json m = nlohmann::json::parse(r.out)["ray_types"][0]["machine_model"];
+  EXPECT_DOUBLE_EQ(m["gpu_estimate"]["box_tests_per_second"].get<double>(),
+                   m["box_tests_per_clock"].get<double>() * 64 * 2970e6);
+  EXPECT_DOUBLE_EQ(m["box_tests_per_clock"].get<double>(),
+                   m["box_tests"].get<double>() / m["cycles"].get<double>());
+  EXPECT_DOUBLE_EQ(m["memory_levels"][0]["bytes_per_clock"].get<double>(),
+                   m["memory_levels"][0]["bytes"].get<double>() / m["cycles"].get<double>());
+
+  r = hwbvh("stats " + blob() + kSmall + " --rays primary --machine rdna3 --gpu-scale");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("whole GPU (a model's estimate)        AMD Radeon RX 7900 XTX: 96 CUs x 2500 MHz"));
+  EXPECT_THAT(r.out, HasSubstr("RA box tests per clock (peak 4)"));
+  EXPECT_THAT(r.out, HasSubstr("MALL bandwidth"));
+
+  r = hwbvh("compare " + quote(test::project_scene("cornell-box.obj").string()) + kSmall +
+            " --random-rays 64 --machine rdna4 --gpu-scale");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("GPU box/s"));
+
+  const std::string html = path("r.html");
+  r = hwbvh("report " + blob() + kSmall + " --rays primary -o " + quote(html) +
+            " --machine rdna4 --gpu-scale --sweep-param 'memory.levels[L0].bytes' --sweep-values 4096,32768");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string page = test::slurp(html);
+  EXPECT_THAT(page, HasSubstr("<h3>Machine-model sweep of memory.levels[L0].bytes</h3>"));
+  EXPECT_THAT(page, HasSubstr("<svg xmlns="));
+  EXPECT_THAT(page, HasSubstr("box tests per second"));
+
+  // --gpu-scale needs --machine, and a preset with a "gpu" section.
+  EXPECT_EQ(hwbvh("stats " + blob() + kSmall + " --gpu-scale").code, 2);
+  const std::string preset = path("no-gpu.json");
+  std::ofstream(preset) << R"({"base": "rdna4", "description": "no gpu",
+                                "gpu": {"name": "", "compute_units": 0, "clock_mhz": 0}})";
+  r = hwbvh("stats " + blob() + kSmall + " --machine " + quote(preset) + " --gpu-scale");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("no-gpu.json: machine preset has no \"gpu\" section"));
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_EQ(hwbvh("report " + blob() + " -o " + quote(path("x.html")) + " --sweep-param 'memory.levels[L0].bytes'").code, 2);
+  EXPECT_FALSE(std::filesystem::exists(path("x.html")));
+}
+
+}  // namespace
+}  // namespace hwbvh

@@ -1,0 +1,219 @@
+// What users see of a machine-model run beyond cycles: ray-accelerator tests per clock against the preset's peak,
+// the memory levels' requests, hits, misses and bytes, the whole-GPU scaling, and presets with one parameter replaced (the
+// sweep's input). Every figure is checked against quantities the test works out from the sequences it gives.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "hwbvh/core/error.h"
+#include "hwbvh/emu/machine/gpu_scale.h"
+#include "hwbvh/emu/machine/machine.h"
+
+namespace hwbvh::emu {
+namespace {
+
+using Sequences = std::vector<std::vector<NodeFetch>>;
+
+// `rays` rays of `steps` steps over `nodes` distinct nodes of `bytes` bytes each (64 or 128), laid out back to back;
+// every third step is a leaf with two triangle tests, the others boxes of `width` children.
+Sequences walks(uint32_t rays, uint32_t steps, uint32_t nodes, uint32_t bytes, uint8_t width) {
+  Sequences s(rays);
+  for (uint32_t r = 0; r < rays; ++r) {
+    for (uint32_t i = 0; i < steps; ++i) {
+      const uint32_t n = (r * 7 + i) % nodes;
+      const bool leaf = i % 3 == 2;
+      s[r].push_back(NodeFetch{.node = n, .offset_64 = n * bytes / 64, .blocks_64 = static_cast<uint8_t>(bytes / 64),
+                               .box_tests = static_cast<uint8_t>(leaf ? 0 : width),
+                               .triangle_tests = static_cast<uint8_t>(leaf ? 2 : 0)});
+    }
+  }
+  return s;
+}
+
+struct Expected {
+  uint64_t fetches = 0, bytes = 0, boxes = 0, triangles = 0;
+  std::set<uint64_t> l0_lines;  // distinct 64-byte lines (rdna4's L0 line) touched
+  std::set<uint64_t> l2_lines;  // distinct 128-byte lines (the L2's, MALL's and DRAM's) touched
+};
+Expected expected(const Sequences& s) {
+  Expected e;
+  for (const auto& ray : s) {
+    for (const NodeFetch& f : ray) {
+      ++e.fetches;
+      e.bytes += f.bytes();
+      e.boxes += f.box_tests;
+      e.triangles += f.triangle_tests;
+      for (uint64_t b = f.byte_offset(); b < f.byte_offset() + f.bytes(); b += 64) {
+        e.l0_lines.insert(b / 64);
+        e.l2_lines.insert(b / 128);
+      }
+    }
+  }
+  return e;
+}
+
+// With caches far larger than the footprint nothing is evicted: the L0 misses every distinct 64-byte line once, the
+// L2 and the MALL every distinct 128-byte line once, every other request hits (held or in flight); each level below
+// the L0 sees exactly the misses of the one above, and counts the bytes of the requests it served.
+TEST(MachineFigures, TestsPerClockAndTheMemoryLevelsFollowFromTheModelsCounts) {
+  const MachineConfig config = load_machine_preset("rdna4");
+  for (const uint32_t node_bytes : {128u, 64u}) {  // RT IP 3.1 nodes, then Xe3's 64-byte blocks (two per line)
+    SCOPED_TRACE(node_bytes);
+    const Sequences s = walks(96, 12, 40, node_bytes, node_bytes == 128 ? 8 : 6);
+    const Expected e = expected(s);
+    const MachineResult r = run_machine_model(config, s);
+    ASSERT_EQ(r.status, MachineStatus::Completed) << r.message;
+    ASSERT_GT(r.cycles, 0u);
+    const double cycles = static_cast<double>(r.cycles);
+
+    EXPECT_EQ(r.box_tests, e.boxes);
+    EXPECT_EQ(r.triangle_tests, e.triangles);
+    EXPECT_DOUBLE_EQ(r.box_tests_per_clock, static_cast<double>(e.boxes) / cycles);
+    EXPECT_DOUBLE_EQ(r.triangle_tests_per_clock, static_cast<double>(e.triangles) / cycles);
+    EXPECT_DOUBLE_EQ(r.ra_box_utilization, static_cast<double>(e.boxes) / cycles / 8.0);
+    EXPECT_DOUBLE_EQ(r.ra_triangle_utilization, static_cast<double>(e.triangles) / cycles / 2.0);
+
+    ASSERT_EQ(r.memory_levels.size(), 5u);
+    const MemoryLevelResult& l0 = r.memory_levels[0];
+    EXPECT_EQ(l0.name, "L0");
+    EXPECT_EQ(l0.accesses, e.bytes / 64);  // one request per 64-byte line a node spans
+    EXPECT_EQ(l0.misses, e.l0_lines.size());
+    EXPECT_EQ(l0.hits, l0.accesses - l0.misses);
+    EXPECT_EQ(l0.bytes, l0.hits * 64);  // a level counts the bytes it served itself: a hit's 64-byte line
+    EXPECT_DOUBLE_EQ(l0.hit_rate(), static_cast<double>(l0.hits) / static_cast<double>(l0.accesses));
+    EXPECT_DOUBLE_EQ(l0.bytes_per_clock(r.cycles), static_cast<double>(l0.hits * 64) / cycles);
+    for (size_t k = 1; k < r.memory_levels.size(); ++k) {
+      const MemoryLevelResult& above = r.memory_levels[k - 1];
+      const MemoryLevelResult& level = r.memory_levels[k];
+      SCOPED_TRACE(level.name);
+      EXPECT_EQ(level.accesses, above.misses);
+      EXPECT_EQ(level.hits + level.misses, level.accesses);
+      EXPECT_EQ(level.bytes, level.hits * config.memory.levels[k - 1].line_bytes);
+    }
+    EXPECT_EQ(r.memory_levels[2].misses, e.l2_lines.size());  // L2
+    EXPECT_EQ(r.memory_levels[3].misses, e.l2_lines.size());  // MALL
+    EXPECT_EQ(r.memory_levels[4].accesses, e.l2_lines.size());  // DRAM serves each line once
+
+    const std::string json = to_json(r, config);
+    for (const char* key : {"\"box_tests_per_clock\"", "\"peak_box_tests_per_clock\":8", "\"memory_levels\":[{",
+                            "\"name\":\"L0\"", "\"bytes_per_clock\""}) {
+      EXPECT_NE(json.find(key), std::string::npos) << key << " in " << json;
+    }
+  }
+}
+
+// An L0 without storage only merges requests for lines in flight: one ray's fetches, each waiting for the one
+// before, miss every time, and the L2 serves the alternating nodes' lines from the second visit on.
+TEST(MachineFigures, AnL0WithoutStorageMissesEveryFetch) {
+  const MachineConfig config = load_machine_preset("rdna4", "memory.levels[L0].bytes", "0");
+  Sequences s(1);
+  for (uint32_t i = 0; i < 10; ++i) {
+    s[0].push_back(NodeFetch{.node = i % 2, .offset_64 = 2 * (i % 2), .blocks_64 = 2, .box_tests = 8});
+  }
+  const MachineResult r = run_machine_model(config, s);
+  ASSERT_EQ(r.status, MachineStatus::Completed) << r.message;
+  EXPECT_EQ(r.memory_levels[0].accesses, 20u);  // two 64-byte lines per node
+  EXPECT_EQ(r.memory_levels[0].hits, 0u);
+  EXPECT_EQ(r.memory_levels[0].hit_rate(), 0.0);
+  EXPECT_EQ(r.memory_levels[2].misses, 2u);  // the L2 fetches each node's 128-byte line once
+}
+
+// The presets' GPUs (AMD's product pages) and the scaling: one CU's rates per clock x CUs x clock.
+TEST(GpuScale, OneCusRatesTimesTheCuCountAtThePresetsClock) {
+  const MachineConfig rdna4 = load_machine_preset("rdna4");
+  EXPECT_EQ(rdna4.gpu.name, "AMD Radeon RX 9070 XT");
+  EXPECT_EQ(rdna4.gpu.compute_units, 64u);
+  EXPECT_EQ(rdna4.gpu.clock_mhz, 2970u);
+  EXPECT_EQ(load_machine_preset("rdna4-dvgpr16").gpu.compute_units, 64u);  // inherited from its base
+  EXPECT_EQ(load_machine_preset("rdna4-dvgpr32").gpu.clock_mhz, 2970u);
+  const MachineConfig rdna3 = load_machine_preset("rdna3");
+  EXPECT_EQ(rdna3.gpu.name, "AMD Radeon RX 7900 XTX");
+  EXPECT_EQ(rdna3.gpu.compute_units, 96u);
+  EXPECT_EQ(rdna3.gpu.clock_mhz, 2500u);
+
+  const Sequences s = walks(64, 9, 30, 128, 8);
+  const MachineResult r = run_machine_model(rdna4, s);
+  const GpuEstimate g = gpu_estimate(r, rdna4);
+  const double per_second = 64 * 2970e6;  // CU-clocks per second
+  const double cycles = static_cast<double>(r.cycles);
+  EXPECT_DOUBLE_EQ(g.box_tests_per_second, static_cast<double>(r.box_tests) / cycles * per_second);
+  EXPECT_DOUBLE_EQ(g.triangle_tests_per_second, static_cast<double>(r.triangle_tests) / cycles * per_second);
+  EXPECT_NEAR(g.rays_per_second, 64.0 / cycles * per_second, 1e-6 * g.rays_per_second);
+  EXPECT_EQ(g.compute_units, 64u);
+  EXPECT_NE(to_json(g).find("\"model_estimate\""), std::string::npos);
+
+  MachineConfig none = rdna4;
+  none.gpu = {};
+  try {
+    (void)gpu_estimate(r, none);
+    FAIL() << "no gpu section, no estimate";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    EXPECT_NE(std::string(e.what()).find("no \"gpu\" section"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)parse_machine_preset(R"({"base": "rdna4", "description": "x", "gpu": {"name": "x",
+      "compute_units": 0, "clock_mhz": 1000}})", "zero.json"), Error);
+  EXPECT_THROW((void)parse_machine_preset(R"({"base": "rdna4", "description": "x", "gpu": {"name": "x",
+      "compute_units": 4, "clock_mhz": 1000, "memory_gb": 16}})", "extra.json"), Error);
+}
+
+std::string bad_input_message(const std::string& key, const std::string& value) {
+  try {
+    (void)load_machine_preset("rdna4", key, value);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    return e.what();
+  }
+  ADD_FAILURE() << key << " = " << value << " was accepted";
+  return {};
+}
+
+TEST(MachinePresetParameter, OneValueReplacedEverythingElseKept) {
+  const MachineConfig base = load_machine_preset("rdna4");
+  MachineConfig c = load_machine_preset("rdna4", "memory.levels[L0].bytes", "65536");
+  EXPECT_EQ(c.memory.levels.at(0).bytes, 65536u);
+  EXPECT_EQ(c.name, "rdna4");
+  c.memory.levels.at(0).bytes = base.memory.levels.at(0).bytes;
+  EXPECT_EQ(c.memory.levels.at(2).bytes, base.memory.levels.at(2).bytes);
+  EXPECT_EQ(to_json(MachineResult{}, c), to_json(MachineResult{}, base));
+
+  EXPECT_EQ(load_machine_preset("rdna4", "vgpr_allocation.mode", "dynamic").vgpr.mode, VgprAllocation::Dynamic);
+  EXPECT_EQ(load_machine_preset("rdna4-dvgpr16", "vgpr_allocation.block_vgprs", "32").vgpr.block_vgprs, 32u);
+  EXPECT_FALSE(load_machine_preset("rdna3", "memory.in_order_returns", "false").memory.in_order_returns);
+  const MachineConfig shading = load_machine_preset("rdna4", "kernel.phases[hit_shading].vgprs", "192");
+  EXPECT_EQ(shading.kernel.phases.at(2).vgprs, 192u);
+  EXPECT_EQ(shading.kernel.peak_vgprs(), 192u);
+
+  EXPECT_EQ(machine_parameter_unit("rdna4", "memory.levels[L0].bytes"), "bytes per CU");
+  EXPECT_EQ(load_machine_preset("rdna3", "memory.levels[L2].hit_latency", "300").memory.levels.at(2).hit_latency, 300u);
+  EXPECT_EQ(machine_parameter_unit("rdna4", "kernel.phases[hit_shading].vgprs"), "VGPRs");
+  EXPECT_EQ(machine_parameter_unit("rdna4", "gpu.compute_units"), "compute units");
+
+  EXPECT_NE(bad_input_message("memory.cache_bytes", "1").find("'memory.cache_bytes' is not a machine parameter"),
+            std::string::npos);  // the one-level cache's key before the hierarchy
+  EXPECT_NE(bad_input_message("memory.levels[L0].bytez", "1").find("is not a machine parameter"), std::string::npos);
+  EXPECT_NE(bad_input_message("memory.levels[L9].bytes", "1").find("names no element of memory.levels"),
+            std::string::npos);
+  EXPECT_NE(bad_input_message("memory.levels", "1").find("is not a single value"), std::string::npos);
+  EXPECT_NE(bad_input_message("limits.levels[L0].bytes", "1").find("is not a machine parameter"), std::string::npos);
+  EXPECT_NE(bad_input_message("cache", "1").find("'cache' is not a machine parameter"), std::string::npos);
+  EXPECT_NE(bad_input_message("memory", "1").find("is not a machine parameter"), std::string::npos);
+  EXPECT_NE(bad_input_message("kernel.phases", "1").find("is not a single value"), std::string::npos);
+  EXPECT_NE(bad_input_message("kernel.phases[shading].vgprs", "1").find("names no element of kernel.phases"), std::string::npos);
+  EXPECT_NE(bad_input_message("kernel.phases[hit_shading].name", "x").find("is not a machine parameter"),
+            std::string::npos);
+  EXPECT_NE(bad_input_message("memory.levels[L0].bytes", "lots").find("must be a whole number"), std::string::npos);
+  EXPECT_NE(bad_input_message("memory.levels[L0].bytes", "-128").find("must be a whole number"), std::string::npos);
+  EXPECT_NE(bad_input_message("vgpr_allocation.mode", "dyn").find("must be \"static\" or \"dynamic\""),
+            std::string::npos);
+  const std::string invalid = bad_input_message("memory.levels[L0].bytes", "100");
+  EXPECT_NE(invalid.find("rdna4 with memory.levels[L0].bytes = 100"), std::string::npos) << invalid;
+  EXPECT_NE(invalid.find("machine parameter 'memory.levels[0].bytes' must be a multiple of line_bytes x ways"),
+            std::string::npos)
+      << invalid;
+}
+
+}  // namespace
+}  // namespace hwbvh::emu

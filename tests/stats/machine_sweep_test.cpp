@@ -1,0 +1,226 @@
+// hwbvh machine sweep's library side and the machine figures stats, compare and report show: each sweep point is
+// the machine model run with that value, utilisation is summed tests over summed cycles at the preset's peak, the
+// plot draws what the table says, and bad parameters are refused before any work.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <string>
+
+#include "fixtures/paths.h"
+#include "hwbvh/core/error.h"
+#include "hwbvh/emu/machine/gpu_scale.h"
+#include "hwbvh/stats/machine_output.h"
+#include "hwbvh/stats/machine_sweep.h"
+#include "stats_fixture.h"
+
+namespace hwbvh::stats {
+namespace {
+
+SweepOptions sweep_options(std::vector<std::string> presets, std::string parameter, std::vector<std::string> values) {
+  SweepOptions o;
+  o.presets = std::move(presets);
+  o.parameter = std::move(parameter);
+  o.values = std::move(values);
+  o.stats = test::small_stats_options();
+  o.stats.kinds = {RayKind::Primary, RayKind::Shadow};
+  return o;
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(MachineSweep, EachPointIsTheModelRunWithThatValue) {
+  const emu::LoadedBvh bvh = test::load_scene_bvh(test::project_scene("rotated-objects.obj"));
+  const SweepOptions o = sweep_options({"rdna4"}, "memory.levels[L0].bytes", {"2048", "65536"});
+  const SweepResult r = run_machine_sweep(bvh, o);
+  EXPECT_EQ(r.unit, "bytes per CU");
+  ASSERT_EQ(r.points.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    SCOPED_TRACE(o.values[i]);
+    StatsOptions so = o.stats;
+    so.oracle = false;
+    so.machine = emu::load_machine_preset("rdna4", "memory.levels[L0].bytes", o.values[i]);
+    const StatsReport direct = run_stats(bvh, so);
+    const SweepPoint& p = r.points[i];
+    EXPECT_EQ(p.value, o.values[i]);
+    EXPECT_EQ(p.config.memory.levels.at(0).bytes, std::stoul(o.values[i]));
+    ASSERT_EQ(p.runs.size(), 2u);
+    uint64_t cycles = 0, boxes = 0, triangles = 0;
+    for (std::size_t k = 0; k < 2; ++k) {
+      EXPECT_EQ(p.runs[k].first, direct.kinds[k].kind);
+      EXPECT_EQ(emu::to_json(p.runs[k].second, p.config), emu::to_json(*direct.kinds[k].machine, *so.machine));
+      cycles += p.runs[k].second.cycles;
+      boxes += p.runs[k].second.box_tests;
+      triangles += p.runs[k].second.triangle_tests;
+    }
+    ASSERT_TRUE(p.cycles.has_value());
+    EXPECT_EQ(*p.cycles, cycles);
+    EXPECT_DOUBLE_EQ(p.box_utilization, static_cast<double>(boxes) / (static_cast<double>(cycles) * 8));
+    EXPECT_DOUBLE_EQ(p.triangle_utilization, static_cast<double>(triangles) / (static_cast<double>(cycles) * 2));
+  }
+  // A 2 KiB L0 holds 16 of the 128-byte nodes: it misses more, and the run is longer.
+  EXPECT_LT(r.points[0].runs[0].second.memory_levels.at(0).hit_rate(),
+            r.points[1].runs[0].second.memory_levels.at(0).hit_rate());
+  EXPECT_GT(*r.points[0].cycles, *r.points[1].cycles);
+
+  const std::string text = sweep_to_text(r);
+  EXPECT_NE(text.find("sweep of memory.levels[L0].bytes (bytes per CU)"), std::string::npos) << text;
+  EXPECT_NE(text.find(std::to_string(*r.points[1].cycles)), std::string::npos) << text;
+  const nlohmann::json j = nlohmann::json::parse(sweep_to_json(r));
+  EXPECT_EQ(j["points"][1]["cycles"], *r.points[1].cycles);
+  EXPECT_EQ(j["points"][0]["runs"][1]["ray_type"], "shadow");
+  EXPECT_EQ(j["points"][0]["runs"][0]["memory_levels"][0]["name"], "L0");
+}
+
+TEST(MachineSweep, StackSizeRetracesTheRays) {
+  const emu::LoadedBvh bvh = test::load_scene_bvh(test::project_scene("rotated-objects.obj"));
+  const SweepResult r = run_machine_sweep(bvh, sweep_options({"rdna4"}, "stack_size", {"2", "16"}));
+  EXPECT_EQ(r.unit, "entries");
+  StatsOptions so = sweep_options({"rdna4"}, "", {}).stats;
+  so.oracle = false;
+  so.machine = emu::load_machine_preset("rdna4");
+  so.trace.stack.size = 2;
+  const StatsReport direct = run_stats(bvh, so);
+  EXPECT_EQ(*r.points[0].cycles, direct.kinds[0].machine->cycles + direct.kinds[1].machine->cycles);
+  // A two-entry stack loses entries and walks back: more steps, more cycles.
+  EXPECT_GT(*r.points[0].cycles, *r.points[1].cycles);
+}
+
+// A point that stops at the cycle limit has no cycles or utilisation: "-" in the table, left out of the plot's lines
+// and marked on its axis.
+TEST(MachineSweep, UnfinishedPointsAreShownAsSuchNeverAsCycles) {
+  const emu::LoadedBvh bvh = test::load_scene_bvh(test::project_scene("cornell-box.obj"));
+  const SweepResult r = run_machine_sweep(bvh, sweep_options({"rdna4"}, "limits.max_cycles", {"300", "1000000000000"}));
+  EXPECT_EQ(r.points[0].status, emu::MachineStatus::CycleLimit);
+  EXPECT_FALSE(r.points[0].cycles.has_value());
+  EXPECT_EQ(r.points[1].status, emu::MachineStatus::Completed);
+  const std::vector<std::vector<std::string>> rows = sweep_rows(r);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"rdna4", "300", "-", "-", "-", "cycle_limit"}));
+  EXPECT_EQ(rows[1][2], std::to_string(*r.points[1].cycles));
+  const std::string svg = sweep_to_svg(r);
+  EXPECT_EQ(count(svg, "<circle"), 2u);  // the completed point on the cycles line and on the utilisation line
+  EXPECT_EQ(count(svg, ">cycle_limit</text>"), 1u);
+  EXPECT_TRUE(nlohmann::json::parse(sweep_to_json(r))["points"][0]["cycles"].is_null());
+}
+
+TEST(MachineSweep, ThePlotHasLabelledAxesALegendAndIsDeterministic) {
+  const emu::LoadedBvh bvh = test::load_scene_bvh(test::project_scene("cornell-box.obj"));
+  const SweepOptions o = sweep_options({"rdna4-dvgpr16"}, "vgpr_allocation.mode", {"static", "dynamic"});
+  const SweepResult r = run_machine_sweep(bvh, o);
+  const std::string svg = sweep_to_svg(r);
+  EXPECT_TRUE(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+  for (const char* text : {">vgpr_allocation.mode (static | dynamic)</text>", ">cycles (shader clocks, one CU)</text>",
+                           ">RA box-test utilisation (% of peak)</text>", ">cycles (left axis)</text>",
+                           ">RA box-test utilisation (right axis)</text>", ">rdna4-dvgpr16</text>", ">static</text>",
+                           ">dynamic</text>", "One CU; outputs of a model, not hardware measurements"}) {
+    EXPECT_NE(svg.find(text), std::string::npos) << text;
+  }
+  EXPECT_EQ(count(svg, "<polyline"), 2u);
+  EXPECT_EQ(count(svg, "<circle"), 4u);
+  EXPECT_NE(svg.find("vgpr_allocation.mode = dynamic: " + std::to_string(*r.points[1].cycles) + " cycles</title>"),
+            std::string::npos);
+  SweepOptions other_threads = o;
+  other_threads.stats.threads = 1;
+  EXPECT_EQ(sweep_to_svg(run_machine_sweep(bvh, other_threads)), svg);
+}
+
+// Several presets: one series each, every value on every preset. With the shading phase as the VGPR peak, static
+// allocation keeps 16 waves per SIMD up to 96 VGPRs and 10 at 128 (144 in 24-VGPR granules); dynamic keeps 16.
+TEST(MachineSweep, SeveralPresetsAreSeveralSeries) {
+  const emu::LoadedBvh bvh = test::load_scene_bvh(test::project_scene("cornell-box.obj"));
+  const std::vector<std::string> presets{"rdna4", "rdna4-dvgpr16", "rdna4-dvgpr32"};
+  const SweepResult r = run_machine_sweep(bvh, sweep_options(presets, "kernel.phases[hit_shading].vgprs", {"64", "96", "128"}));
+  ASSERT_EQ(r.points.size(), 9u);
+  const uint32_t limits[3][3] = {{16, 16, 10}, {16, 16, 16}, {16, 16, 16}};
+  for (std::size_t p = 0; p < 3; ++p) {
+    for (std::size_t v = 0; v < 3; ++v) {
+      const SweepPoint& point = r.points[p * 3 + v];
+      EXPECT_EQ(point.preset, presets[p]);
+      EXPECT_EQ(point.value, r.values[v]);
+      EXPECT_EQ(point.config.kernel.phases.at(2).vgprs, std::stoul(r.values[v]));
+      EXPECT_EQ(point.runs.at(0).second.wave_limit_per_simd, limits[p][v]) << point.preset << " " << point.value;
+    }
+  }
+  const std::string svg = sweep_to_svg(r);
+  EXPECT_EQ(count(svg, "<polyline"), 6u);
+  for (const std::string& preset : presets) EXPECT_NE(svg.find(">" + preset + "</text>"), std::string::npos) << preset;
+  EXPECT_NE(sweep_to_text(r).find("rdna4-dvgpr32"), std::string::npos);
+}
+
+TEST(MachineSweep, BadParametersAndValuesAreRefused) {
+  const emu::LoadedBvh bvh = test::load_scene_bvh(test::project_scene("cornell-box.obj"));
+  const auto message = [&](std::vector<std::string> presets, const std::string& parameter,
+                           std::vector<std::string> values) {
+    try {
+      (void)run_machine_sweep(bvh, sweep_options(std::move(presets), parameter, std::move(values)));
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+      return std::string(e.what());
+    }
+    ADD_FAILURE() << parameter << " accepted";
+    return std::string();
+  };
+  EXPECT_NE(message({"rdna4"}, "memory.cache_size", {"1"}).find("'memory.cache_size' is not a machine parameter"),
+            std::string::npos);
+  EXPECT_NE(message({"rdna4-dvgpr16"}, "vgpr_allocation.block_vgprs", {"16", "0"}).find("vgpr_allocation.block_vgprs = 0"),
+            std::string::npos);
+  EXPECT_NE(message({"rdna4"}, "stack_size", {"16", "65"}).find("'65' is not a whole number in 2..64"),
+            std::string::npos);
+  EXPECT_NE(message({"rdna4"}, "memory.levels[L0].bytes", {}).find("no values"), std::string::npos);
+  EXPECT_NE(message({"rdna4", "no-such-preset"}, "memory.levels[L0].bytes", {"65536"}).find("no built-in machine preset"),
+            std::string::npos);
+  EXPECT_NE(message({}, "memory.levels[L0].bytes", {"1"}).find("no machine preset"), std::string::npos);
+  // A value every preset must take: 160 shading VGPRs are more than 8 blocks of 16.
+  EXPECT_NE(message({"rdna4", "rdna4-dvgpr16"}, "kernel.phases[hit_shading].vgprs", {"128", "160"})
+                .find("rdna4-dvgpr16 with kernel.phases[hit_shading].vgprs = 160"),
+            std::string::npos);
+}
+
+// The figures stats and report print, and compare's per-run rows, against the run's own counts.
+TEST(MachineOutput, FiguresAreTheRunsCountsAtThePresetsPeakAndGpu) {
+  const emu::LoadedBvh bvh = test::load_scene_bvh(test::project_scene("cornell-box.obj"));
+  StatsOptions so = test::small_stats_options();
+  so.kinds = {RayKind::Primary};
+  so.machine = emu::load_machine_preset("rdna3");
+  const emu::MachineResult m = *run_stats(bvh, so).kinds[0].machine;
+  const double cycles = static_cast<double>(m.cycles);
+  const auto value = [](const std::vector<MachineFigure>& figures, const std::string& label) {
+    for (const MachineFigure& f : figures)
+      if (f.label == label || f.column == label) return f.value;
+    ADD_FAILURE() << label;
+    return std::string();
+  };
+  const std::vector<MachineFigure> all = machine_figures(m, *so.machine, true, MachineFigureSet::All);
+  EXPECT_EQ(value(all, "RA box tests per clock (peak 4)"),
+            fmt::format("{:.2f} ({:.1f}%)", static_cast<double>(m.box_tests) / cycles,
+                        100.0 * static_cast<double>(m.box_tests) / cycles / 4));
+  EXPECT_EQ(value(all, "RA triangle tests per clock (peak 1)"),
+            fmt::format("{:.2f} ({:.1f}%)", static_cast<double>(m.triangle_tests) / cycles,
+                        100.0 * static_cast<double>(m.triangle_tests) / cycles));
+  const emu::MemoryLevelResult& level = m.memory_levels.at(0);
+  EXPECT_EQ(value(all, "L0 hit rate"),
+            fmt::format("{:.1f}%", 100.0 * static_cast<double>(level.hits) / static_cast<double>(level.accesses)));
+  EXPECT_EQ(value(all, "L0 bandwidth"), fmt::format("{:.1f} B/clock", static_cast<double>(level.bytes) / cycles));
+  EXPECT_EQ(value(all, "  box tests per second"),
+            fmt::format("{:.1f} G", static_cast<double>(m.box_tests) / cycles * 96 * 2500e6 / 1e9));
+  EXPECT_EQ(value(all, "whole GPU (a model's estimate)"),
+            "AMD Radeon RX 7900 XTX: 96 CUs x 2500 MHz, no contention between CUs");
+  const nlohmann::json j = nlohmann::json::parse(machine_json(m, *so.machine, true));
+  EXPECT_DOUBLE_EQ(j["gpu_estimate"]["rays_per_second"].get<double>(), emu::gpu_estimate(m, *so.machine).rays_per_second);
+  EXPECT_FALSE(nlohmann::json::parse(machine_json(m, *so.machine, false)).contains("gpu_estimate"));
+
+  // Throughput: what compare shows per run, without occupancy.
+  const std::vector<MachineFigure> brief = machine_figures(m, *so.machine, false, MachineFigureSet::Throughput);
+  EXPECT_EQ(value(brief, "box/clk"), value(all, "box/clk"));
+  EXPECT_TRUE(std::none_of(brief.begin(), brief.end(), [](const MachineFigure& f) {
+    return f.column == "waves" || f.column.starts_with("GPU");
+  }));
+}
+
+}  // namespace
+}  // namespace hwbvh::stats
