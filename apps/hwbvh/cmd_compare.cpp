@@ -9,6 +9,7 @@
 #include "hwbvh/stats/compare.h"
 #include "output.h"
 #include "progress.h"
+#include "target_options.h"
 
 namespace hwbvh::cli {
 namespace {
@@ -21,6 +22,7 @@ struct CompareArgs {
   std::string camera;
   uint32_t random_rays = 16384;
   uint32_t stack_size = 16;
+  uint32_t instance_mask = 0xFF;
   std::string quality = "medium";
   std::string machine;
   int threads = 0;
@@ -37,6 +39,7 @@ int run_compare(const CompareArgs& a) {
   if (!a.camera.empty()) o.camera = parse_camera(a.camera);
   o.random_rays = a.random_rays;
   o.trace.stack.size = a.stack_size;
+  o.trace.instance_mask = a.instance_mask;
   o.quality = a.quality == "low" ? build::BuildQuality::Low
               : a.quality == "high" ? build::BuildQuality::High : build::BuildQuality::Medium;
   if (!a.machine.empty()) o.machine = emu::load_machine_preset(a.machine);
@@ -69,6 +72,7 @@ Command add_compare_command(CLI::App& app) {
   sub->add_option("--height", args->height, "primary-ray image height")->check(CLI::Range(1u, 16384u))->capture_default_str();
   sub->add_option("--camera", args->camera, "eye,target,up,fov (ten numbers); default: framed from the scene bounds");
   sub->add_option("--random-rays", args->random_rays, "number of random rays")->check(CLI::Range(1u, 100000000u))->capture_default_str();
+  add_instance_mask_option(*sub, args->instance_mask);
   sub->add_option("--stack-size", args->stack_size,
                   "LDS stack ring entries per lane (the xe3 row keeps its 4-entry short stack)")
       ->check(CLI::Range(2u, 64u))

@@ -31,6 +31,7 @@ struct ReportArgs {
   uint64_t seed = 1;
   std::string rays_file;
   uint32_t stack_size = emu::kHardwareStackSize;
+  uint32_t instance_mask = 0xFF;
   std::string machine;
   bool compare = false;
   bool flatten = false;
@@ -53,6 +54,7 @@ int run_report(const ReportArgs& a) {
   o.seed = a.seed;
   o.rays_file = a.rays_file;
   o.trace.stack.size = a.stack_size;
+  o.trace.instance_mask = a.instance_mask;
   if (!a.machine.empty()) o.machine = emu::load_machine_preset(a.machine);
   o.compare = a.compare;
   o.flatten = a.flatten;
@@ -106,6 +108,7 @@ Command add_report_command(CLI::App& app) {
   sub->add_option("--seed", args->seed, "seed of the AO and random rays")->capture_default_str();
   sub->add_option("--rays-file", args->rays_file, "trace these rays too (format: docs/rays.md)");
   args->target_options.stack_size =
+  add_instance_mask_option(*sub, args->instance_mask);
       sub->add_option("--stack-size", args->stack_size, "LDS stack ring entries per lane (rtip31, rtip20 inputs)")
           ->check(CLI::Range(2u, emu::kMaxStackSize))
           ->capture_default_str();

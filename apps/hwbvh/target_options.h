@@ -16,6 +16,9 @@ namespace hwbvh::cli {
 void refuse_unless(const CLI::Option* option, std::initializer_list<blob::Target> applies_to, blob::Target target,
                    const std::string& subject);
 
+/// --instance-mask N (0..255): the rays' instance mask, TraceOptions::instance_mask. Out of range: exit 2.
+CLI::Option* add_instance_mask_option(CLI::App& sub, uint32_t& mask);
+
 /// The tracing options of stats, render and report that not every target's emulator has; null where the command
 /// has no such option.
 struct TargetTraceOptions {
