@@ -194,6 +194,7 @@ StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& requested) 
   report.machine = options.machine;
   report.any_hit_shader = shader.has_value();
   report.stoc = options.trace.stoc;
+  report.two_level = bvh.two_level();
   report.camera = options.camera ? *options.camera
                                  : auto_frame(bvh.world_positions(), static_cast<float>(options.width) / static_cast<float>(options.height));
 
