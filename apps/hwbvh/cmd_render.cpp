@@ -128,8 +128,8 @@ Command add_render_command(CLI::App& app) {
       ->capture_default_str();
   CLI::Option* max = sub->add_option("--max", args->max_value, "top of the heatmap scale (depth: far distance); default: the image maximum")
       ->check(CLI::PositiveNumber);
+  args->target_options.instance_mask = add_instance_mask_option(*sub, args->instance_mask);
   args->target_options.stack_size =
-  add_instance_mask_option(*sub, args->instance_mask);
       sub->add_option("--stack-size", args->stack_size, "LDS stack ring entries per lane (rtip31, rtip20)")
           ->check(CLI::Range(2u, emu::kMaxStackSize))
           ->capture_default_str();

@@ -107,8 +107,8 @@ Command add_report_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--seed", args->seed, "seed of the AO and random rays")->capture_default_str();
   sub->add_option("--rays-file", args->rays_file, "trace these rays too (format: docs/rays.md)");
+  args->target_options.instance_mask = add_instance_mask_option(*sub, args->instance_mask);
   args->target_options.stack_size =
-  add_instance_mask_option(*sub, args->instance_mask);
       sub->add_option("--stack-size", args->stack_size, "LDS stack ring entries per lane (rtip31, rtip20 inputs)")
           ->check(CLI::Range(2u, emu::kMaxStackSize))
           ->capture_default_str();

@@ -97,6 +97,23 @@ TEST_F(GltfCli, InstancedGardenAgreesWithTheOracleAndTakesAnInstanceMask) {
   EXPECT_FALSE(std::filesystem::exists(path("g.html")));
 }
 
+// One-level BVHs have no instances, and the targets disagree on what a mask would mean there (RT IP 2.0 box nodes
+// carry none): --instance-mask is refused for them, before any output.
+TEST_F(GltfCli, InstanceMaskIsRefusedForOneLevelInput) {
+  const std::string flat = path("flat.hwbvh");
+  ASSERT_EQ(hwbvh("build " + garden() + " --flatten --quiet -o " + quote(flat)).code, 0);
+  const std::string needed = "--instance-mask applies to two-level blobs only";
+  for (const std::string& command :
+       {"stats " + quote(flat) + " --quiet", "render " + quote(flat) + " --mode steps -o " + quote(path("f.png")),
+        "report " + quote(flat) + " -o " + quote(path("f.html")) + " --quiet", "compare " + garden() + " --flatten"}) {
+    const test::Outcome r = hwbvh(command + " --instance-mask 1");
+    EXPECT_EQ(r.code, 2) << command;
+    EXPECT_THAT(r.err, HasSubstr(needed)) << command;
+  }
+  EXPECT_FALSE(std::filesystem::exists(path("f.png")));
+  EXPECT_FALSE(std::filesystem::exists(path("f.html")));
+}
+
 TEST_F(GltfCli, FlattenedBuildsAreByteIdenticalAtAnyThreadCountAndTakeTheCutoffOption) {
   for (const char* threads : {"1", "2"}) {
     const test::Outcome r = hwbvh("build " + garden() + " --flatten --quiet --threads " + threads + " -o " +

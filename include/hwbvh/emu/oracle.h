@@ -15,9 +15,9 @@
 // scene of instance geometries, one per instance node, attached with geomID = the instance's index (the sideband's)
 // so that Embree's instID is our instance index, each with the sideband's object-to-world matrix and the Levels
 // mask. Rays carry the instance mask as Embree's ray mask (the Debian build has RTC_DEVICE_PROPERTY_RAY_MASK_SUPPORTED,
-// checked when an oracle with instances is built); one-level triangles keep Embree's all-ones geometry mask, as
-// the RT IP 3.1 BLAS box nodes' child masks are 0xFF, so only a zero mask culls them. One-level hits report
-// instance 0, as the emulator does.
+// checked when an oracle with instances is built). One-level triangles keep Embree's all-ones geometry mask, so there
+// only a zero mask culls (as the RT IP 3.1 and Xe3 emulators do; RT IP 2.0 box nodes carry no mask, which is why the
+// CLI takes masks for two-level blobs only). One-level hits report instance 0, as the emulator does.
 //
 // Agreement rule, per ray: closest-hit rays agree when (a) both miss, (b) both hit the same instance, geometry and
 // primitive, or (c) both hit and |t_emu - t_embree| <= 1e-4 * max(|t_embree|, FLT_MIN) (edges shared by two
