@@ -9,6 +9,7 @@
 #include "machine_options.h"
 #include "output.h"
 #include "progress.h"
+#include "target_options.h"
 
 namespace hwbvh::cli {
 namespace {
@@ -21,6 +22,8 @@ struct CompareArgs {
   std::string camera;
   uint32_t random_rays = 16384;
   uint32_t stack_size = 16;
+  uint32_t instance_mask = 0xFF;
+  CLI::Option* instance_mask_option = nullptr;
   std::string quality = "medium";
   MachineArgs machine;
   int threads = 0;
@@ -30,6 +33,7 @@ struct CompareArgs {
 };
 
 int run_compare(const CompareArgs& a) {
+  refuse_instance_mask(a.instance_mask_option, a.scene);  // every variant is built one-level
   stats::CompareOptions o;
   o.kinds = stats::parse_ray_kinds(a.rays);
   o.width = a.width;
@@ -37,6 +41,7 @@ int run_compare(const CompareArgs& a) {
   if (!a.camera.empty()) o.camera = parse_camera(a.camera);
   o.random_rays = a.random_rays;
   o.trace.stack.size = a.stack_size;
+  o.trace.instance_mask = a.instance_mask;
   o.quality = a.quality == "low" ? build::BuildQuality::Low
               : a.quality == "high" ? build::BuildQuality::High : build::BuildQuality::Medium;
   o.machine = load_machine(a.machine);
@@ -70,6 +75,7 @@ Command add_compare_command(CLI::App& app) {
   sub->add_option("--height", args->height, "primary-ray image height")->check(CLI::Range(1u, 16384u))->capture_default_str();
   sub->add_option("--camera", args->camera, "eye,target,up,fov (ten numbers); default: framed from the scene bounds");
   sub->add_option("--random-rays", args->random_rays, "number of random rays")->check(CLI::Range(1u, 100000000u))->capture_default_str();
+  args->instance_mask_option = add_instance_mask_option(*sub, args->instance_mask);
   sub->add_option("--stack-size", args->stack_size,
                   "LDS stack ring entries per lane (the xe3 row keeps its 4-entry short stack)")
       ->check(CLI::Range(2u, 64u))

@@ -30,6 +30,7 @@ struct RenderArgs {
   double max_value = 0.0;
   std::optional<double> max;  ///< --max, when given
   uint32_t stack_size = emu::kHardwareStackSize;
+  uint32_t instance_mask = 0xFF;
   uint32_t heuristic = 0;
   uint32_t step_limit = emu::kDefaultStepLimit;
   std::string stoc = "on";
@@ -64,6 +65,7 @@ int run_render(const RenderArgs& a) {
   view.height = a.height;
   if (!a.camera.empty()) view.camera = parse_camera(a.camera);
   view.trace.stack.size = a.stack_size;
+  view.trace.instance_mask = a.instance_mask;
   view.trace.intersect.heuristic = static_cast<emu::SortHeuristic>(a.heuristic);
   view.trace.step_limit = a.step_limit;
   view.trace.stoc = a.stoc == "on";
@@ -126,6 +128,7 @@ Command add_render_command(CLI::App& app) {
       ->capture_default_str();
   CLI::Option* max = sub->add_option("--max", args->max_value, "top of the heatmap scale (depth: far distance); default: the image maximum")
       ->check(CLI::PositiveNumber);
+  args->target_options.instance_mask = add_instance_mask_option(*sub, args->instance_mask);
   args->target_options.stack_size =
       sub->add_option("--stack-size", args->stack_size, "LDS stack ring entries per lane (rtip31, rtip20)")
           ->check(CLI::Range(2u, emu::kMaxStackSize))

@@ -31,6 +31,7 @@ struct ReportArgs {
   uint64_t seed = 1;
   std::string rays_file;
   uint32_t stack_size = emu::kHardwareStackSize;
+  uint32_t instance_mask = 0xFF;
   MachineArgs machine;
   std::string sweep_parameter;
   std::string sweep_values;
@@ -55,6 +56,7 @@ int run_report(const ReportArgs& a) {
   o.seed = a.seed;
   o.rays_file = a.rays_file;
   o.trace.stack.size = a.stack_size;
+  o.trace.instance_mask = a.instance_mask;
   o.machine = load_machine(a.machine);
   o.gpu_scale = a.machine.gpu_scale;
   o.sweep_parameter = a.sweep_parameter;
@@ -110,6 +112,7 @@ Command add_report_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--seed", args->seed, "seed of the AO and random rays")->capture_default_str();
   sub->add_option("--rays-file", args->rays_file, "trace these rays too (format: docs/rays.md)");
+  args->target_options.instance_mask = add_instance_mask_option(*sub, args->instance_mask);
   args->target_options.stack_size =
       sub->add_option("--stack-size", args->stack_size, "LDS stack ring entries per lane (rtip31, rtip20 inputs)")
           ->check(CLI::Range(2u, emu::kMaxStackSize))

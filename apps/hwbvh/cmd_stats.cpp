@@ -31,6 +31,7 @@ struct StatsArgs {
   uint64_t seed = 1;
   std::string rays_file;
   uint32_t stack_size = 16;
+  uint32_t instance_mask = 0xFF;
   uint32_t heuristic = 0;
   std::string triangle_test;  ///< empty: the target's own
   uint32_t step_limit = emu::kDefaultStepLimit;
@@ -63,6 +64,7 @@ int run_stats(const StatsArgs& a) {
   options.seed = a.seed;
   options.rays_file = a.rays_file;
   options.trace.stack.size = a.stack_size;
+  options.trace.instance_mask = a.instance_mask;
   options.trace.intersect.heuristic = static_cast<emu::SortHeuristic>(a.heuristic);
   if (!a.triangle_test.empty()) options.trace.intersect.triangle_test = emu::parse_triangle_test(a.triangle_test);
   options.trace.step_limit = a.step_limit;
@@ -104,6 +106,7 @@ Command add_stats_command(CLI::App& app) {
   sub->add_option("--random-rays", args->random_rays, "number of random rays")->check(CLI::Range(1u, 100000000u))->capture_default_str();
   sub->add_option("--seed", args->seed, "seed of the AO and random rays")->capture_default_str();
   sub->add_option("--rays-file", args->rays_file, "trace these rays too (format: docs/rays.md)");
+  args->target_options.instance_mask = add_instance_mask_option(*sub, args->instance_mask);
   args->target_options.stack_size =
       sub->add_option("--stack-size", args->stack_size, "LDS stack ring entries per lane (rtip31, rtip20)")
           ->check(CLI::Range(2u, 64u))->capture_default_str();

@@ -21,11 +21,25 @@ void refuse_unless(const CLI::Option* option, std::initializer_list<blob::Target
                           applies_to.size() > 1 ? "s" : "", targets, subject, blob::target_name(target)));
 }
 
+CLI::Option* add_instance_mask_option(CLI::App& sub, uint32_t& mask) {
+  return sub.add_option("--instance-mask", mask,
+                        "the rays' 8-bit instance mask: instances whose mask shares no bit with it are skipped")
+      ->check(CLI::Range(0u, 255u))
+      ->capture_default_str();
+}
+
+void refuse_instance_mask(const CLI::Option* option, const std::string& subject) {
+  if (option == nullptr || option->count() == 0) return;
+  throw Error(ErrorKind::BadInput, "",
+              fmt::format("--instance-mask applies to two-level blobs only ({} has no instances)", subject));
+}
+
 void TargetTraceOptions::refuse_unused(const emu::LoadedBvh& bvh) const {
   using blob::Target;
   refuse_unless(stack_size, {Target::Rtip31, Target::Rtip20}, bvh.target, bvh.file);
   refuse_unless(heuristic, {Target::Rtip31, Target::Rtip20}, bvh.target, bvh.file);
   refuse_unless(stoc, {Target::Rtip31, Target::Xe3}, bvh.target, bvh.file);
+  if (!bvh.two_level()) refuse_instance_mask(instance_mask, bvh.file);
 }
 
 }  // namespace hwbvh::cli

@@ -1,6 +1,7 @@
 #include "hwbvh/emu/oracle.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -11,6 +12,7 @@
 #include <embree3/rtcore.h>
 
 #include "hwbvh/core/error.h"
+#include "hwbvh/emu/loaded_bvh.h"
 
 namespace hwbvh::emu {
 namespace {
@@ -23,7 +25,7 @@ constexpr uint32_t kMaxGeometryId = (1u << 24) - 1;
 // scaled below kEmbreeSceneReach, so that both hold also for rays from cameras and lights a few scene sizes away.
 constexpr float kEmbreeRayReach = 0x1p60f, kEmbreeSceneReach = 0x1p40f;
 
-void fill_ray(RTCRay& r, const Ray& ray, float scale) {
+void fill_ray(RTCRay& r, const Ray& ray, float scale, uint32_t mask) {
   const Vec3 origin = ray.origin * scale;
   if (!(max_abs(origin) <= kEmbreeRayReach) || !(max_abs(ray.direction) <= kEmbreeRayReach)) {
     throw_bad_input("", "a ray (origin " + std::to_string(ray.origin.x) + ", " + std::to_string(ray.origin.y) + ", " +
@@ -39,7 +41,7 @@ void fill_ray(RTCRay& r, const Ray& ray, float scale) {
   r.dir_z = ray.direction.z;
   r.time = 0.0f;
   r.tfar = ray.tmax * scale;
-  r.mask = 0xFFFFFFFFu;
+  r.mask = mask;
   r.id = 0;
   r.flags = 0;
 }
@@ -65,18 +67,20 @@ void alpha_filter(const RTCFilterFunctionNArguments* args) {
 
 struct Oracle::Impl {
   RTCDevice device = nullptr;
-  RTCScene scene = nullptr;
+  RTCScene scene = nullptr;  // the scene queried: the only one, or the top level of a two-level BVH
+  std::vector<RTCScene> blases;  // two-level: per BLAS, the scene its instances instance
   // Shared with every Embree geometry; one float of padding because Embree reads vertices with 16-byte loads.
   std::vector<float> vertices;
   std::string first_error;  // from Embree's error callback, for the exception message
-  // range_scale(scene, kEmbreeSceneReach), exact: Embree sees positions, ray origins and t times this, and the same
-  // hits and barycentrics.
+  // range_scale(scene, kEmbreeSceneReach), exact: Embree sees positions, instance translations, ray origins and t
+  // times this, and the same hits and barycentrics (a two-level scene's object and world spaces share it).
   float scale = 1.0f;
   std::optional<AlphaTest> alpha;  // the any-hit shader's data, if any
   std::vector<std::unique_ptr<AlphaFilter>> filters;  // user data of the filtered geometries (stable addresses)
 
   ~Impl() {
     if (scene) rtcReleaseScene(scene);
+    for (RTCScene blas : blases) rtcReleaseScene(blas);
     if (device) rtcReleaseDevice(device);
   }
 
@@ -88,9 +92,97 @@ struct Oracle::Impl {
                       (first_error.empty() ? "error code " + std::to_string(static_cast<int>(code)) : first_error));
     }
   }
+
+  RTCScene new_scene() const {
+    RTCScene s = rtcNewScene(device);
+    rtcSetSceneFlags(s, RTC_SCENE_FLAG_ROBUST);
+    rtcSetSceneBuildQuality(s, RTC_BUILD_QUALITY_HIGH);
+    return s;
+  }
+
+  // One triangle geometry of `scene` with Embree's geomID `id`: triangles `tris` (Geometry-section indices by
+  // primitive id), with the alpha filter when one of them is alpha-tested.
+  void attach_triangles(RTCScene target, uint32_t id, const std::vector<uint32_t>& tris,
+                        const blob::GeometrySection& geometry, const std::string& file) {
+    RTCGeometry geom = rtcNewGeometry(device, RTC_GEOMETRY_TYPE_TRIANGLE);
+    rtcSetSharedGeometryBuffer(geom, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3, vertices.data(), 0,
+                               3 * sizeof(float), geometry.positions.size());
+    auto* index = static_cast<uint32_t*>(
+        rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3, 3 * sizeof(uint32_t), tris.size()));
+    if (!index) {
+      rtcReleaseGeometry(geom);
+      check(file, "allocate an index buffer");
+      throw Error(ErrorKind::Runtime, file, "Embree failed to allocate an index buffer");
+    }
+    for (std::size_t p = 0; p < tris.size(); ++p) {
+      const auto& tri = geometry.triangles[tris[p]];
+      for (int k = 0; k < 3; ++k) index[3 * p + k] = tri.degenerate() ? tri.v[0] : tri.v[k];
+    }
+    rtcSetGeometryBuildQuality(geom, RTC_BUILD_QUALITY_HIGH);
+    if (alpha && std::any_of(tris.begin(), tris.end(), [&](uint32_t t) { return alpha->tested(t); })) {
+      filters.push_back(std::make_unique<AlphaFilter>(AlphaFilter{&*alpha, tris}));
+      rtcSetGeometryUserData(geom, filters.back().get());
+      rtcSetGeometryIntersectFilterFunction(geom, alpha_filter);
+      rtcSetGeometryOccludedFilterFunction(geom, alpha_filter);
+    }
+    rtcCommitGeometry(geom);
+    rtcAttachGeometryByID(target, geom, id);
+    rtcReleaseGeometry(geom);
+  }
+
+  // The top level: per instance node an instance of its BLAS's scene, with geomID = its instance index.
+  void attach_instances(const OracleInstances& instances) {
+    for (std::size_t n = 0; n < instances.sideband.size(); ++n) {
+      const blob::InstanceSideband& record = instances.sideband[n];
+      RTCGeometry geom = rtcNewGeometry(device, RTC_GEOMETRY_TYPE_INSTANCE);
+      rtcSetGeometryInstancedScene(geom, blases[instances.levels->instances[n].blas]);
+      rtcSetGeometryMask(geom, instances.levels->instances[n].mask);
+      std::array<float, 12> xfm{};  // row-major 3x4; object and world positions are both scaled by `scale`
+      for (int r = 0; r < 3; ++r) {
+        for (int c = 0; c < 4; ++c) xfm[4 * r + c] = record.object_to_world[r][c] * (c == 3 ? scale : 1.0f);
+      }
+      rtcSetGeometryTransform(geom, 0, RTC_FORMAT_FLOAT3X4_ROW_MAJOR, xfm.data());
+      rtcCommitGeometry(geom);
+      rtcAttachGeometryByID(scene, geom, record.instance_index);
+      rtcReleaseGeometry(geom);
+    }
+  }
 };
 
-Oracle::Oracle(const blob::GeometrySection& geometry, const std::string& file, int threads, const AlphaTest* alpha)
+namespace {
+
+// The world-space box of a two-level scene: every instance's BLAS box (object space) through its matrix.
+Aabb world_bounds(const blob::GeometrySection& geometry, const OracleInstances& instances) {
+  std::vector<Aabb> blas_bounds;
+  for (const blob::BlasRange& blas : instances.levels->blases) {
+    Aabb box;
+    for (uint32_t t = blas.first_triangle; t < blas.first_triangle + blas.triangle_count; ++t) {
+      for (uint32_t v : geometry.triangles[t].v) box.grow(geometry.positions[v]);
+    }
+    blas_bounds.push_back(box);
+  }
+  Aabb world;
+  for (std::size_t n = 0; n < instances.sideband.size(); ++n) {
+    const Aabb& box = blas_bounds[instances.levels->instances[n].blas];
+    if (box.empty()) continue;
+    const rdna4::Mat3x4& m = instances.sideband[n].object_to_world;
+    for (int corner = 0; corner < 8; ++corner) {
+      const Vec3 p{(corner & 1 ? box.max : box.min).x, (corner & 2 ? box.max : box.min).y,
+                   (corner & 4 ? box.max : box.min).z};
+      Vec3 w;
+      for (int r = 0; r < 3; ++r) {
+        w[r] = static_cast<float>(double{m[r][0]} * p.x + double{m[r][1]} * p.y + double{m[r][2]} * p.z + m[r][3]);
+      }
+      world.grow(w);
+    }
+  }
+  return world;
+}
+
+}  // namespace
+
+Oracle::Oracle(const blob::GeometrySection& geometry, const std::string& file, int threads, const AlphaTest* alpha,
+               const OracleInstances& instances)
     : impl_(std::make_unique<Impl>()) {
   const auto fail = [&](const std::string& problem) { throw_bad_input(file, "geometry for the oracle: " + problem); };
 
@@ -123,6 +215,7 @@ Oracle::Oracle(const blob::GeometrySection& geometry, const std::string& file, i
   }
 
   Impl& im = *impl_;
+  const bool two_level = instances.levels != nullptr;
   if (alpha) {
     if (alpha->triangles.size() != geometry.triangles.size()) {
       fail("the alpha test covers " + std::to_string(alpha->triangles.size()) + " triangles, the geometry " +
@@ -136,6 +229,9 @@ Oracle::Oracle(const blob::GeometrySection& geometry, const std::string& file, i
     throw Error(ErrorKind::Runtime, file, "Embree device creation failed (error code " +
                                               std::to_string(static_cast<int>(rtcGetDeviceError(nullptr))) + ")");
   }
+  if (two_level && rtcGetDeviceProperty(im.device, RTC_DEVICE_PROPERTY_RAY_MASK_SUPPORTED) == 0) {
+    throw Error(ErrorKind::Runtime, file, "this Embree build has no ray masks, which the oracle's instances need");
+  }
   rtcSetDeviceErrorFunction(
       im.device,
       [](void* user, RTCError, const char* message) {
@@ -146,40 +242,26 @@ Oracle::Oracle(const blob::GeometrySection& geometry, const std::string& file, i
 
   Aabb bounds;
   for (const Vec3& p : geometry.positions) bounds.grow(p);
+  if (two_level) bounds.grow(world_bounds(geometry, instances));
   im.scale = range_scale(bounds, kEmbreeSceneReach);
   im.vertices.resize(3 * geometry.positions.size() + 1, 0.0f);
   for (std::size_t i = 0; i < geometry.positions.size(); ++i) {
     for (int k = 0; k < 3; ++k) im.vertices[3 * i + k] = geometry.positions[i][k] * im.scale;
   }
 
-  im.scene = rtcNewScene(im.device);
-  rtcSetSceneFlags(im.scene, RTC_SCENE_FLAG_ROBUST);
-  rtcSetSceneBuildQuality(im.scene, RTC_BUILD_QUALITY_HIGH);
-  for (const auto& [id, tris] : by_geometry) {
-    RTCGeometry geom = rtcNewGeometry(im.device, RTC_GEOMETRY_TYPE_TRIANGLE);
-    rtcSetSharedGeometryBuffer(geom, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3, im.vertices.data(), 0,
-                               3 * sizeof(float), geometry.positions.size());
-    auto* index = static_cast<uint32_t*>(
-        rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3, 3 * sizeof(uint32_t), tris.size()));
-    if (!index) {
-      rtcReleaseGeometry(geom);
-      im.check(file, "allocate an index buffer");
-      throw Error(ErrorKind::Runtime, file, "Embree failed to allocate an index buffer");
+  im.scene = im.new_scene();
+  if (!two_level) {
+    for (const auto& [id, tris] : by_geometry) im.attach_triangles(im.scene, id, tris, geometry, file);
+  } else {
+    for (const blob::BlasRange& range : instances.levels->blases) {
+      RTCScene blas = im.blases.emplace_back(im.new_scene());
+      for (auto it = by_geometry.lower_bound(range.first_geometry);
+           it != by_geometry.end() && it->first < range.first_geometry + range.geometry_count; ++it) {
+        im.attach_triangles(blas, it->first - range.first_geometry, it->second, geometry, file);
+      }
+      rtcCommitScene(blas);
     }
-    for (std::size_t p = 0; p < tris.size(); ++p) {
-      const auto& tri = geometry.triangles[tris[p]];
-      for (int k = 0; k < 3; ++k) index[3 * p + k] = tri.degenerate() ? tri.v[0] : tri.v[k];
-    }
-    rtcSetGeometryBuildQuality(geom, RTC_BUILD_QUALITY_HIGH);
-    if (im.alpha && std::any_of(tris.begin(), tris.end(), [&](uint32_t t) { return im.alpha->tested(t); })) {
-      im.filters.push_back(std::make_unique<AlphaFilter>(AlphaFilter{&*im.alpha, tris}));
-      rtcSetGeometryUserData(geom, im.filters.back().get());
-      rtcSetGeometryIntersectFilterFunction(geom, alpha_filter);
-      rtcSetGeometryOccludedFilterFunction(geom, alpha_filter);
-    }
-    rtcCommitGeometry(geom);
-    rtcAttachGeometryByID(im.scene, geom, id);
-    rtcReleaseGeometry(geom);
+    im.attach_instances(instances);
   }
   rtcCommitScene(im.scene);
   im.check(file, "build its scene");
@@ -187,29 +269,36 @@ Oracle::Oracle(const blob::GeometrySection& geometry, const std::string& file, i
   rtcSetDeviceErrorFunction(im.device, nullptr, nullptr);
 }
 
+Oracle Oracle::of(const LoadedBvh& bvh, int threads) {
+  const OracleInstances instances{bvh.levels ? &*bvh.levels : nullptr, bvh.sideband};
+  return Oracle(bvh.geometry, bvh.file, threads, bvh.alpha_test ? &*bvh.alpha_test : nullptr, instances);
+}
+
 Oracle::~Oracle() = default;
 Oracle::Oracle(Oracle&&) noexcept = default;
 Oracle& Oracle::operator=(Oracle&&) noexcept = default;
 
-OracleHit Oracle::trace_closest(const Ray& ray) const {
+OracleHit Oracle::trace_closest(const Ray& ray, uint32_t instance_mask) const {
   RTCIntersectContext context;
   rtcInitIntersectContext(&context);
   RTCRayHit rh{};
-  fill_ray(rh.ray, ray, impl_->scale);
+  fill_ray(rh.ray, ray, impl_->scale, instance_mask);
   rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
   rh.hit.primID = RTC_INVALID_GEOMETRY_ID;
   std::fill(std::begin(rh.hit.instID), std::end(rh.hit.instID), RTC_INVALID_GEOMETRY_ID);
   rtcIntersect1(impl_->scene, &context, &rh);
   if (rh.hit.geomID == RTC_INVALID_GEOMETRY_ID) return {};
+  // Ng is in the instance's object space, as the emulator's triangle normal is.
+  const uint32_t instance = rh.hit.instID[0] == RTC_INVALID_GEOMETRY_ID ? 0 : rh.hit.instID[0];
   return {true, rh.ray.tfar / impl_->scale, rh.hit.geomID, rh.hit.primID, {rh.hit.u, rh.hit.v},
-          {rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z}};
+          {rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z}, instance};
 }
 
-bool Oracle::occluded(const Ray& ray) const {
+bool Oracle::occluded(const Ray& ray, uint32_t instance_mask) const {
   RTCIntersectContext context;
   rtcInitIntersectContext(&context);
   RTCRay r{};
-  fill_ray(r, ray, impl_->scale);
+  fill_ray(r, ray, impl_->scale, instance_mask);
   rtcOccluded1(impl_->scene, &context, &r);
   return r.tfar == -std::numeric_limits<float>::infinity();  // Embree's "occluded" mark
 }
@@ -247,7 +336,9 @@ Disagreement compare(const OracleHit& emu, const OracleHit& embree) {
   if (!emu.hit && !embree.hit) return Disagreement::None;
   if (!embree.hit) return Disagreement::EmuHitEmbreeMiss;
   if (!emu.hit) return near_edge(embree) ? Disagreement::EdgeCrack : Disagreement::EmuMissEmbreeHit;
-  if (emu.geometry == embree.geometry && emu.primitive == embree.primitive) return Disagreement::None;
+  if (emu.instance == embree.instance && emu.geometry == embree.geometry && emu.primitive == embree.primitive) {
+    return Disagreement::None;
+  }
   if (relative_t_error(emu.t, embree.t) <= kAgreementRelativeT) return Disagreement::None;
   if (emu.t > embree.t) return near_edge(embree) ? Disagreement::EdgeCrack : Disagreement::DifferentPrimitiveFarther;
   return Disagreement::DifferentPrimitiveCloser;

@@ -30,6 +30,7 @@ constexpr ModeInfo kModes[] = {
     {Mode::Normals, "normals", "geometric normal"},
     {Mode::Depth, "depth", "hit distance"},
     {Mode::PrimitiveId, "primitive-id", "geometry and primitive id"},
+    {Mode::Instance, "instance", "instance index"},
     {Mode::Steps, "steps", "steps per ray"},
     {Mode::BoxTests, "box-tests", "box tests per ray"},
     {Mode::TriTests, "tri-tests", "triangle tests per ray"},
@@ -37,10 +38,12 @@ constexpr ModeInfo kModes[] = {
     {Mode::Overflows, "overflows", "stack entries lost"},
     {Mode::Obb, "obb", "OBB steps per ray"},
     {Mode::AnyHit, "any-hit", "any-hit invocations per ray"},
+    {Mode::InstanceTransitions, "instance-transitions", "instance transitions per ray"},
 };
-constexpr Mode kModeList[] = {Mode::Shaded,   Mode::Normals,  Mode::Depth,      Mode::PrimitiveId, Mode::Steps,
-                              Mode::BoxTests, Mode::TriTests, Mode::StackDepth, Mode::Overflows,   Mode::Obb,
-                              Mode::AnyHit};
+constexpr Mode kModeList[] = {Mode::Shaded,    Mode::Normals,  Mode::Depth,    Mode::PrimitiveId,
+                              Mode::Instance,  Mode::Steps,    Mode::BoxTests, Mode::TriTests,
+                              Mode::StackDepth, Mode::Overflows, Mode::Obb,    Mode::AnyHit,
+                              Mode::InstanceTransitions};
 
 const ModeInfo& info(Mode mode) { return kModes[static_cast<std::size_t>(mode)]; }
 
@@ -173,10 +176,14 @@ Rgb hsv(float h, float s, float v) {
   }
 }
 
-Rgb id_color(uint32_t geometry, uint32_t primitive) {
-  const uint32_t h = hash32(hash32(geometry) ^ (primitive * 0x9e3779b9u));
+// A colour from 32 hashed bits: hue, a saturation and a value kept away from grey and black.
+Rgb hashed_color(uint32_t h) {
   return hsv(static_cast<float>(h & 0xFFFFu) / 65536.0f, 0.45f + 0.4f * static_cast<float>(h >> 16 & 0xFFu) / 255.0f,
              0.7f + 0.3f * static_cast<float>(h >> 24) / 255.0f);
+}
+
+Rgb id_color(uint32_t geometry, uint32_t primitive) {
+  return hashed_color(hash32(hash32(geometry) ^ (primitive * 0x9e3779b9u)));
 }
 
 // ---- panels -------------------------------------------------------------------------------------------------
@@ -242,6 +249,7 @@ Panel colour_panel(const Frame& f, Mode mode) {
     switch (mode) {
       case Mode::Shaded: return shaded_color(f.normals[p], f.directions[p]);
       case Mode::Normals: return normal_color(f.normals[p]);
+      case Mode::Instance: return instance_color(r.instance_index);
       default: return id_color(r.geometry_id, r.primitive_id);
     }
   });
@@ -337,6 +345,8 @@ Image compose(const std::vector<Panel>& panels) {
 
 // ---- public API ---------------------------------------------------------------------------------------------
 
+Rgb instance_color(uint32_t instance_index) { return hashed_color(hash32(instance_index)); }
+
 std::span<const Mode> all_modes() { return kModeList; }
 
 const char* mode_name(Mode mode) { return info(mode).name; }
@@ -364,6 +374,7 @@ uint64_t counter_value(Mode mode, const emu::RayResult& ray) {
     case Mode::Overflows: return c.stack_lost;
     case Mode::Obb: return c.obb_steps;
     case Mode::AnyHit: return c.any_hit_invocations;
+    case Mode::InstanceTransitions: return c.instance_transitions;
     default: return 0;
   }
 }
@@ -412,7 +423,7 @@ Frame trace_frame(const emu::LoadedBvh& bvh, const ViewOptions& options) {
     const std::size_t p = batch.pixel[i];
     f.directions[p] = batch.rays[i].direction;
     f.results[p] = out.rays[i];
-    if (out.rays[i].hit) f.normals[p] = bvh.triangle_normal(out.rays[i].geometry_id, out.rays[i].primitive_id);
+    if (out.rays[i].hit) f.normals[p] = bvh.hit_normal(out.rays[i]);
   }
   return f;
 }

@@ -46,7 +46,7 @@ void visit_columns(const Row& row, F&& f) {
   f("tmax", ray.tmax);
   f("hit", uint8_t{r.hit});
   f("t", r.t);
-  f("instance_id", uint32_t{0});  // single-level scenes: no instances yet
+  f("instance_id", r.instance_index);  // two-level: the instance index (sideband); 0 for one-level BVHs
   f("geometry_id", r.geometry_id);
   f("primitive_id", r.primitive_id);
   f("u", r.barycentrics.x);

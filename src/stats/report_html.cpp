@@ -198,6 +198,13 @@ std::string traversal_section(const StatsReport& st) {
   };
   add_rows(metrics);
   if (st.any_hit_shader) add_rows(any_hit_metrics);
+  if (st.two_level) {
+    for (const LevelCounter& c : kLevelCounters) {
+      Row row{std::string(c.label) + ": mean / hit mean"};
+      for (const KindStats& k : st.kinds) row.push_back(mean_cells(k, c.member, 2));
+      rows.push_back(std::move(row));
+    }
+  }
   std::string out = "<h3>Traversal</h3>\n" + table(header, rows);
   for (const KindStats& k : st.kinds) {
     if (k.faulted_rays == 0 && k.totals.step_limit_hits == 0) continue;

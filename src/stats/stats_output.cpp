@@ -35,12 +35,18 @@ Json counter_means(const emu::RayCounters& t, Mean mean) {
               {"stoc_accepted_opaque", mean(t.stoc_accepted_opaque)}};
 }
 
-Json kind_json(const KindStats& k) {
+// Adds the per-level counters to `j`, by `value` of their sums in `t`.
+template <class Value>
+void add_level_counters(Json& j, const emu::RayCounters& t, Value value) {
+  for (const LevelCounter& c : kLevelCounters) j[c.key] = value(t.*c.member);
+}
+
+Json kind_json(const KindStats& k, bool two_level) {
   Json causes = Json::object();
   for (std::size_t c = 1; c < emu::kDisagreementCount; ++c)
     causes[emu::disagreement_name(static_cast<emu::Disagreement>(c))] = k.agreement.by_cause[c];
   const emu::RayCounters& t = k.totals;
-  return Json{
+  Json j{
       {"ray_type", ray_kind_name(k.kind)},
       {"rays", k.rays},
       {"hits", k.hits},
@@ -68,6 +74,12 @@ Json kind_json(const KindStats& k) {
                   {"worst_relative_t_error", k.agreement.worst_relative_t_error}}},
       {"wall_clock", {{"emulation_seconds", k.emulation_seconds}, {"rays_per_second", k.rays_per_second()}}},
   };
+  if (two_level) {
+    add_level_counters(j["per_ray"], t, [&](uint64_t x) { return k.per_ray(x); });
+    add_level_counters(j["per_hit"], k.hit_totals, [&](uint64_t x) { return k.per_hit(x); });
+    add_level_counters(j["totals"], t, [](uint64_t x) { return x; });
+  }
+  return j;
 }
 
 std::string machine_rows(const emu::MachineResult& m, const StatsReport& report) {
@@ -94,7 +106,7 @@ std::string mean_row(const char* label, const KindStats& k, uint64_t emu::RayCou
 std::string stats_to_json(const StatsReport& report) {
   Json kinds = Json::array();
   for (const KindStats& k : report.kinds) {
-    kinds.push_back(kind_json(k));
+    kinds.push_back(kind_json(k, report.two_level));
     if (k.machine) kinds.back()["machine_model"] = Json::parse(machine_json(*k.machine, *report.machine, report.gpu_scale));
   }
   const Json j{{"file", report.file},
@@ -106,6 +118,7 @@ std::string stats_to_json(const StatsReport& report) {
                {"threads", report.threads},
                {"any_hit_shader", report.any_hit_shader},
                {"stoc", report.stoc},
+               {"two_level", report.two_level},
                {"ray_types", kinds}};
   return json_text(j, 2);
 }
@@ -134,6 +147,9 @@ std::string stats_to_text(const StatsReport& report) {
     out += mean_row("stack overflows", k, &emu::RayCounters::stack_lost, 4) +
            fmt::format("   (max stack depth {})\n", t.max_stack_depth);
     out += mean_row("walk-back steps", k, &emu::RayCounters::walk_back_steps, 4) + "\n";
+    if (report.two_level) {
+      for (const LevelCounter& c : kLevelCounters) out += mean_row(c.label, k, c.member, 2) + "\n";
+    }
     if (report.any_hit_shader) {
       out += dist_row("any-hit invocations", k.any_hit_invocations, k.per_hit(k.hit_totals.any_hit_invocations));
       out += mean_row("STOC skipped transparent", k, &emu::RayCounters::stoc_skipped_transparent, 4) + "\n";

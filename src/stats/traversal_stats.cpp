@@ -33,6 +33,7 @@ emu::OracleHit as_oracle_hit(const emu::RayResult& r) {
   emu::OracleHit h;
   h.hit = r.hit;
   h.t = r.t;
+  h.instance = r.instance_index;
   h.geometry = r.geometry_id;
   h.primitive = r.primitive_id;
   return h;
@@ -48,7 +49,7 @@ std::vector<SurfaceHit> surface_hits(const emu::LoadedBvh& bvh, const RayBatch& 
     if (!r.hit) continue;
     const Ray& ray = primary.rays[i];
     hits[i].position = ray.origin + ray.direction * r.t;
-    hits[i].normal = bvh.triangle_normal(r.geometry_id, r.primitive_id);
+    hits[i].normal = bvh.hit_normal(r);  // world space, also through an instance
     hits[i].valid = true;
   }
   return hits;
@@ -100,9 +101,9 @@ KindStats trace_kind(const emu::LoadedBvh& bvh, RayKind kind, const RayBatch& ba
       const Ray& ray = batch.rays[i];
       emu::AgreementStats one;
       if (trace.any_hit) {
-        outcome[i] = one.add(out.rays[i].hit, oracle->occluded(ray));
+        outcome[i] = one.add(out.rays[i].hit, oracle->occluded(ray, trace.instance_mask));
       } else {
-        outcome[i] = one.add(as_oracle_hit(out.rays[i]), oracle->trace_closest(ray));
+        outcome[i] = one.add(as_oracle_hit(out.rays[i]), oracle->trace_closest(ray, trace.instance_mask));
       }
       t_error[i] = one.worst_relative_t_error;
     }, 256);
@@ -194,13 +195,12 @@ StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& requested) 
   report.gpu_scale = options.gpu_scale;
   report.any_hit_shader = shader.has_value();
   report.stoc = options.trace.stoc;
+  report.two_level = bvh.two_level();
   report.camera = options.camera ? *options.camera
                                  : auto_frame(bvh.world_positions(), static_cast<float>(options.width) / static_cast<float>(options.height));
 
   std::optional<emu::Oracle> oracle;
-  if (options.oracle) {
-    oracle.emplace(bvh.geometry, bvh.file, options.threads, bvh.alpha_test ? &*bvh.alpha_test : nullptr);
-  }
+  if (options.oracle) oracle.emplace(emu::Oracle::of(bvh, options.threads));
   const emu::Oracle* oracle_ptr = oracle ? &*oracle : nullptr;
 
   // Secondary rays need the primary hits, so primary rays are traced whenever a secondary kind is requested.

@@ -84,6 +84,83 @@ TEST(Oracle, HugeScenesAreTracedScaled) {
   EXPECT_THROW((void)small.trace_closest(Ray{{0.5f, 0.5f, 1e30f}, {0, 0, -1}}), Error);
 }
 
+/// A two-level scene: BLAS 0 is the unit square (geometry 0, primitive 0 below the diagonal x = y), BLAS 1 a large
+/// floor triangle at z = -2 (Geometry-section geometry 1, its own geometry 0). Instance nodes, in node order:
+/// the square moved 10 along x (mask 0x01, instance index 2), the square mirrored in x and moved to x in [19, 20]
+/// (mask 0x02, index 0), the floor moved down to z = -3 (mask 0x04, index 1). Scaled by `scale` throughout.
+struct TwoLevelScene {
+  blob::GeometrySection geometry;
+  blob::Levels levels;
+  std::vector<blob::InstanceSideband> sideband;
+  [[nodiscard]] OracleInstances instances() const { return {&levels, sideband}; }
+};
+
+TwoLevelScene two_level_scene(float scale = 1.0f) {
+  TwoLevelScene s;
+  s.geometry.positions = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0}, {-100, -100, -2}, {100, -100, -2}, {0, 100, -2}};
+  for (Vec3& p : s.geometry.positions) p *= scale;
+  s.geometry.triangles = {Tri{{0, 1, 2}, 0, 0, 0}, Tri{{0, 2, 3}, 0, 1, 0}, Tri{{4, 5, 6}, 1, 0, 0}};
+  s.levels.blases = {blob::BlasRange{128, 128, 0, 1, 0, 2}, blob::BlasRange{256, 128, 1, 1, 2, 1}};
+  s.levels.instances = {{0, 0x01}, {0, 0x02}, {1, 0x04}};
+  const auto place = [&](uint32_t index, float sx, Vec3 t) {
+    blob::InstanceSideband r;
+    r.instance_index = index;
+    r.object_to_world = {{{sx, 0, 0, t.x * scale}, {0, 1, 0, t.y * scale}, {0, 0, 1, t.z * scale}}};
+    s.sideband.push_back(r);
+  };
+  place(2, 1.0f, {10, 0, 0});
+  place(0, -1.0f, {20, 0, 0});
+  place(1, 1.0f, {0, 0, -1});
+  return s;
+}
+
+OracleHit expect_hit(const OracleHit& h, uint32_t instance, uint32_t geometry, uint32_t primitive, float t) {
+  EXPECT_TRUE(h.hit);
+  EXPECT_EQ(h.instance, instance);
+  EXPECT_EQ(h.geometry, geometry);
+  EXPECT_EQ(h.primitive, primitive);
+  EXPECT_FLOAT_EQ(h.t, t);
+  return h;
+}
+
+TEST(Oracle, InstancesReportTheirIndexLocalIdsAndHonourTheRayMask) {
+  const TwoLevelScene s = two_level_scene();
+  const Oracle oracle(s.geometry, "two-level", 1, nullptr, s.instances());
+  expect_hit(oracle.trace_closest(down(10.75f, 0.25f)), 2, 0, 0, 5.0f);
+  expect_hit(oracle.trace_closest(down(10.25f, 0.75f)), 2, 0, 1, 5.0f);
+  // Mirrored: world x 19.25 is object x 0.75, below the diagonal; Ng stays in object space.
+  EXPECT_GT(expect_hit(oracle.trace_closest(down(19.25f, 0.25f)), 0, 0, 0, 5.0f).normal.z, 0.0f);
+  // The floor is BLAS 1's geometry 0 (the Geometry section's geometry 1).
+  expect_hit(oracle.trace_closest(down(5.0f, 0.5f)), 1, 0, 0, 8.0f);
+  // Masks: the square at x 10 is skipped without bit 0, the floor below it found instead; no common bit, no hit.
+  expect_hit(oracle.trace_closest(down(10.75f, 0.25f), 0x06), 1, 0, 0, 8.0f);
+  EXPECT_FALSE(oracle.trace_closest(down(19.25f, 0.25f), 0x01).hit);
+  EXPECT_FALSE(oracle.trace_closest(down(10.75f, 0.25f), 0x00).hit);
+  EXPECT_TRUE(oracle.occluded(down(19.25f, 0.25f), 0x02));
+  EXPECT_FALSE(oracle.occluded(down(19.25f, 0.25f), 0x01));
+  EXPECT_FALSE(oracle.occluded(down(10.75f, 0.25f, 0.0f, 6.0f), 0x04));  // the floor lies beyond tmax
+}
+
+// The huge-scene scaling also scales the instances' translations: a two-level scene 2^64 times the small one gives
+// the same hits, t scaled exactly.
+TEST(Oracle, HugeInstancedScenesAreTracedScaled) {
+  const float scale = 0x1p64f;
+  const TwoLevelScene a = two_level_scene(), b = two_level_scene(scale);
+  const Oracle small(a.geometry, "small", 1, nullptr, a.instances()), huge(b.geometry, "huge", 1, nullptr, b.instances());
+  for (const Ray& r : {down(10.75f, 0.25f), down(19.25f, 0.25f), down(5.0f, 0.5f)}) {
+    const Ray scaled{r.origin * scale, r.direction, r.tmin * scale, r.tmax * scale};
+    const OracleHit h = small.trace_closest(r);
+    expect_hit(huge.trace_closest(scaled), h.instance, h.geometry, h.primitive, h.t * scale);
+  }
+}
+
+TEST(Oracle, AgreementCountsTheInstance) {
+  const OracleHit embree{true, 5.0f, 0, 1, {0.3f, 0.3f}, {}, 3};  // inside its triangle: not an edge crack
+  EXPECT_EQ(compare(OracleHit{true, 5.0f, 0, 1, {}, {}, 3}, embree), Disagreement::None);
+  // Same geometry and primitive in another instance farther away: not the same hit.
+  EXPECT_EQ(compare(OracleHit{true, 6.0f, 0, 1, {}, {}, 4}, embree), Disagreement::DifferentPrimitiveFarther);
+}
+
 TEST(Oracle, Occlusion) {
   const Oracle oracle(tiny_scene(), "tiny", 1);
   EXPECT_TRUE(oracle.occluded(down(0.5f, 0.2f)));

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <set>
+#include <variant>
 
 #include <gtest/gtest.h>
 
@@ -127,7 +129,7 @@ void expect_bad_input(F&& f, const std::string& needle) {
 // ---- modes, options -----------------------------------------------------------------------------------------
 
 TEST(Modes, NamesRoundTripAndUnknownNamesAreRejected) {
-  EXPECT_EQ(all_modes().size(), 11u);
+  EXPECT_EQ(all_modes().size(), 13u);
   for (const Mode m : all_modes()) {
     EXPECT_EQ(parse_mode(mode_name(m)), m);
     EXPECT_NE(std::string(mode_caption(m)), "");
@@ -144,9 +146,12 @@ TEST(Modes, NamesRoundTripAndUnknownNamesAreRejected) {
   r.counters.stack_lost = 5;
   r.counters.obb_steps = 6;
   r.counters.any_hit_invocations = 7;
+  r.counters.instance_transitions = 8;
   const Mode heat[] = {Mode::Steps,     Mode::BoxTests, Mode::TriTests, Mode::StackDepth,
-                       Mode::Overflows, Mode::Obb,      Mode::AnyHit};
-  for (uint64_t i = 0; i < 7; ++i) EXPECT_EQ(counter_value(heat[i], r), i + 1);
+                       Mode::Overflows, Mode::Obb,      Mode::AnyHit,   Mode::InstanceTransitions};
+  for (uint64_t i = 0; i < 8; ++i) EXPECT_EQ(counter_value(heat[i], r), i + 1);
+  EXPECT_FALSE(is_heatmap(Mode::Instance));
+  EXPECT_EQ(parse_mode("instance-transitions"), Mode::InstanceTransitions);
 }
 
 TEST(Modes, ViewOptionsAreValidated) {
@@ -360,6 +365,64 @@ TEST(Render, HeadOnQuadHasTheStepsAndColoursWorkedOutByHand) {
   EXPECT_TRUE(contains_caption(own, "max 3 (image)"));
   EXPECT_TRUE(contains_caption(render(f, Mode::TriTests), "max 2 (image)"));
   EXPECT_TRUE(contains_caption(render(f, Mode::BoxTests), "max 8 (image)"));
+}
+
+// ---- two-level blobs -----------------------------------------------------------------------------------------------
+
+const emu::LoadedBvh& garden_bvh() {
+  static const emu::LoadedBvh bvh = emu::load_bvh(
+      pipeline::build_instanced_blob(
+          std::get<InstancedScene>(load_any_scene(test::project_scene("instanced-garden.gltf"), {})), {})
+          .blob,
+      "garden.hwbvh");
+  return bvh;
+}
+
+// Instance mode: every hit pixel has its instance's hashed colour, misses the background; a one-level blob has
+// one instance, so one colour.
+TEST(Render, InstanceModeColoursEachHitByItsInstanceIndex) {
+  const Frame f = trace_frame(garden_bvh(), small_view());
+  const Image img = render(f, Mode::Instance);
+  ASSERT_EQ(img.width(), kW);
+  ASSERT_EQ(img.height(), kH);
+  std::set<uint32_t> instances;
+  for (uint32_t y = 0; y < kH; ++y) {
+    for (uint32_t x = 0; x < kW; ++x) {
+      const emu::RayResult& r = f.results[y * kW + x];
+      EXPECT_EQ(img.at(x, y), r.hit ? instance_color(r.instance_index) : style::kMiss) << x << ", " << y;
+      if (r.hit) instances.insert(r.instance_index);
+    }
+  }
+  EXPECT_GT(instances.size(), 10u);
+  EXPECT_NE(instance_color(0), instance_color(1));
+
+  const Frame one = trace_frame(scene_bvh("cornell-box.obj"), small_view());
+  const Image flat = render(one, Mode::Instance);
+  const uint64_t hits = static_cast<uint64_t>(
+      std::count_if(one.results.begin(), one.results.end(), [](const emu::RayResult& r) { return r.hit; }));
+  ASSERT_GT(hits, 0u);
+  EXPECT_EQ(count_color(flat, instance_color(0)), hits);
+  EXPECT_EQ(count_color(flat, instance_color(0)) + count_color(flat, style::kMiss), std::size_t{kW} * kH);
+}
+
+// Instance-transitions mode: a heatmap of the BLASes each primary ray entered, scaled to the image's maximum.
+TEST(Render, InstanceTransitionsModeIsAHeatmapOfTheTransitions) {
+  const Frame f = trace_frame(garden_bvh(), small_view());
+  const uint64_t top = max_counter(f, Mode::InstanceTransitions);
+  ASSERT_GT(top, 1u);
+  const Image img = render(f, Mode::InstanceTransitions);
+  EXPECT_GT(img.height(), kH);  // the legend strip
+  EXPECT_TRUE(contains_caption(img, "max " + std::to_string(top) + " (image)"));
+  for (uint32_t y = 0; y < kH; ++y) {
+    for (uint32_t x = 0; x < kW; ++x) {
+      const uint64_t v = f.results[y * kW + x].counters.instance_transitions;
+      EXPECT_EQ(img.at(x, y), viridis(static_cast<float>(static_cast<double>(v) / static_cast<double>(top))))
+          << x << ", " << y;
+    }
+  }
+  // A one-level blob never enters an instance: all zero, still with a scale.
+  const Image flat = render(trace_frame(scene_bvh("cornell-box.obj"), small_view()), Mode::InstanceTransitions);
+  EXPECT_EQ(count_color(crop(flat, 0, 0, kW, kH), viridis(0.0f)), std::size_t{kW} * kH);
 }
 
 // ---- comparisons ------------------------------------------------------------------------------------------------

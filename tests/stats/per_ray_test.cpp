@@ -10,6 +10,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "hwbvh/core/error.h"
@@ -48,7 +49,7 @@ std::vector<std::string> expected_fields(const KindStats& k, std::size_t i) {
   }
   out.push_back(r.hit ? "1" : "0");
   out.push_back(std::to_string(std::bit_cast<uint32_t>(r.t)));
-  out.push_back("0");
+  out.push_back(std::to_string(r.instance_index));
   out.push_back(std::to_string(r.geometry_id));
   out.push_back(std::to_string(r.primitive_id));
   out.push_back(std::to_string(std::bit_cast<uint32_t>(r.barycentrics.x)));
@@ -73,8 +74,8 @@ std::vector<std::string> split(const std::string& line) {
 
 class PerRayTest : public ::testing::TestWithParam<blob::Target> {};
 
-TEST_P(PerRayTest, CsvReadsBackToTheTraversalResults) {
-  const StatsReport report = traced(GetParam());
+// The CSV's header and every row against the report's rays and results.
+void expect_csv_reads_back(const StatsReport& report) {
   std::stringstream in(text(per_ray_bytes(report, PerRayFormat::Csv)));
   std::string line;
   ASSERT_TRUE(std::getline(in, line));
@@ -99,6 +100,24 @@ TEST_P(PerRayTest, CsvReadsBackToTheTraversalResults) {
   EXPECT_FALSE(std::getline(in, line)) << "a row too many";
   EXPECT_GT(rows, 100u);
   EXPECT_GT(hits, 0u);
+}
+
+TEST_P(PerRayTest, CsvReadsBackToTheTraversalResults) { expect_csv_reads_back(traced(GetParam())); }
+
+// A two-level blob's rows carry the hit's instance index (the sideband's) in `instance_id`.
+TEST(PerRayTwoLevel, InstanceIdIsTheHitsInstanceIndex) {
+  const InstancedScene scene = std::get<InstancedScene>(load_any_scene(test::project_scene("instanced-garden.gltf"), {}));
+  const emu::LoadedBvh bvh = emu::load_bvh(pipeline::build_instanced_blob(scene, {}).blob, "garden");
+  StatsOptions o = test::small_stats_options();
+  o.oracle = false;
+  o.keep_results = true;
+  const StatsReport report = run_stats(bvh, o);
+  expect_csv_reads_back(report);
+  std::set<uint32_t> instances;
+  for (const emu::RayResult& r : report.kinds[0].results) {
+    if (r.hit) instances.insert(r.instance_index);
+  }
+  EXPECT_GT(instances.size(), 10u);  // the primary rays see many of the 331 instances
 }
 
 TEST_P(PerRayTest, NpyIsAStructuredArrayOfTheTraversalResults) {

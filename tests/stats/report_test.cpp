@@ -10,6 +10,7 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <variant>
 
 #include "blob/scratch_dir.h"
 #include "fixtures/base64.h"
@@ -18,6 +19,7 @@
 #include "hwbvh/blob/blob.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/machine/config.h"
+#include "hwbvh/pipeline/pipeline.h"
 #include "hwbvh/render/png.h"
 
 namespace hwbvh {
@@ -337,6 +339,34 @@ TEST(ReportAlpha, BuildShowsOpacityRowsAndCompareShowsAnyHitColumn) {
     EXPECT_EQ(rows[i + 1][index], cell) << v.name;
   }
   EXPECT_NE(html.find("Alpha-tested scene: any-hit invocations"), std::string::npos);
+}
+
+// A two-level blob's traversal table has the per-level rows, worked out from its totals; a one-level one has none.
+TEST(ReportTwoLevel, TraversalShowsThePerLevelCounters) {
+  const test::ScratchDir dir;
+  const InstancedScene scene =
+      std::get<InstancedScene>(load_any_scene(test::project_scene("instanced-garden.gltf"), {}));
+  blob::write_file(dir / "garden.hwbvh", pipeline::build_instanced_blob(scene, {}).blob);
+  stats::ReportOptions o = small_options();
+  const stats::Report report = stats::make_report({dir / "garden.hwbvh", test::project_scene("cornell-box.obj")}, o);
+  const std::string html = stats::report_to_html(report);
+  const auto traversal = table_after(html, "<h3>Traversal</h3>");  // the garden's
+  const stats::StatsReport& st = report.scenes.at(0).stats;
+  ASSERT_TRUE(st.two_level);
+  for (const stats::LevelCounter& c : stats::kLevelCounters) {
+    const std::string label = std::string(c.label) + ": mean / hit mean";
+    const auto row = std::find_if(traversal.begin(), traversal.end(),
+                                  [&](const std::vector<std::string>& r) { return !r.empty() && r[0] == label; });
+    ASSERT_NE(row, traversal.end()) << label;
+    for (std::size_t k = 0; k < st.kinds.size(); ++k) {
+      const stats::KindStats& ks = st.kinds[k];
+      EXPECT_EQ(row->at(k + 1), two_decimals(ks.per_ray(ks.totals.*c.member)) + " / " +
+                                    two_decimals(ks.per_hit(ks.hit_totals.*c.member))) << label;
+    }
+  }
+  EXPECT_GT(st.kinds[0].totals.instance_transitions, 0u);
+  EXPECT_FALSE(report.scenes.at(1).stats.two_level);
+  EXPECT_EQ(html.find("TLAS steps"), html.rfind("TLAS steps"));  // one row: the cornell box has none
 }
 
 TEST(ReportHtml, EscapesNamesFromOutside) {

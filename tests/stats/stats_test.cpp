@@ -1,5 +1,7 @@
 // Traversal statistics end to end: the emulator agrees with Embree on every scene, counters are deterministic
 // at any thread count, small stacks overflow and walk back without changing hits, OBBs do not change hits.
+#include <variant>
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -167,6 +169,54 @@ TEST_P(SharedScenes, AgreesWithEmbree) {
 INSTANTIATE_TEST_SUITE_P(Stats, SharedScenes,
                          testing::Values("stanford-bunny.obj", "ogre.obj", "nefertiti.obj", "teapot.obj", "spot.obj",
                                          "fandisk.obj", "rocker-arm.obj", "beast.obj", "smallpine/smallpine.obj"));
+
+}  // namespace
+}  // namespace hwbvh::stats
+
+namespace hwbvh::stats {
+namespace {
+
+// Two-level blobs show the per-level counters (text and JSON), summed from the rays; one-level blobs do not.
+TEST(Stats, TwoLevelBlobsShowThePerLevelCounters) {
+  const InstancedScene scene =
+      std::get<InstancedScene>(load_any_scene(test::project_scene("instanced-garden.gltf"), {}));
+  const emu::LoadedBvh bvh = emu::load_bvh(pipeline::build_instanced_blob(scene, {}).blob, "garden");
+  StatsOptions o = test::small_stats_options();
+  o.keep_results = true;
+  const StatsReport report = run_stats(bvh, o);
+  ASSERT_TRUE(report.two_level);
+  expect_agreement(report);
+  const auto json = nlohmann::json::parse(stats_to_json(report));
+  EXPECT_EQ(json["two_level"], true);
+  for (std::size_t k = 0; k < report.kinds.size(); ++k) {
+    const KindStats& ks = report.kinds[k];
+    SCOPED_TRACE(ray_kind_name(ks.kind));
+    emu::RayCounters sum;
+    for (const emu::RayResult& r : ks.results) sum += r.counters;
+    EXPECT_GT(sum.tlas_steps, 0u);
+    EXPECT_GT(sum.instance_transitions, 0u);
+    EXPECT_EQ(sum.tlas_steps + sum.blas_steps, sum.steps);  // every step is in one level
+    EXPECT_EQ(sum.box_node_steps + sum.primitive_node_steps + sum.instance_node_steps, sum.steps);
+    EXPECT_EQ(8 * sum.box_node_steps + 4 * sum.instance_node_steps, sum.box_tests);
+    EXPECT_LE(sum.instance_transitions, sum.instance_node_steps);
+    const auto& totals = json["ray_types"][k]["totals"];
+    EXPECT_EQ(totals["tlas_steps"], sum.tlas_steps);
+    EXPECT_EQ(totals["blas_steps"], sum.blas_steps);
+    EXPECT_EQ(totals["instance_node_steps"], sum.instance_node_steps);
+    EXPECT_EQ(totals["instance_transitions"], sum.instance_transitions);
+    EXPECT_DOUBLE_EQ(json["ray_types"][k]["per_ray"]["instance_transitions"].get<double>(),
+                     static_cast<double>(sum.instance_transitions) / static_cast<double>(ks.rays));
+  }
+  const std::string text = stats_to_text(report);
+  for (const char* row : {"TLAS steps", "BLAS steps", "instance-node steps", "instance transitions"}) {
+    EXPECT_NE(text.find(row), std::string::npos) << row;
+  }
+
+  const StatsReport one_level = run_stats(test::load_scene_bvh(test::project_scene("cornell-box.obj")), o);
+  EXPECT_FALSE(one_level.two_level);
+  EXPECT_EQ(stats_to_text(one_level).find("TLAS steps"), std::string::npos);
+  EXPECT_FALSE(nlohmann::json::parse(stats_to_json(one_level))["ray_types"][0]["totals"].contains("tlas_steps"));
+}
 
 }  // namespace
 }  // namespace hwbvh::stats

@@ -10,7 +10,16 @@
 // barycentrics) in an intersection filter function for rtcIntersect1 and rtcOccluded1, so a candidate that fails it
 // is ignored and the query continues, exactly as the emulator's any-hit shader (any_hit.h) does.
 //
-// Agreement rule, per ray: closest-hit rays agree when (a) both miss, (b) both hit the same geometry and
+// Two-level blobs (the Levels and InstanceSideband sections): one Embree scene per BLAS, its geometries numbered by
+// their local ids (Geometry-section id minus BlasRange::first_geometry, as the BLAS numbers them), and a top-level
+// scene of instance geometries, one per instance node, attached with geomID = the instance's index (the sideband's)
+// so that Embree's instID is our instance index, each with the sideband's object-to-world matrix and the Levels
+// mask. Rays carry the instance mask as Embree's ray mask (the Debian build has RTC_DEVICE_PROPERTY_RAY_MASK_SUPPORTED,
+// checked when an oracle with instances is built). One-level triangles keep Embree's all-ones geometry mask, so there
+// only a zero mask culls (as the RT IP 3.1 and Xe3 emulators do; RT IP 2.0 box nodes carry no mask, which is why the
+// CLI takes masks for two-level blobs only). One-level hits report instance 0, as the emulator does.
+//
+// Agreement rule, per ray: closest-hit rays agree when (a) both miss, (b) both hit the same instance, geometry and
 // primitive, or (c) both hit and |t_emu - t_embree| <= 1e-4 * max(|t_embree|, FLT_MIN) (edges shared by two
 // triangles, ties). Shadow (any-hit) rays agree when both are occluded or both are not.
 // A disagreeing closest-hit ray where the emulator missed Embree's hit (no hit, or a farther one) is classified
@@ -22,9 +31,11 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "hwbvh/blob/geometry_section.h"
+#include "hwbvh/blob/instance_sections.h"
 #include "hwbvh/core/geometry.h"
 #include "hwbvh/scene/alpha_test.h"
 
@@ -35,14 +46,24 @@ inline constexpr float kAgreementRelativeT = 1e-4f;
 /// Largest barycentric distance min(u, v, 1 - u - v) of Embree's hit from its triangle's border for EdgeCrack.
 inline constexpr float kEdgeCrackBarycentric = 1e-4f;
 
-/// A closest hit, from Embree or converted from the emulator ({r.hit, r.t, r.geometry_id, r.primitive_id}).
+/// A closest hit, from Embree or converted from the emulator ({r.hit, r.t, r.geometry_id, r.primitive_id, {}, {},
+/// r.instance_index}).
 struct OracleHit {
   bool hit = false;
   float t = std::numeric_limits<float>::infinity();  ///< distance along the ray, in units of its direction
-  uint32_t geometry = kNoIndex;
+  uint32_t geometry = kNoIndex;  ///< two-level: the BLAS's own geometry id
   uint32_t primitive = kNoIndex;
   Vec2 barycentrics{0.0f};  ///< (u, v): weights of the triangle's vertices v[1] and v[2]
-  Vec3 normal{0.0f};        ///< unnormalised geometric normal (v1 - v0) x (v2 - v0)
+  Vec3 normal{0.0f};        ///< unnormalised geometric normal (v1 - v0) x (v2 - v0), object space
+  uint32_t instance = 0;    ///< the instance index (sideband) of a two-level hit; 0 otherwise
+};
+
+struct LoadedBvh;  // loaded_bvh.h
+
+/// A two-level BVH's instances as the oracle needs them: per instance node its BLAS and mask, and its sideband.
+struct OracleInstances {
+  const blob::Levels* levels = nullptr;
+  std::span<const blob::InstanceSideband> sideband;
 };
 
 /// Embree 3 scene over a Geometry section. Queries are const and safe to call from many threads at once.
@@ -53,18 +74,23 @@ class Oracle {
   /// Throws hwbvh::Error(BadInput) if a vertex index is out of range, a geometry id is >= 2^24, a geometry's
   /// primitive ids are not exactly 0..n-1 (n its triangle count), or `alpha` does not have one entry per triangle;
   /// hwbvh::Error(Runtime) if Embree fails.
+  /// With `instances` (a two-level BVH, the Geometry section holding every BLAS's triangles one after another),
+  /// the two-level scene described above; its sections are assumed decoded and validated (blob::decode_levels).
   explicit Oracle(const blob::GeometrySection& geometry, const std::string& file = {}, int threads = 0,
-                  const AlphaTest* alpha = nullptr);
+                  const AlphaTest* alpha = nullptr, const OracleInstances& instances = {});
+  /// The oracle of a loaded blob: its geometry, alpha test and, if two-level, instances.
+  static Oracle of(const LoadedBvh& bvh, int threads);
   ~Oracle();
   Oracle(Oracle&&) noexcept;
   Oracle& operator=(Oracle&&) noexcept;
   Oracle(const Oracle&) = delete;
   Oracle& operator=(const Oracle&) = delete;
 
-  /// Closest hit within [ray.tmin, ray.tmax] (rtcIntersect1); hit == false for a miss.
-  [[nodiscard]] OracleHit trace_closest(const Ray& ray) const;
+  /// Closest hit within [ray.tmin, ray.tmax] (rtcIntersect1); hit == false for a miss. `instance_mask` (8 bits)
+  /// culls the instances whose mask it does not share a bit with.
+  [[nodiscard]] OracleHit trace_closest(const Ray& ray, uint32_t instance_mask = 0xFF) const;
   /// True if any triangle is hit within [ray.tmin, ray.tmax] (rtcOccluded1).
-  [[nodiscard]] bool occluded(const Ray& ray) const;
+  [[nodiscard]] bool occluded(const Ray& ray, uint32_t instance_mask = 0xFF) const;
 
  private:
   struct Impl;

@@ -9,10 +9,12 @@
 //   normals       the hit triangle's geometric normal (b - a) x (c - a), normalised, as rgb = 0.5 + 0.5 n
 //   depth         hit distance t, grey from near (light) to far (dark), with a legend
 //   primitive-id  a colour hashed from (geometry id, primitive id)
+//   instance      a colour hashed from the hit's instance index (one colour for a one-level blob: index 0)
 //   heatmaps      one per-ray counter (emu/counters.h) through viridis, with a legend:
 //                 steps, box-tests, tri-tests, stack-depth (max live entries), overflows (stack entries lost to
 //                 ring overflow), obb (box-node steps in an OBB frame), any-hit (any-hit shader invocations on
-//                 alpha-tested triangles, emu/any_hit.h)
+//                 alpha-tested triangles, emu/any_hit.h), instance-transitions (instance nodes whose BLAS the
+//                 ray entered)
 // A ray stopped by a node fault is drawn magenta in every mode. Scalar modes (heatmaps, depth) get a legend
 // strip below the W x H render; the other modes are exactly W x H.
 #include <cstdint>
@@ -34,6 +36,7 @@ enum class Mode : uint8_t {
   Normals,
   Depth,
   PrimitiveId,
+  Instance,
   Steps,       ///< RayCounters::steps
   BoxTests,    ///< RayCounters::box_tests
   TriTests,    ///< RayCounters::triangle_tests
@@ -41,21 +44,25 @@ enum class Mode : uint8_t {
   Overflows,   ///< RayCounters::stack_lost
   Obb,         ///< RayCounters::obb_steps
   AnyHit,      ///< RayCounters::any_hit_invocations
+  InstanceTransitions,  ///< RayCounters::instance_transitions
 };
 
 /// Every mode, in the order above.
 [[nodiscard]] std::span<const Mode> all_modes();
-/// The CLI spelling: "shaded", "normals", "depth", "primitive-id", "steps", "box-tests", "tri-tests",
-/// "stack-depth", "overflows", "obb", "any-hit".
+/// The CLI spelling: "shaded", "normals", "depth", "primitive-id", "instance", "steps", "box-tests", "tri-tests",
+/// "stack-depth", "overflows", "obb", "any-hit", "instance-transitions".
 [[nodiscard]] const char* mode_name(Mode mode);
 /// Parses a mode_name; throws hwbvh::Error(BadInput) listing the valid names.
 [[nodiscard]] Mode parse_mode(std::string_view name);
-/// True for the per-ray counter modes (steps .. any-hit).
+/// True for the per-ray counter modes (steps .. instance-transitions).
 [[nodiscard]] bool is_heatmap(Mode mode);
 /// What the image shows, for legends: "steps per ray", "hit distance t", ...
 [[nodiscard]] const char* mode_caption(Mode mode);
 /// The counter a heatmap mode shows for one ray. Precondition: is_heatmap(mode).
 [[nodiscard]] uint64_t counter_value(Mode mode, const emu::RayResult& ray);
+
+/// The colour of a hit in instance mode: hashed from its instance index, so neighbouring indices differ.
+[[nodiscard]] Rgb instance_color(uint32_t instance_index);
 
 inline constexpr uint32_t kMaxImageSide = 16384;
 
@@ -83,7 +90,7 @@ struct Frame {
   Camera camera;
   std::vector<Vec3> directions;         ///< per pixel: the primary ray's normalised direction
   std::vector<emu::RayResult> results;  ///< per pixel: the emulator's result with its counters
-  std::vector<Vec3> normals;            ///< per pixel: the hit triangle's geometric normal; zero on a miss
+  std::vector<Vec3> normals;            ///< per pixel: the hit triangle's world-space geometric normal; zero on a miss
 
   /// Number of rays stopped by a node fault.
   [[nodiscard]] uint64_t faulted_rays() const;

@@ -93,6 +93,20 @@ struct KindStats {
   [[nodiscard]] double rays_per_second() const { return emulation_seconds > 0 ? static_cast<double>(rays) / emulation_seconds : 0.0; }
 };
 
+/// The per-level counters (docs/counters.md) that stats, compare and report show for two-level BVHs only: JSON key
+/// and row label.
+struct LevelCounter {
+  const char* key;
+  const char* label;
+  uint64_t emu::RayCounters::*member;
+};
+inline constexpr LevelCounter kLevelCounters[] = {
+    {"tlas_steps", "TLAS steps", &emu::RayCounters::tlas_steps},
+    {"blas_steps", "BLAS steps", &emu::RayCounters::blas_steps},
+    {"instance_node_steps", "instance-node steps", &emu::RayCounters::instance_node_steps},
+    {"instance_transitions", "instance transitions", &emu::RayCounters::instance_transitions},
+};
+
 struct StatsReport {
   std::string file;
   std::string target;  ///< blob::target_name of the traced BVH
@@ -104,6 +118,7 @@ struct StatsReport {
   int threads = 0;
   bool any_hit_shader = false;  ///< the blob has alpha-test data: non-opaque candidates ran the any-hit model
   bool stoc = true;             ///< TraceOptions::stoc
+  bool two_level = false;       ///< the blob has a top level and BLASes: the per-level counters are shown
   std::vector<KindStats> kinds;
   std::optional<emu::MachineConfig> machine;  ///< the machine model's configuration, when it ran
   bool gpu_scale = false;                     ///< StatsOptions::gpu_scale

@@ -1,0 +1,211 @@
+// Must show of issue 19: the instanced RT IP 3.1 build of a glTF scene and its flattened build (every instance's
+// triangles in world space, one level) find the same hits for every ray type, ray for ray, and both agree with
+// Embree (the flattened one through triangle geometries, the instanced one through Embree instances).
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <glm/geometric.hpp>
+#include <gtest/gtest.h>
+
+#include "blob/scratch_dir.h"
+#include "fixtures/paths.h"
+#include "hwbvh/core/parallel.h"
+#include "hwbvh/emu/any_hit.h"
+#include "hwbvh/emu/loaded_bvh.h"
+#include "hwbvh/emu/oracle.h"
+#include "hwbvh/pipeline/pipeline.h"
+#include "hwbvh/scene/ray_gen.h"
+#include "hwbvh/scene/rays_file.h"
+#include "hwbvh/scene/scene.h"
+#include "hwbvh/stats/traversal_stats.h"
+
+namespace hwbvh {
+namespace {
+
+constexpr double kMinAgreement = 0.9999;
+
+struct Builds {
+  InstancedScene instanced;
+  Scene flat;  ///< flatten(instanced): Scene::instances maps its geometries to (instance, mesh primitive)
+  emu::LoadedBvh two_level, one_level;
+  std::vector<uint32_t> instance_of_geometry;  ///< flat geometry -> index into flat.instances
+};
+
+Builds build_both(const std::string& name) {
+  Builds b;
+  b.instanced = std::get<InstancedScene>(load_any_scene(test::project_scene(name), {}));
+  b.flat = flatten(b.instanced);
+  const pipeline::BuildBlobOptions options;  // rtip31
+  b.two_level = emu::load_bvh(pipeline::build_instanced_blob(b.instanced, options).blob, name);
+  b.one_level = emu::load_bvh(pipeline::build_blob(b.flat, options).blob, name + " flattened");
+  b.instance_of_geometry.assign(b.flat.geometries.size(), kNoIndex);
+  for (uint32_t i = 0; i < b.flat.instances.size(); ++i) {
+    const SceneInstance& inst = b.flat.instances[i];
+    std::fill_n(b.instance_of_geometry.begin() + inst.first_geometry, inst.geometry_count, i);
+  }
+  return b;
+}
+
+emu::TraceOutput trace(const emu::LoadedBvh& bvh, const RayBatch& batch, bool any_hit) {
+  const std::optional<emu::AnyHitShader> shader = emu::AnyHitShader::of(bvh);
+  emu::TraceOptions options;
+  options.any_hit = any_hit;
+  return bvh.trace(batch.rays, batch.wave_begin, emu::with_shader(options, shader), Executor(2));
+}
+
+/// The t tolerance of a ray: kAgreementRelativeT of the larger of t and the origin's distance from 0 in units of the
+/// direction, the scale of the rounding that moving the ray into an instance's object space adds (shadow and AO
+/// rays start on a surface, tens of units out, and hit within hundredths).
+float t_tolerance(const Ray& ray, float t) {
+  return emu::kAgreementRelativeT * std::max(std::abs(t), max_abs(ray.origin) / vector_length(ray.direction));
+}
+
+/// The ray meets triangle (geometry, primitive) of the flattened build at `t` (within t_tolerance), in double with
+/// a barycentric margin of 1e-4: the triangle the instanced build took at a tie is really there.
+bool meets_at(const emu::LoadedBvh& flat, uint32_t geometry, uint32_t primitive, const Ray& ray, float t) {
+  const uint32_t index = flat.triangle_index(geometry, primitive);
+  if (index == kNoIndex) return false;
+  const auto& tri = flat.geometry.triangles[index];
+  const auto d3 = [](Vec3 v) { return glm::dvec3(v.x, v.y, v.z); };
+  const glm::dvec3 a = d3(flat.geometry.positions[tri.v[0]]), o = d3(ray.origin), d = d3(ray.direction);
+  const glm::dvec3 e1 = d3(flat.geometry.positions[tri.v[1]]) - a, e2 = d3(flat.geometry.positions[tri.v[2]]) - a;
+  const glm::dvec3 p = glm::cross(d, e2), s = o - a, q = glm::cross(s, e1);
+  const double det = glm::dot(e1, p), u = glm::dot(s, p) / det, v = glm::dot(d, q) / det;
+  const double hit_t = glm::dot(e2, q) / det;
+  constexpr double kMargin = 1e-4;
+  return u >= -kMargin && v >= -kMargin && u + v <= 1 + kMargin && std::abs(hit_t - t) <= t_tolerance(ray, t);
+}
+
+/// Closest hits through both builds: both miss, or both hit the same triangle (the flattened geometry's instance
+/// and mesh primitive against the instanced hit's instance index and its mesh's primitive, and the same primitive
+/// id) at t equal within t_tolerance. Where two triangles of the same instance and geometry meet at the hit point
+/// (a shared edge, or the line where the plant's crossed cards cut each other) the builds, testing in different
+/// spaces, may take either: such a tie passes when the instanced build's triangle, in world space, is met at the
+/// same t. Returns the rays that hit.
+uint64_t expect_same_closest_hits(const Builds& b, const RayBatch& batch, const std::string& kind) {
+  const emu::TraceOutput two = trace(b.two_level, batch, false), one = trace(b.one_level, batch, false);
+  uint64_t hits = 0, mismatches = 0;
+  for (std::size_t i = 0; i < batch.rays.size(); ++i) {
+    const emu::RayResult &t = two.rays[i], &o = one.rays[i];
+    bool same = t.hit == o.hit;
+    if (same && o.hit) {
+      ++hits;
+      const SceneInstance& inst = b.flat.instances[b.instance_of_geometry[o.geometry_id]];
+      const MeshOrigin& origin = b.instanced.origins[b.instanced.instances[t.instance_index].mesh];
+      same = b.instance_of_geometry[o.geometry_id] == t.instance_index &&
+             inst.primitives[o.geometry_id - inst.first_geometry] == origin.primitives[t.geometry_id] &&
+             std::abs(t.t - o.t) <= t_tolerance(batch.rays[i], o.t) &&
+             (o.primitive_id == t.primitive_id ||
+              meets_at(b.one_level, o.geometry_id, t.primitive_id, batch.rays[i], o.t));
+    }
+    if (!same && mismatches++ < 5) {
+      ADD_FAILURE() << kind << " ray " << i << ": instanced " << t.hit << " instance " << t.instance_index
+                    << " geometry " << t.geometry_id << " primitive " << t.primitive_id << " t " << t.t
+                    << "; flattened " << o.hit << " geometry " << o.geometry_id << " primitive " << o.primitive_id
+                    << " t " << o.t;
+    }
+  }
+  EXPECT_EQ(mismatches, 0u) << kind;
+  return hits;
+}
+
+/// Any-hit rays through both builds: occluded for both or for neither (the first accepted hit may differ).
+void expect_same_occlusion(const Builds& b, const RayBatch& batch, const std::string& kind) {
+  const emu::TraceOutput two = trace(b.two_level, batch, true), one = trace(b.one_level, batch, true);
+  uint64_t mismatches = 0;
+  for (std::size_t i = 0; i < batch.rays.size(); ++i) mismatches += two.rays[i].hit != one.rays[i].hit;
+  EXPECT_EQ(mismatches, 0u) << kind;
+}
+
+/// `hwbvh stats` on both builds with one explicit camera and one rays file: every ray type agrees with Embree at
+/// kMinAgreement or better, and the rays that do not depend on what was hit are the same arrays.
+void expect_stats_agree(const Builds& b, const Camera& camera, const std::string& rays_file) {
+  stats::StatsOptions options;
+  options.kinds = {stats::RayKind::Primary, stats::RayKind::AmbientOcclusion, stats::RayKind::Shadow,
+                   stats::RayKind::Random, stats::RayKind::File};
+  options.width = 64;
+  options.height = 48;
+  options.camera = camera;
+  options.ao_samples = 2;
+  options.random_rays = 2048;
+  options.rays_file = rays_file;
+  options.keep_results = true;
+  options.threads = 2;
+  const stats::StatsReport two = stats::run_stats(b.two_level, options), one = stats::run_stats(b.one_level, options);
+  ASSERT_EQ(two.kinds.size(), 5u);
+  for (std::size_t k = 0; k < two.kinds.size(); ++k) {
+    const char* kind = stats::ray_kind_name(two.kinds[k].kind);
+    for (const stats::KindStats* ks : {&two.kinds[k], &one.kinds[k]}) {
+      ASSERT_GT(ks->agreement.rays(), 0u) << kind;
+      EXPECT_GE(static_cast<double>(ks->agreement.agreeing()) / static_cast<double>(ks->agreement.rays()),
+                kMinAgreement) << kind;
+    }
+  }
+  EXPECT_EQ(two.kinds[0].rays_traced.size(), 64u * 48u);
+  for (std::size_t k : {std::size_t{0}, std::size_t{4}}) {  // primary and file rays
+    const auto& a = two.kinds[k].rays_traced;
+    const auto& c = one.kinds[k].rays_traced;
+    ASSERT_EQ(a.size(), c.size());
+    EXPECT_TRUE(std::equal(a.begin(), a.end(), c.begin(), [](const Ray& x, const Ray& y) {
+      return x.origin == y.origin && x.direction == y.direction && x.tmin == y.tmin && x.tmax == y.tmax;
+    })) << stats::ray_kind_name(two.kinds[k].kind);
+  }
+}
+
+/// Every ray type through both builds, the same rays for both: primary rays of one camera, AO and shadow rays from
+/// the flattened build's primary hits (any hit, and closest hit for the triangles), random rays through its
+/// bounds, and rays read back from a rays file.
+void expect_same_hits_for_every_ray_type(const std::string& scene, const Camera& camera) {
+  const Builds b = build_both(scene);
+  ASSERT_TRUE(b.two_level.two_level());
+  ASSERT_FALSE(b.one_level.two_level());
+  const Executor executor(2);
+
+  const RayBatch primary = primary_rays(camera, 64, 48, executor);
+  EXPECT_GT(expect_same_closest_hits(b, primary, "primary"), 64u * 48u / 10);
+  const emu::TraceOutput primary_hits = trace(b.one_level, primary, false);
+  std::vector<SurfaceHit> surfaces(primary.rays.size());
+  for (std::size_t i = 0; i < surfaces.size(); ++i) {
+    const emu::RayResult& r = primary_hits.rays[i];
+    if (!r.hit) continue;
+    surfaces[i] = {primary.rays[i].origin + primary.rays[i].direction * r.t, b.one_level.hit_normal(r), true};
+  }
+  AoOptions ao;
+  ao.samples = 2;
+  ao.max_distance = 0.1f * vector_length(b.one_level.bounds.extent());
+  ao.seed = 7;
+  const RayBatch ao_batch = ao_rays(primary, surfaces, ao, executor);
+  const RayBatch shadow = shadow_rays(primary, surfaces, default_light(b.one_level.bounds), 1e-4f, executor);
+  const RayBatch random = random_rays(b.one_level.bounds, 4096, 3, executor);
+  const RayBatch file = make_batch(parse_rays(serialize_rays(random_rays(b.one_level.bounds, 1024, 11).rays,
+                                                             RaysFileFormat::Text), "rays.txt"));
+  for (const auto& [name, batch] : {std::pair{"ao", &ao_batch}, {"shadow", &shadow}}) {
+    ASSERT_FALSE(batch->rays.empty()) << name;
+    expect_same_occlusion(b, *batch, name);
+    expect_same_closest_hits(b, *batch, std::string(name) + " (closest hit)");
+  }
+  EXPECT_GT(expect_same_closest_hits(b, random, "random"), 0u);
+  EXPECT_GT(expect_same_closest_hits(b, file, "file"), 0u);
+
+  // Both agree with Embree on these same rays, the instanced one counting instance ids too.
+  const test::ScratchDir dir;
+  write_rays_file(dir / "rays.bin", file.rays, RaysFileFormat::Binary);
+  expect_stats_agree(b, camera, (dir / "rays.bin").string());
+}
+
+TEST(InstancedHits, GardenInstancedAndFlattenedFindTheSameHitsForEveryRayType) {
+  expect_same_hits_for_every_ray_type("instanced-garden.gltf", Camera{{19.3f, 18.6f, 30.3f}, {0.15f, 2.97f, 2.92f},
+                                                                      {0.0f, 1.0f, 0.0f}, 45.0f});
+}
+
+TEST(InstancedHits, ThousandRocksInstancedAndFlattenedFindTheSameHitsForEveryRayType) {
+  expect_same_hits_for_every_ray_type("thousand-rocks.gltf", Camera{{28.1f, 21.8f, 37.6f}, {9.12f, 6.32f, 10.4f},
+                                                                    {0.0f, 1.0f, 0.0f}, 45.0f});
+}
+
+}  // namespace
+}  // namespace hwbvh
