@@ -109,7 +109,8 @@ Xe3EncodedTlas encode_tlas(const Bvh6& tree, std::span<const TlasInstance> insta
     }
     in.node_mask = mask[n];
     const BlockDwords dw = encode_internal_node(in);
-    std::copy(dw.begin(), dw.end(), out.dwords.begin() + static_cast<std::ptrdiff_t>(std::size_t{block[n]} * kBlockDwords));
+    std::copy(dw.begin(), dw.end(),
+              out.dwords.begin() + static_cast<std::ptrdiff_t>(std::size_t{block[n]} * kBlockDwords));
   }
   std::sort(placed.begin(), placed.end());
   for (const auto& [b, i] : placed) out.instance_order.push_back(i);

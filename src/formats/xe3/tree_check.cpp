@@ -154,7 +154,9 @@ class Walker : formats::TreeWalker<TreeCheckResult> {
   Below visit_instance_leaf(uint32_t block, uint32_t block_incr, const std::string& name) {
     Below below;
     if (h_.instance_leaves == 0) problem(name + " is an instance leaf in a section whose header counts none");
-    if (block_incr != kInstanceLeafBlocks) problem(name + " is an instance leaf with blockIncr " + std::to_string(block_incr));
+    if (block_incr != kInstanceLeafBlocks) {
+      problem(name + " is an instance leaf with blockIncr " + std::to_string(block_incr));
+    }
     if (!claim(block, kInstanceLeafBlocks)) return below;
     ++result_.instance_leaves;
     const DecodedInstanceLeaf leaf = decode_instance_leaf(node_at<kInstanceLeafDwords>(block));
@@ -164,7 +166,9 @@ class Walker : formats::TreeWalker<TreeCheckResult> {
     if (leaf.comparison != 0 || leaf.sub_type != 0 || leaf.opacity_bits != 0) {
       problem(leaf_name + " sets comparison, sub-type or opacity bits hwbvh never writes");
     }
-    if (leaf.start_node % kBlockBytes != 0) problem(leaf_name + " has a start node that is not an internal node's block");
+    if (leaf.start_node % kBlockBytes != 0) {
+      problem(leaf_name + " has a start node that is not an internal node's block");
+    }
     return below;
   }
 
