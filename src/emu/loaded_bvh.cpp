@@ -10,6 +10,7 @@
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/rtip20/traversal.h"
 #include "hwbvh/emu/xe3/traversal.h"
+#include "hwbvh/formats/xe3/tlas.h"
 #include "hwbvh/formats/rdna4/instance_node.h"
 #include "hwbvh/formats/rdna4/node_section.h"
 
@@ -72,7 +73,7 @@ TraceOutput LoadedBvh::trace(std::span<const Ray> rays, std::span<const uint32_t
                              const TraceOptions& options, const Executor& executor) const {
   switch (target) {
     case blob::Target::Rtip20: return trace_rays_rtip20(Bvh4Section::from(nodes, file), rays, wave_begin, options, executor);
-    case blob::Target::Xe3: return trace_rays_xe3(Xe3Section::from(nodes, file), rays, wave_begin, options, executor);
+    case blob::Target::Xe3: return trace_rays_xe3(xe3_section(), rays, wave_begin, options, executor);
     case blob::Target::Rtip31: break;
   }
   return trace_rays(memory(), root, rays, wave_begin, options, executor);
@@ -131,12 +132,46 @@ void load_two_levels(const blob::Blob& blob, const std::string& file, LoadedBvh&
   }
 }
 
+// The BLASes of a two-level Xe3 blob (docs/xe3-format.md, "Top level"), each a node section of its own (padded to
+// 128-byte units), after a top level whose header counts the sideband's instances.
+void load_xe3_blases(const LoadedBvh& out, const std::string& file, Xe3Blases& table,
+                     std::vector<uint32_t>& instance_node) {
+  const std::span<const uint32_t> nodes(out.nodes);
+  const Xe3Section top = Xe3Section::from(xe3::unpadded_level(nodes.first(out.levels->top_bytes / 4)), file);
+  if (top.header.instance_leaves != out.sideband.size())
+    throw_bad_input(file, "top level's header counts " + std::to_string(top.header.instance_leaves) +
+                              " instance leaves, the sideband " + std::to_string(out.sideband.size()));
+  for (std::size_t b = 0; b < out.levels->blases.size(); ++b) {
+    const blob::BlasRange& range = out.levels->blases[b];
+    std::string error;
+    const std::span<const uint32_t> dwords = xe3::unpadded_level(nodes.subspan(range.address / 4, range.bytes / 4));
+    const auto header = xe3::read_node_section_header(dwords, &error);
+    if (!header) throw_bad_input(file, "BLAS " + std::to_string(b) + ": " + error);
+    table.blases.push_back({range.address, Xe3Section{dwords, *header}, range.first_geometry});
+  }
+  instance_node.assign(out.sideband.size(), 0);
+  for (uint32_t n = 0; n < out.sideband.size(); ++n) instance_node[out.sideband[n].instance_index] = n;
+}
+
 }  // namespace
+
+Xe3Section LoadedBvh::xe3_section() const {
+  if (!xe3_blases_) return Xe3Section::from(nodes, file);
+  const std::span<const uint32_t> top_level = std::span<const uint32_t>(nodes).first(levels->top_bytes / 4);
+  Xe3Section top = Xe3Section::from(xe3::unpadded_level(top_level), file);
+  top.blases = xe3_blases_.get();
+  return top;
+}
 
 void LoadedBvh::load_levels(const blob::Blob& blob, const std::string& file, LoadedBvh& out) {
   auto table = std::make_unique<BlasTable>();
   load_two_levels(blob, file, out, *table, out.instance_node_);
   if (out.levels && out.target == blob::Target::Rtip31) out.blas_table_ = std::move(table);
+  if (out.levels && out.target == blob::Target::Xe3) {
+    auto blases = std::make_unique<Xe3Blases>();
+    load_xe3_blases(out, file, *blases, out.instance_node_);
+    out.xe3_blases_ = std::move(blases);
+  }
 }
 
 LoadedBvh load_bvh(const blob::Blob& blob, const std::string& file) {
@@ -168,10 +203,12 @@ LoadedBvh load_bvh(const blob::Blob& blob, const std::string& file) {
       (void)Bvh4Section::from(out.nodes, file);
       LoadedBvh::load_levels(blob, file, out);
       break;
-    case blob::Target::Xe3:
-      (void)Xe3Section::from(out.nodes, file);
-      LoadedBvh::load_levels(blob, file, out);
+    case blob::Target::Xe3: {
+      LoadedBvh::load_levels(blob, file, out);  // a two-level section's own header covers its top level
+      const Xe3Section top = out.xe3_section();
+      if (out.two_level()) out.bounds = top.header.bounds;  // world space: the Geometry section's is object space
       break;
+    }
   }
   const auto triangle_count = static_cast<uint32_t>(out.geometry.triangles.size());
   if (const blob::Section* s = blob.find(blob::SectionType::AlphaTest))

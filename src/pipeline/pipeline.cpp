@@ -23,6 +23,7 @@
 #include "hwbvh/formats/rdna4/node_section.h"
 #include "hwbvh/formats/xe3/bake.h"
 #include "hwbvh/formats/xe3/encode.h"
+#include "hwbvh/formats/xe3/tlas.h"
 
 namespace hwbvh::pipeline {
 namespace {
@@ -435,6 +436,20 @@ uint32_t instance_box_flags(std::span<const uint32_t> blas_dwords, uint32_t dxr_
   return flags;
 }
 
+// The object-space bounds a BLAS's node-section header records.
+Aabb blas_header_bounds(blob::Target target, std::span<const uint32_t> dwords, const std::string& source,
+                        std::size_t m) {
+  std::string error;
+  std::optional<Aabb> bounds;
+  if (target == blob::Target::Xe3) {
+    if (const auto h = xe3::read_node_section_header(dwords, &error)) bounds = h->bounds;
+  } else if (const auto h = rdna4::read_node_section_header(dwords.data(), dwords.size(), &error)) {
+    bounds = h->bounds;
+  }
+  if (!bounds) throw Error(ErrorKind::Runtime, source, "BLAS " + std::to_string(m) + ": " + error);
+  return *bounds;
+}
+
 // SceneMeta of a two-level build: the meshes' triangles as one scene, plus its BLASes and instances.
 std::string instanced_scene_meta(const InstancedScene& scene, const Scene& all,
                                  std::span<const uint32_t> first_geometry) {
@@ -461,7 +476,7 @@ std::string instanced_scene_meta(const InstancedScene& scene, const Scene& all,
 BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlobOptions& options,
                                      const ProgressFn& progress) {
   if (scene.instances.empty()) throw_bad_input(scene.source, "the scene has no instances");
-  if (options.target != blob::Target::Rtip31) {
+  if (options.target == blob::Target::Rtip20) {
     throw_bad_input(scene.source, std::string("two-level builds for target ") + blob::target_name(options.target) +
                                       " are not available yet: pass --flatten");
   }
@@ -483,10 +498,7 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
       mesh_opacity.states.assign(first, first + static_cast<std::ptrdiff_t>(scene.meshes[m].triangles.size()));
     }
     TargetBuild b = build_target(scene.meshes[m], options, mesh_opacity, progress);
-    std::string error;
-    const auto header = rdna4::read_node_section_header(b.dwords.data(), b.dwords.size(), &error);
-    if (!header) throw Error(ErrorKind::Runtime, scene.source, "BLAS " + std::to_string(m) + ": " + error);
-    blas_bounds.push_back(header->bounds);
+    blas_bounds.push_back(blas_header_bounds(options.target, b.dwords, scene.source, m));
     total.build.degenerate_triangles += b.build.degenerate_triangles;
     total.build.bvh_triangles += b.build.bvh_triangles;
     total.build.references += b.build.references;
@@ -501,6 +513,7 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
     total.stoc_bytes += b.stoc_bytes;
     total.seconds_obb += b.seconds_obb;
     total.seconds_encode += b.seconds_encode;
+    if (options.target == blob::Target::Xe3) b.dwords.resize(xe3::padded_level_bytes(b.dwords.size() * 4) / 4);
     blas_dwords.push_back(std::move(b.dwords));
   }
 
@@ -512,51 +525,85 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
     inputs[i].world_corners = world_corners(blas_bounds[inst.mesh], inst.world);
     for (const Vec3& c : inputs[i].world_corners) world_boxes[i].grow(c);
   }
-  const auto tree = build::build_box_tree<8>(world_boxes, options.build, scene.source);
-  uint64_t address = uint64_t{rdna4::tlas_slots(tree.bvh)} * rdna4::kNodeBytes;
   blob::Levels levels;
-  levels.top_bytes = address;
-  for (std::size_t m = 0; m < scene.meshes.size(); ++m) {
-    const uint64_t bytes = uint64_t{blas_dwords[m].size()} * 4;
-    levels.blases.push_back({address, bytes, first_geometry[m], static_cast<uint32_t>(scene.meshes[m].geometries.size()),
-                             first_triangle[m], static_cast<uint32_t>(scene.meshes[m].triangles.size())});
-    address += bytes;
+  // The BLASes follow a top level of `top_bytes`.
+  const auto place_blases = [&](uint64_t top_bytes) {
+    levels.top_bytes = top_bytes;
+    for (std::size_t m = 0; m < scene.meshes.size(); ++m) {
+      const uint64_t bytes = uint64_t{blas_dwords[m].size()} * 4;
+      levels.blases.push_back({top_bytes, bytes, first_geometry[m],
+                               static_cast<uint32_t>(scene.meshes[m].geometries.size()), first_triangle[m],
+                               static_cast<uint32_t>(scene.meshes[m].triangles.size())});
+      top_bytes += bytes;
+    }
+  };
+  std::vector<uint32_t> dwords, instance_order;
+  uint64_t top_box_nodes = 0;
+  if (options.target == blob::Target::Xe3) {
+    const auto tree = build::build_box_tree<6>(world_boxes, options.build, scene.source);
+    place_blases(xe3::padded_level_bytes(xe3::tlas_bytes(tree.bvh)));
+    std::vector<xe3::TlasInstance> leaves(scene.instances.size());
+    for (std::size_t i = 0; i < scene.instances.size(); ++i) {
+      const MeshInstance& inst = scene.instances[i];
+      const blob::BlasRange& blas = levels.blases[inst.mesh];
+      leaves[i] = {world_boxes[i],
+                   {.mask = inst.mask,
+                    .flags = inst.flags,
+                    .start_node = blas.address + uint64_t{xe3::kRootBlock} * xe3::kBlockBytes,
+                    .bvh = blas.address,
+                    .instance_id = inst.instance_id,
+                    .instance_index = static_cast<uint32_t>(i),
+                    .world_to_object = rows_3x4(glm::inverse(inst.world)),
+                    .object_to_world = rows_3x4(inst.world)}};
+    }
+    notify(progress, Phase::Encoding);
+    xe3::Xe3EncodedTlas top = xe3::encode_tlas(tree.bvh, leaves);
+    dwords = std::move(top.dwords);
+    dwords.resize(levels.top_bytes / 4);
+    instance_order = std::move(top.instance_order);
+    top_box_nodes = top.internal_nodes;
+    total.build.seconds_binary += tree.stats.seconds_binary;
+    total.build.seconds_collapse += tree.stats.seconds_collapse;
+  } else {
+    const auto tree = build::build_box_tree<8>(world_boxes, options.build, scene.source);
+    place_blases(uint64_t{rdna4::tlas_slots(tree.bvh)} * rdna4::kNodeBytes);
+    for (std::size_t i = 0; i < scene.instances.size(); ++i) {
+      const MeshInstance& inst = scene.instances[i];
+      rdna4::InstanceNodeInput& node = inputs[i].node;
+      node.world_to_object = rows_3x4(glm::inverse(inst.world));
+      node.blas_base_pointer =
+          rdna4::make_base_pointer(levels.blases[inst.mesh].address, instance_pointer_flags(inst.flags));
+      node.instance_mask = inst.mask;
+      node.blas_bounds = blas_bounds[inst.mesh];
+      inputs[i].box_flags = instance_box_flags(blas_dwords[inst.mesh], inst.flags);
+    }
+    notify(progress, Phase::Encoding);
+    rdna4::EncodedTlas top = rdna4::encode_tlas(tree.bvh, inputs, options.encode);
+    dwords = std::move(top.bvh.dwords);
+    instance_order = std::move(top.instance_order);
+    top_box_nodes = top.bvh.stats.box_nodes;
+    total.obb_box_nodes += top.bvh.stats.obb_box_nodes;
+    total.seconds_obb += top.bvh.stats.seconds_obb;
+    total.seconds_encode += top.bvh.stats.seconds_encode;
+    total.build.seconds_binary += tree.stats.seconds_binary;
+    total.build.seconds_collapse += tree.stats.seconds_collapse;
   }
-  for (std::size_t i = 0; i < scene.instances.size(); ++i) {
-    const MeshInstance& inst = scene.instances[i];
-    rdna4::InstanceNodeInput& node = inputs[i].node;
-    node.world_to_object = rows_3x4(glm::inverse(inst.world));
-    node.blas_base_pointer =
-        rdna4::make_base_pointer(levels.blases[inst.mesh].address, instance_pointer_flags(inst.flags));
-    node.instance_mask = inst.mask;
-    node.blas_bounds = blas_bounds[inst.mesh];
-    inputs[i].box_flags = instance_box_flags(blas_dwords[inst.mesh], inst.flags);
-  }
-  notify(progress, Phase::Encoding);
-  rdna4::EncodedTlas top = rdna4::encode_tlas(tree.bvh, inputs, options.encode);
 
   std::vector<blob::InstanceSideband> sideband;
-  for (uint32_t i : top.instance_order) {
+  for (uint32_t i : instance_order) {
     const MeshInstance& inst = scene.instances[i];
     sideband.push_back({i, inst.instance_id, inst.flags, 0, rows_3x4(inst.world)});
     levels.instances.push_back({inst.mesh, inst.mask});
   }
-  std::vector<uint32_t> dwords = std::move(top.bvh.dwords);
   for (const std::vector<uint32_t>& b : blas_dwords) dwords.insert(dwords.end(), b.begin(), b.end());
-
-  total.box_nodes += top.bvh.stats.box_nodes;
-  total.obb_box_nodes += top.bvh.stats.obb_box_nodes;
-  total.seconds_obb += top.bvh.stats.seconds_obb;
-  total.seconds_encode += top.bvh.stats.seconds_encode;
-  total.build.seconds_binary += tree.stats.seconds_binary;
-  total.build.seconds_collapse += tree.stats.seconds_collapse;
+  total.box_nodes += top_box_nodes;
   BuildReport r = node_report(all, total, options);
   r.node_bytes = uint64_t{dwords.size()} * 4;
   r.bytes_per_triangle = ratio(static_cast<double>(r.node_bytes), static_cast<double>(total.build.bvh_triangles));
   std::vector<std::byte> sideband_bytes = blob::encode_instance_sideband(sideband);
   r.levels = LevelsReport{.instances = scene.instances.size(),
                           .blases = scene.meshes.size(),
-                          .top_box_nodes = top.bvh.stats.box_nodes,
+                          .top_box_nodes = top_box_nodes,
                           .top_bytes = levels.top_bytes,
                           .sideband_bytes = sideband_bytes.size()};
   BuildBlobResult out = assemble_blob(all, total, opacity, std::move(dwords),

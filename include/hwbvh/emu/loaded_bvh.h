@@ -17,6 +17,7 @@
 #include "hwbvh/emu/rtip31/intersect.h"
 #include "hwbvh/emu/rtip31/traversal.h"
 #include "hwbvh/emu/wavefront.h"
+#include "hwbvh/emu/xe3/traversal.h"
 #include "hwbvh/scene/alpha_test.h"
 
 namespace hwbvh::emu {
@@ -73,6 +74,9 @@ struct LoadedBvh {
   static void load_levels(const blob::Blob& blob, const std::string& file, LoadedBvh& out);
   std::vector<std::vector<uint32_t>> triangle_index_;  ///< [geometry][primitive] -> index into geometry.triangles
   std::unique_ptr<BlasTable> blas_table_;  ///< two-level: the BLASes' node memories inside `nodes`
+  std::unique_ptr<Xe3Blases> xe3_blases_;  ///< two-level xe3: the same
+  /// xe3: the section a traversal starts in (a two-level BVH's top level, with its BLASes).
+  [[nodiscard]] Xe3Section xe3_section() const;
   std::vector<uint32_t> instance_node_;    ///< two-level: per instance index, its instance node number
 };
 

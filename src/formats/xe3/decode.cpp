@@ -103,4 +103,31 @@ DecodedStoc3Leaf decode_stoc3_leaf(std::span<const uint32_t, kStoc3LeafDwords> l
   return out;
 }
 
+DecodedInstanceLeaf decode_instance_leaf(std::span<const uint32_t, 32> leaf) {
+  DecodedInstanceLeaf out;
+  const uint32_t d0 = dword_at(leaf, 0), d1 = dword_at(leaf, 4);
+  out.contribution = field(d0, 23, 0);
+  out.mask = field(d0, 31, 24);
+  out.flags = field(d1, 7, 0);
+  out.comparison = field(d1, 15, 8);
+  out.sub_type = field(d1, 26, 24);
+  out.opacity_bits = field(d1, 31, 29);
+  const uint64_t bvh_qword = qword_at(leaf, 64);
+  out.reserved_nonzero = field(d1, 23, 16) != 0 || field(d1, 28, 27) != 0 || (bvh_qword >> 48) != 0;
+  out.start_node = qword_at(leaf, 8);
+  out.bvh = bvh_qword & 0xFFFFFFFFFFFFull;
+  out.instance_id = dword_at(leaf, 72);
+  out.instance_index = dword_at(leaf, 76);
+  // Column c of a linear part at byte base + 12 c; the translation elsewhere (bytes 52 and 116).
+  for (std::size_t r = 0; r < 3; ++r) {
+    for (std::size_t c = 0; c < 3; ++c) {
+      out.world_to_object[r][c] = vec3_at(leaf, 16 + 12 * c)[static_cast<int>(r)];
+      out.object_to_world[r][c] = vec3_at(leaf, 80 + 12 * c)[static_cast<int>(r)];
+    }
+    out.world_to_object[r][3] = vec3_at(leaf, 116)[static_cast<int>(r)];
+    out.object_to_world[r][3] = vec3_at(leaf, 52)[static_cast<int>(r)];
+  }
+  return out;
+}
+
 }  // namespace hwbvh::xe3

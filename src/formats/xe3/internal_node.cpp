@@ -72,8 +72,9 @@ BlockDwords encode_internal_node(const InternalNodeInput& input) {
     const InternalChildInput& c = input.children[i];
     if (c.box.empty()) caller_bug("child " + std::to_string(i) + " has an empty box");
     if (c.blocks < 1 || c.blocks > 3) caller_bug("child block count " + std::to_string(c.blocks) + " is not 1..3");
-    if (c.node_type != kNodeTypeMixed && c.node_type != kNodeTypeQuad && c.node_type != kNodeTypeQuad128) {
-      caller_bug("child node type " + std::to_string(c.node_type) + " is not 0, 4 or 5");
+    if (c.node_type != kNodeTypeMixed && c.node_type != kNodeTypeInstance && c.node_type != kNodeTypeQuad &&
+        c.node_type != kNodeTypeQuad128) {
+      caller_bug("child node type " + std::to_string(c.node_type) + " is not 0, 1, 4 or 5");
     }
     same_leaf_type = same_leaf_type && c.node_type != kNodeTypeMixed && c.node_type == input.children[0].node_type;
     grown[i] = grow_by_ulp(c.box);

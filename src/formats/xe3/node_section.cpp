@@ -24,6 +24,7 @@ std::array<uint32_t, kHeaderDwords> write_node_section_header(const NodeSectionH
   dw[7] = static_cast<uint32_t>(header.order);
   formats::write_bounds(dw, 8, header.bounds);
   dw[14] = header.stoc_data_blocks;
+  dw[15] = header.instance_leaves;
   return dw;
 }
 
@@ -40,16 +41,21 @@ std::optional<NodeSectionHeader> read_node_section_header(std::span<const uint32
   h.stoc_level = dwords[6];
   h.bounds = formats::read_bounds(dwords, 8);
   h.stoc_data_blocks = dwords[14];
+  h.instance_leaves = dwords[15];
   if (h.stoc_level != 0 && h.stoc_level != 1 && h.stoc_level != 3) {
     return header_error(error, "node section header names a STOC level other than 0, 1 or 3");
   }
   if (dwords[7] > 1) return header_error(error, "node section header names an unknown sub-triangle order");
   h.order = static_cast<SubTriangleOrder>(dwords[7]);
-  if (std::any_of(dwords.begin() + 15, dwords.begin() + kHeaderDwords, [](uint32_t d) { return d != 0; })) {
+  if (std::any_of(dwords.begin() + 16, dwords.begin() + kHeaderDwords, [](uint32_t d) { return d != 0; })) {
     return header_error(error, "node section header has non-zero padding");
   }
-  if (uint64_t{h.internal_nodes} + h.quad_leaves + 2 * uint64_t{h.stoc3_leaves} + kHeaderBlocks != h.node_blocks) {
+  if (uint64_t{h.internal_nodes} + h.quad_leaves + 2 * (uint64_t{h.stoc3_leaves} + h.instance_leaves) + kHeaderBlocks !=
+      h.node_blocks) {
     return header_error(error, "node section header node counts do not add up to its block count");
+  }
+  if (h.instance_leaves != 0 && (h.quad_leaves != 0 || h.stoc3_leaves != 0 || h.stoc_data_blocks != 0)) {
+    return header_error(error, "node section header counts both instance leaves and triangle leaves");
   }
   if (node_section_dwords(h.node_blocks, h.stoc_data_blocks) != dwords.size()) {
     return header_error(error, "node section header block counts disagree with the section size");

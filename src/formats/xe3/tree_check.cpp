@@ -7,6 +7,7 @@
 
 #include "formats/tree_walker.h"
 #include "hwbvh/formats/xe3/decode.h"
+#include "hwbvh/formats/xe3/instance_leaf.h"
 #include "hwbvh/formats/xe3/layout.h"
 #include "hwbvh/formats/xe3/node_section.h"
 #include "hwbvh/formats/xe3/stoc.h"
@@ -56,6 +57,10 @@ class Walker : formats::TreeWalker<TreeCheckResult> {
     for (uint32_t b = kHeaderBlocks; b < h_.node_blocks && !full(); ++b) {
       if (!reached_[b]) problem(at(b) + " is not reachable from the root");
     }
+    if (result_.instance_leaves != h_.instance_leaves) {
+      problem("the header counts " + std::to_string(h_.instance_leaves) + " instance leaves, the tree reaches " +
+              std::to_string(result_.instance_leaves));
+    }
     check_stoc_data_coverage();
     if (scene_) {
       check_containment();
@@ -99,7 +104,8 @@ class Walker : formats::TreeWalker<TreeCheckResult> {
     result_.max_depth = std::max(result_.max_depth, depth);
     const DecodedInternalNode node = decode_internal_node(node_at<kBlockDwords>(block));
     const std::string name = "internal node at " + at(block);
-    if (node.node_type != kNodeTypeMixed && node.node_type != kNodeTypeQuad && node.node_type != kNodeTypeQuad128) {
+    if (node.node_type != kNodeTypeMixed && node.node_type != kNodeTypeInstance && node.node_type != kNodeTypeQuad &&
+        node.node_type != kNodeTypeQuad128) {
       problem(name + " has node type " + std::to_string(node.node_type));
       return below;
     }
@@ -132,6 +138,7 @@ class Walker : formats::TreeWalker<TreeCheckResult> {
         case kNodeTypeQuad128:
           c = visit_leaf_list(child_block, node.child_type(i), node.block_incr[i], child_name);
           break;
+        case kNodeTypeInstance: c = visit_instance_leaf(child_block, node.block_incr[i], child_name); break;
         default: problem(child_name + " has unsupported node type " + std::to_string(node.child_type(i))); continue;
       }
       add_child(name, i, node.child_box[i], c.scene_triangles);
@@ -139,6 +146,28 @@ class Walker : formats::TreeWalker<TreeCheckResult> {
     }
     if ((below.geometry_masks & ~node.node_mask) != 0) {
       problem(name + " has a nodeMask that misses geometry masks below");
+    }
+    return below;
+  }
+
+  // An InstanceLeaf: only the bytes the leaf itself defines; its start node lies in another section.
+  Below visit_instance_leaf(uint32_t block, uint32_t block_incr, const std::string& name) {
+    Below below;
+    if (h_.instance_leaves == 0) problem(name + " is an instance leaf in a section whose header counts none");
+    if (block_incr != kInstanceLeafBlocks) {
+      problem(name + " is an instance leaf with blockIncr " + std::to_string(block_incr));
+    }
+    if (!claim(block, kInstanceLeafBlocks)) return below;
+    ++result_.instance_leaves;
+    const DecodedInstanceLeaf leaf = decode_instance_leaf(node_at<kInstanceLeafDwords>(block));
+    below.geometry_masks = leaf.mask;
+    const std::string leaf_name = "instance leaf at " + at(block);
+    if (leaf.reserved_nonzero) problem(leaf_name + " has MBZ bits set");
+    if (leaf.comparison != 0 || leaf.sub_type != 0 || leaf.opacity_bits != 0) {
+      problem(leaf_name + " sets comparison, sub-type or opacity bits hwbvh never writes");
+    }
+    if (leaf.start_node % kBlockBytes != 0) {
+      problem(leaf_name + " has a start node that is not an internal node's block");
     }
     return below;
   }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 
 #include "emu/traversal_fixture.h"
 #include "fixtures/paths.h"
@@ -12,6 +13,7 @@
 #include "hwbvh/emu/xe3/intersect.h"
 #include "hwbvh/emu/xe3/traversal.h"
 #include "hwbvh/formats/xe3/encode.h"
+#include "hwbvh/formats/xe3/instance_leaf.h"
 #include "hwbvh/formats/xe3/internal_node.h"
 #include "hwbvh/formats/xe3/quad_leaf.h"
 #include "hwbvh/formats/xe3/tree_check.h"
@@ -37,12 +39,22 @@ class Xe3Image {
     put(block, xe3::encode_quad_leaf(q).value());
     ++leaves_;
   }
+  void instance(uint32_t block, const xe3::InstanceLeafInput& in) {
+    const xe3::InstanceLeafDwords dw = xe3::encode_instance_leaf(in);
+    BlockDwords half{};
+    std::copy_n(dw.begin(), 16, half.begin());
+    put(block, half);
+    std::copy_n(dw.begin() + 16, 16, half.begin());
+    put(block + 1, half);
+    ++instances_;
+  }
   BlockDwords& at(uint32_t block) { return blocks_.at(block); }
   std::vector<uint32_t> section() const {
     xe3::NodeSectionHeader h;
     h.node_blocks = static_cast<uint32_t>(blocks_.size());
     h.internal_nodes = internal_;
     h.quad_leaves = leaves_;
+    h.instance_leaves = instances_;
     std::vector<uint32_t> dw(blocks_.size() * 16);
     for (std::size_t b = 0; b < blocks_.size(); ++b) {
       std::copy(blocks_[b].begin(), blocks_[b].end(), dw.begin() + 16 * b);
@@ -58,7 +70,7 @@ class Xe3Image {
     blocks_[block] = node;
   }
   std::vector<BlockDwords> blocks_{2};
-  uint32_t internal_ = 0, leaves_ = 0;
+  uint32_t internal_ = 0, leaves_ = 0, instances_ = 0;
 };
 
 // A wall in the plane x = X covering y + z <= 2 around the x axis, and its partner covering the rest of the square
@@ -217,6 +229,124 @@ TEST(Xe3Traversal, FaultsStepLimitAndNaN) {
   EXPECT_EQ(nan.counters.steps, 0u);
   EXPECT_THROW(Xe3Section::from(std::vector<uint32_t>(32, 0u)), Error);
   EXPECT_THROW(trace_one(two_walls(), ray_x({0, 0, 0}), {}, 0), Error);
+}
+
+// Two levels in one Nodes section: the top level (root at block 2 over InstanceLeaf A at blocks 3-4 and B at 5-6)
+// padded to 512 bytes, then the BLAS at byte 512 (block 8): its root (block 10) over one QuadLeaf (block 11) holding
+// wall(0) (primitive 0) and partner(0) (primitive 1), normal +x. A: mask 0x02, moved to x = 5. B: mask 0x01,
+// mirrored (x -> 10 - x), so that its wall lies at x = 10 facing the other way in world space.
+class TwoLevel {
+ public:
+  static constexpr uint64_t kBlasAddress = 512, kBlasRoot = kBlasAddress + 128;
+  explicit TwoLevel(const std::function<void(xe3::InstanceLeafInput&)>& change_a = {}) {
+    xe3::InstanceLeafInput a{.mask = 0x02, .start_node = kBlasRoot, .bvh = kBlasAddress, .instance_index = 0};
+    a.world_to_object = {{{1, 0, 0, -5}, {0, 1, 0, 0}, {0, 0, 1, 0}}};
+    a.object_to_world = {{{1, 0, 0, 5}, {0, 1, 0, 0}, {0, 0, 1, 0}}};
+    xe3::InstanceLeafInput b{.mask = 0x01, .start_node = kBlasRoot, .bvh = kBlasAddress, .instance_index = 1};
+    b.world_to_object = b.object_to_world = {{{-1, 0, 0, 10}, {0, 1, 0, 0}, {0, 0, 1, 0}}};
+    if (change_a) change_a(a);
+    Xe3Image top;
+    top.internal(2, 1, {{wall_box(5), xe3::kNodeTypeInstance, 2}, {wall_box(10), xe3::kNodeTypeInstance, 2}});
+    top.instance(3, a);
+    top.instance(5, b);
+    Xe3Image blas;
+    blas.internal(2, 1, {{wall_box(0), xe3::kNodeTypeQuad, 1}});
+    xe3::QuadInput q = lone(wall(0), 0);
+    q.tri1 = xe3::QuadTriangle{partner(0), 1};
+    blas.leaf(3, q);
+    nodes_ = top.section();
+    top_dwords_ = nodes_.size();
+    nodes_.resize(kBlasAddress / 4);
+    const std::vector<uint32_t> b_dwords = blas.section();
+    nodes_.insert(nodes_.end(), b_dwords.begin(), b_dwords.end());
+    const std::span<const uint32_t> all(nodes_);
+    blases_.blases.push_back({kBlasAddress, Xe3Section::from(all.subspan(kBlasAddress / 4)), 3});
+  }
+  TwoLevel(const TwoLevel&) = delete;
+  TwoLevel& operator=(const TwoLevel&) = delete;
+
+  [[nodiscard]] Xe3Section top(bool with_blases = true) const {
+    Xe3Section s = Xe3Section::from(std::span<const uint32_t>(nodes_).first(top_dwords_));
+    if (with_blases) s.blases = &blases_;
+    return s;
+  }
+  [[nodiscard]] RayResult trace(const Ray& ray, uint32_t mask) const {
+    TraceOptions o;
+    o.instance_mask = mask;
+    return trace_ray_xe3(top(), ray, o);
+  }
+
+ private:
+  std::vector<uint32_t> nodes_;
+  std::size_t top_dwords_ = 0;
+  Xe3Blases blases_;
+};
+
+TEST(Xe3TwoLevel, MaskCullsOneInstanceAndTheMirroredOneIsHitFromItsFront) {
+  const TwoLevel scene;
+  const Ray ray = ray_x({0, 0.5f, 0.5f});
+  const RayResult r = scene.trace(ray, 0x01);
+  ASSERT_TRUE(r.hit);
+  EXPECT_EQ(r.t, 10.0f);
+  EXPECT_EQ(r.instance_index, 1u);
+  EXPECT_EQ(r.geometry_id, 0u);  // the BLAS's own id (Xe3Blases::Blas::first_geometry maps it for the shader)
+  EXPECT_EQ(r.primitive_id, 0u);
+  // In the instance the ray runs along -x against the wall's +x normal: the front, as DXR decides facing in object
+  // space. Without the mirror (instance A) the same ray meets the back.
+  EXPECT_TRUE(r.front_face);
+  // Steps: top root (takes A, pushes B), A (culled by its mask: done, pops B), B (enters the BLAS), BLAS root, quad.
+  EXPECT_EQ(r.counters, (RayCounters{.steps = 5, .box_node_steps = 2, .primitive_node_steps = 1, .box_tests = 12,
+                                     .triangle_tests = 2, .stack_pushes = 1, .stack_pops = 1, .max_stack_depth = 1,
+                                     .tlas_steps = 3, .blas_steps = 2, .instance_node_steps = 2,
+                                     .instance_transitions = 1}));
+  // Fetches name blocks of the whole Nodes section: the BLAS's root and leaf are blocks 10 and 11.
+  TraceOptions o;
+  o.instance_mask = 0x01;
+  o.record_node_sequence = true;
+  const TraceOutput out = trace_rays_xe3(scene.top(), std::span<const Ray>(&ray, 1), o, Executor(1));
+  EXPECT_EQ(fetched_nodes(out.node_sequences.at(0)), (std::vector<uint32_t>{2, 3, 5, 10, 11}));
+}
+
+TEST(Xe3TwoLevel, BothInstancesEnteredAndTheFartherOneStopsAtItsRoot) {
+  const TwoLevel scene;
+  const RayResult r = scene.trace(ray_x({0, 0.5f, 0.5f}), 0xFF);
+  ASSERT_TRUE(r.hit);
+  EXPECT_EQ(r.t, 5.0f);
+  EXPECT_EQ(r.instance_index, 0u);
+  EXPECT_FALSE(r.front_face);
+  // Top root, A, A's BLAS root, A's quad (hit at 5), back in the top level B is popped: B, B's BLAS root (its box
+  // lies beyond the hit).
+  EXPECT_EQ(r.counters, (RayCounters{.steps = 6, .box_node_steps = 3, .primitive_node_steps = 1, .box_tests = 18,
+                                     .triangle_tests = 2, .stack_pushes = 1, .stack_pops = 1, .max_stack_depth = 1,
+                                     .tlas_steps = 3, .blas_steps = 3, .instance_node_steps = 2,
+                                     .instance_transitions = 2}));
+  EXPECT_FALSE(scene.trace(ray_x({0, 0.5f, 0.5f}), 0x04).hit);  // every instance culled
+}
+
+TEST(Xe3TwoLevel, HostileInstanceLeavesFaultTheRay) {
+  struct Case {
+    uint64_t start_node;
+    uint32_t instance_index;
+    NodeFault fault;
+  };
+  for (const Case c : {Case{1ull << 40, 0, NodeFault::OutOfRange},       // outside the Nodes section
+                       Case{3 * 64, 0, NodeFault::UnknownBlas},           // the leaf itself
+                       Case{TwoLevel::kBlasAddress, 0, NodeFault::UnknownBlas},  // the BLAS's header
+                       Case{TwoLevel::kBlasRoot + 64, 0, NodeFault::UnknownBlas},  // the BLAS's leaf, not its root
+                       Case{TwoLevel::kBlasRoot, 2, NodeFault::UnknownBlas}}) {    // an instance index past the count
+    const TwoLevel scene([&](xe3::InstanceLeafInput& a) {
+      a.start_node = c.start_node;
+      a.instance_index = c.instance_index;
+    });
+    const RayResult r = scene.trace(ray_x({0, 0.5f, 0.5f}), 0xFF);
+    EXPECT_EQ(r.fault, c.fault) << c.start_node;
+    EXPECT_EQ(r.fault_node, 3u);
+    EXPECT_EQ(r.counters.steps, 1u);  // the top root; the faulting step is not counted
+  }
+  // An InstanceLeaf in a section without BLASes.
+  const TwoLevel scene;
+  TraceOptions o;
+  EXPECT_EQ(trace_ray_xe3(scene.top(false), ray_x({0, 0.5f, 0.5f}), o).fault, NodeFault::UnsupportedNode);
 }
 
 TEST(Xe3Intersect, WatertightTriangleTestFacingAndBarycentrics) {

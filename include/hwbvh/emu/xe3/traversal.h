@@ -22,11 +22,22 @@
 // Sorting by entry distance keeps a node's hit children in a stable order as the closest hit shrinks the interval
 // (only the farthest drop out), so the trail stays valid across restarts.
 //
-// One step = one node fetched and tested: an internal node (6 box tests) or one leaf (1 or 2 triangle tests).
+// Two levels (a top level with Xe3Blases): an InstanceLeaf is a child like any other. Its step reads the leaf's first
+// 64 bytes: geomMask & ray mask = 0 culls it (the leaf is done, no transition); otherwise the ray is mapped into the
+// instance (o' = L (o - p), d' = L d from bytes 16..63), the instance flags join the ray flags, and traversal
+// continues at the BLAS root with a fresh short stack and trail: the unit keeps one traversal state per BVH level
+// (IGC's RTStack holds a MemTravStack per level), so the top level's stack and trail wait untouched. A restart inside
+// the BLAS restarts from the BLAS root. When the BLAS is finished, the world ray and the top level's state come back
+// and the InstanceLeaf counts as a finished subtree there.
+//
+// One step = one node fetched and tested: an internal node (6 box tests), one leaf (1 or 2 triangle tests) or one
+// InstanceLeaf (no test; instance_node_steps).
 // Counters (docs/xe3-format.md): steps, box_node_steps, primitive_node_steps, box_tests = 6 per internal-node step,
 // triangle_tests, stack_pushes / stack_pops / stack_lost of the short stack, max_stack_depth (its largest size),
 // walk_back_steps = steps that re-visit an internal node while restarting (root to the restart level), obb_steps 0.
-// StepInfo::node, RayResult::fault_node and node sequences name 64-byte blocks of the section.
+// tlas_steps / blas_steps split the steps by level (a one-level section's are all BLAS steps); instance_transitions
+// counts entered instances. StepInfo::node, RayResult::fault_node and node sequences name 64-byte blocks of the whole
+// Nodes section (a BLAS's blocks shifted by its address / 64), so fetches carry absolute addresses.
 //
 // The ray keeps its origin; hits count in [tmin, tmax] (then closer than the closest hit so far). There are no
 // intersection shaders; candidates on non-opaque leaves go to the any-hit model of any_hit.h with the STOC state of
@@ -57,13 +68,33 @@ struct Xe3StackOptions {
   void validate() const;
 };
 
+struct Xe3Blases;
+
 /// An Xe3 node section ready for traversal: its dwords and its checked header.
 struct Xe3Section {
   std::span<const uint32_t> dwords;
   xe3::NodeSectionHeader header;
+  /// A top level's: the BLASes its InstanceLeafs enter (null for a BLAS or a one-level BVH, where an InstanceLeaf
+  /// is unsupported).
+  const Xe3Blases* blases = nullptr;
 
   /// Reads the header; throws hwbvh::Error(BadInput) naming `file` if it is malformed.
   static Xe3Section from(std::span<const uint32_t> dwords, const std::string& file = {});
+};
+
+/// The bottom levels of a two-level Nodes section (docs/xe3-format.md, "Top level"): [top level][BLAS 0][BLAS 1]...,
+/// each a node section of its own starting on a 64-byte block. An InstanceLeaf's startNodePtr is the byte address
+/// of its BLAS's root in the whole Nodes section.
+struct Xe3Blases {
+  struct Blas {
+    uint64_t address = 0;         ///< byte address of the BLAS's header in the Nodes section (a multiple of 64)
+    Xe3Section section;           ///< its nodes: block 0 is its header
+    uint32_t first_geometry = 0;  ///< its geometry ids as the any-hit shader numbers them start here
+  };
+  std::vector<Blas> blases;  ///< ascending by address
+  static constexpr uint32_t kNone = 0xFFFFFFFFu;
+  /// Index into blases of the BLAS whose root lies at byte `address`, or kNone.
+  [[nodiscard]] uint32_t find_root(uint64_t address) const;
 };
 
 /// One lane of the Xe3 traversal, advanced one step at a time like RayTraversal. `section`, `options` and `stack`
@@ -73,11 +104,14 @@ class Xe3Traversal {
   Xe3Traversal(const Xe3Section& section, const Ray& ray, const TraceOptions& options, const Xe3StackOptions& stack);
 
   [[nodiscard]] bool done() const { return done_; }
-  /// One step. Precondition: !done(). A fault (a node outside the section's nodes, a node type other than 0, 4 or 5,
-  /// an internal node deeper than the 29-level trail) finishes the ray without counting the step.
+  /// One step. Precondition: !done(). A fault (a node outside the section's nodes, a node type other than 0, 1, 4
+  /// or 5, an internal node deeper than the 29-level trail, an InstanceLeaf outside a top level with BLASes, one
+  /// whose start node lies outside the Nodes section (OutOfRange) or is no BLAS's root (UnknownBlas), or whose
+  /// instanceIndex is not below the header's instance count (UnknownBlas)) finishes the ray without counting the step.
   StepInfo step();
-  /// Appends what `step` fetched (node_fetch.h): a 64-byte internal node and its 6 boxes, or a leaf (64 bytes, a
-  /// STOC3 leaf 128) and its quad's 2 triangles (an upper bound: the step does not say whether the quad holds one).
+  /// Appends what `step` fetched (node_fetch.h): a 64-byte internal node and its 6 boxes, a leaf (64 bytes, a
+  /// STOC3 leaf 128) and its quad's 2 triangles (an upper bound: the step does not say whether the quad holds one),
+  /// or an InstanceLeaf's first 64 bytes.
   static void record_fetches(const StepInfo& step, std::vector<NodeFetch>& sequence);
   [[nodiscard]] const RayResult& result() const { return result_; }
 
@@ -91,13 +125,24 @@ class Xe3Traversal {
   static constexpr uint8_t kTrailLast = 7;
   static constexpr uint32_t kNoRestart = 0xFFFFFFFFu;
 
+  /// What a level keeps while the ray is in an instance: its short stack, trail and the InstanceLeaf's depth.
+  struct LevelState {
+    std::array<uint8_t, xe3::kTrailLevels> trail{};
+    std::vector<Entry> stack;
+    uint32_t level = 0;
+  };
+
   void step_internal(StepInfo& info);
   void step_leaf(StepInfo& info);
+  void step_instance(StepInfo& info);
+  void leave_instance();
+  void count_step(RayCounters& c) const;
   void finish_subtree(uint32_t depth);
   void push(const Entry& e);
   void fault(NodeFault f, StepInfo& info);
 
-  const Xe3Section* section_;
+  const Xe3Section* top_;      ///< the section the ray started in
+  const Xe3Section* section_;  ///< the level being traversed: top_ or a BLAS
   const TraceOptions* options_;
   const Xe3StackOptions* stack_options_;
   PreparedRay ray_;
@@ -113,6 +158,14 @@ class Xe3Traversal {
   bool done_ = false;
   RayResult result_;
   AnyHitRecord any_hit_record_;
+  PointerFlags flags_;          ///< the ray flags of the current level (a BLAS: with the instance's flags)
+  bool stoc_ = false;           ///< STOC states consulted on the current level (off under DISABLE_STOC)
+  uint32_t base_block_ = 0;     ///< the current level's first block in the Nodes section
+  bool in_blas_ = false;        ///< inside an instance
+  LevelState top_state_;        ///< the top level's state while in_blas_
+  uint32_t instance_index_ = 0;
+  uint32_t geometry_base_ = 0;  ///< Xe3Blases::Blas::first_geometry of the BLAS the lane is in
+  Ray world_ray_;               ///< the ray as traced, restored on leaving an instance
 };
 
 /// Traces one ray to completion (closest hit, or first hit when options.any_hit).

@@ -80,4 +80,23 @@ struct DecodedStoc3Leaf {
 
 DecodedStoc3Leaf decode_stoc3_leaf(std::span<const uint32_t, kStoc3LeafDwords> leaf);
 
+/// The 128-byte InstanceLeaf (instance_leaf.h). Matrices are row-major 3x4 like Affine3x4, put together from the
+/// columns and the translation the leaf stores apart.
+struct DecodedInstanceLeaf {
+  uint32_t contribution = 0;    ///< DW0 [23:0]
+  uint32_t mask = 0;            ///< DW0 [31:24]
+  uint32_t flags = 0;           ///< DW1 [7:0]
+  uint32_t comparison = 0;      ///< DW1 [15:8]: ComparisonMode and ComparisonValue
+  uint32_t sub_type = 0;        ///< DW1 [26:24]
+  uint32_t opacity_bits = 0;    ///< DW1 [31:29]: DisableOpacityCull, OpaqueGeometry, IgnoreRayMultiplier
+  bool reserved_nonzero = false;  ///< DW1 [23:16] or [28:27], or bytes 70..71
+  uint64_t start_node = 0;      ///< bytes 8..15
+  uint64_t bvh = 0;             ///< bytes 64..69
+  uint32_t instance_id = 0;     ///< bytes 72..75
+  uint32_t instance_index = 0;  ///< bytes 76..79
+  std::array<std::array<float, 4>, 3> world_to_object{};  ///< bytes 16..51 and 116..127
+  std::array<std::array<float, 4>, 3> object_to_world{};  ///< bytes 80..115 and 52..63
+};
+DecodedInstanceLeaf decode_instance_leaf(std::span<const uint32_t, 32> leaf);
+
 }  // namespace hwbvh::xe3

@@ -26,7 +26,8 @@ namespace hwbvh::xe3 {
 
 struct InternalChildInput {
   Aabb box;                            ///< non-empty, finite
-  uint32_t node_type = kNodeTypeMixed;  ///< kNodeTypeMixed (an InternalNode6), kNodeTypeQuad or kNodeTypeQuad128
+  uint32_t node_type = kNodeTypeMixed;  ///< kNodeTypeMixed (an InternalNode6), kNodeTypeInstance, kNodeTypeQuad or
+                                       ///< kNodeTypeQuad128
   uint32_t blocks = 1;                 ///< the child's size in 64-byte blocks, 1..3 (blockIncr)
 };
 

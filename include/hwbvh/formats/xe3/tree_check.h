@@ -23,10 +23,13 @@ struct TreeCheckResult : formats::TreeCheckSummary {
   uint32_t quad_leaves = 0;     ///< 64-byte QuadLeafs reached
   uint32_t stoc3_leaves = 0;    ///< 128-byte STOC3 leaves reached
   uint32_t quads = 0;           ///< leaves holding two triangles
+  uint32_t instance_leaves = 0;  ///< 128-byte InstanceLeafs reached (a top level's)
 };
 
-/// Walks the section from the root. Checks: the header; internal nodes: node type 0/4/5, reserved bits zero, empty
-/// slots written as 0x80/0x00 with zero childData, every child of type 0 (internal), 4 or 5 after its parent and
+/// Walks the section from the root. Checks: the header; InstanceLeafs (a top level's): blockIncr 2, MBZ and unused
+/// bits zero, a 64-byte aligned start node of type 0, as many as the header counts; internal nodes: node type
+/// 0/1/4/5, reserved bits zero, empty slots written as 0x80/0x00 with zero childData, every child of type 0
+/// (internal), 1 (InstanceLeaf), 4 or 5 after its parent and
 /// inside the nodes, blockIncr equal to the child's size, a fat leaf's startPrim 0, nodeMask covering every geometry
 /// mask below, depth below the 29-level restart trail; leaf lists ending with a `last` leaf inside the child's
 /// blocks; leaves: sub-type 0, MBZ bits zero, primIndex1Delta 1..31 with a triangle 1 and 0 without, no
