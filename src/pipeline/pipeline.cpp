@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 #include <glm/matrix.hpp>
@@ -18,6 +19,7 @@
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/parallel.h"
 #include "hwbvh/formats/rdna3/encode.h"
+#include "hwbvh/formats/rdna3/node_section.h"
 #include "hwbvh/formats/rdna4/box_node.h"
 #include "hwbvh/formats/rdna4/decode.h"
 #include "hwbvh/formats/rdna4/node_section.h"
@@ -456,12 +458,58 @@ std::string instanced_scene_meta(const InstancedScene& scene, const Scene& all,
   return json_text(meta, 1);
 }
 
+// Bytes of a level in a two-level Nodes section: its own, padded to whole 128-byte nodes (docs/blob-format.md).
+uint64_t level_bytes(uint64_t bytes) { return (bytes + 127) / 128 * 128; }
+
+// The bounds of a BLAS as its node-section header stores them; nullopt with `error` set if the header is bad.
+std::optional<Aabb> blas_bounds_of(blob::Target target, std::span<const uint32_t> dwords, std::string* error) {
+  if (target == blob::Target::Rtip20) {
+    const auto header = rdna3::read_node_section_header(dwords, error);
+    return header ? std::optional(header->bounds) : std::nullopt;
+  }
+  const auto header = rdna4::read_node_section_header(dwords.data(), dwords.size(), error);
+  return header ? std::optional(header->bounds) : std::nullopt;
+}
+
+// The blob of a two-level build: the top level's nodes (`dwords`, instance nodes in `instance_order`), then the
+// BLASes, the sideband and the Levels section.
+BuildBlobResult assemble_instanced_blob(const InstancedScene& scene, const Scene& all,
+                                        std::span<const uint32_t> first_geometry, const Opacity& opacity,
+                                        TargetBuild total, std::vector<uint32_t> dwords,
+                                        std::span<const uint32_t> instance_order, uint64_t top_box_nodes,
+                                        std::vector<std::vector<uint32_t>> blas_dwords, blob::Levels levels,
+                                        const BuildBlobOptions& options, double bake_seconds) {
+  std::vector<blob::InstanceSideband> sideband;
+  for (uint32_t i : instance_order) {
+    const MeshInstance& inst = scene.instances[i];
+    sideband.push_back({i, inst.instance_id, inst.flags, 0, rows_3x4(inst.world)});
+    levels.instances.push_back({inst.mesh, inst.mask});
+  }
+  for (const std::vector<uint32_t>& b : blas_dwords) dwords.insert(dwords.end(), b.begin(), b.end());
+
+  BuildReport r = node_report(all, total, options);
+  r.node_bytes = uint64_t{dwords.size()} * 4;
+  r.bytes_per_triangle = ratio(static_cast<double>(r.node_bytes), static_cast<double>(total.build.bvh_triangles));
+  std::vector<std::byte> sideband_bytes = blob::encode_instance_sideband(sideband);
+  r.levels = LevelsReport{.instances = scene.instances.size(),
+                          .blases = scene.meshes.size(),
+                          .top_box_nodes = top_box_nodes,
+                          .top_bytes = levels.top_bytes,
+                          .sideband_bytes = sideband_bytes.size()};
+  BuildBlobResult out = assemble_blob(all, total, opacity, std::move(dwords),
+                                      instanced_scene_meta(scene, all, first_geometry), std::move(r), options,
+                                      bake_seconds);
+  out.blob.sections.push_back({blob::SectionType::InstanceSideband, 16, std::move(sideband_bytes)});
+  out.blob.sections.push_back({blob::SectionType::Levels, 16, blob::encode_levels(levels)});
+  return out;
+}
+
 }  // namespace
 
 BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlobOptions& options,
                                      const ProgressFn& progress) {
   if (scene.instances.empty()) throw_bad_input(scene.source, "the scene has no instances");
-  if (options.target != blob::Target::Rtip31) {
+  if (options.target == blob::Target::Xe3) {
     throw_bad_input(scene.source, std::string("two-level builds for target ") + blob::target_name(options.target) +
                                       " are not available yet: pass --flatten");
   }
@@ -484,9 +532,9 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
     }
     TargetBuild b = build_target(scene.meshes[m], options, mesh_opacity, progress);
     std::string error;
-    const auto header = rdna4::read_node_section_header(b.dwords.data(), b.dwords.size(), &error);
-    if (!header) throw Error(ErrorKind::Runtime, scene.source, "BLAS " + std::to_string(m) + ": " + error);
-    blas_bounds.push_back(header->bounds);
+    const std::optional<Aabb> bounds = blas_bounds_of(options.target, b.dwords, &error);
+    if (!bounds) throw Error(ErrorKind::Runtime, scene.source, "BLAS " + std::to_string(m) + ": " + error);
+    blas_bounds.push_back(*bounds);
     total.build.degenerate_triangles += b.build.degenerate_triangles;
     total.build.bvh_triangles += b.build.bvh_triangles;
     total.build.references += b.build.references;
@@ -512,15 +560,49 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
     inputs[i].world_corners = world_corners(blas_bounds[inst.mesh], inst.world);
     for (const Vec3& c : inputs[i].world_corners) world_boxes[i].grow(c);
   }
-  const auto tree = build::build_box_tree<8>(world_boxes, options.build, scene.source);
-  uint64_t address = uint64_t{rdna4::tlas_slots(tree.bvh)} * rdna4::kNodeBytes;
+  const bool rtip20 = options.target == blob::Target::Rtip20;
+  build::WideBuildResult<4> tree4;
+  build::WideBuildResult<8> tree;
+  if (rtip20) {
+    tree4 = build::build_box_tree<4>(world_boxes, options.build, scene.source);
+  } else {
+    tree = build::build_box_tree<8>(world_boxes, options.build, scene.source);
+  }
+  // RT IP 2.0 sections are whole 64-byte slots: each level is padded to the 128-byte levels the Levels section
+  // describes.
+  uint64_t address = rtip20 ? level_bytes(rdna3::tlas_bytes(tree4.bvh))
+                            : uint64_t{rdna4::tlas_slots(tree.bvh)} * rdna4::kNodeBytes;
   blob::Levels levels;
   levels.top_bytes = address;
   for (std::size_t m = 0; m < scene.meshes.size(); ++m) {
+    blas_dwords[m].resize(level_bytes(uint64_t{blas_dwords[m].size()} * 4) / 4, 0u);
     const uint64_t bytes = uint64_t{blas_dwords[m].size()} * 4;
     levels.blases.push_back({address, bytes, first_geometry[m], static_cast<uint32_t>(scene.meshes[m].geometries.size()),
                              first_triangle[m], static_cast<uint32_t>(scene.meshes[m].triangles.size())});
     address += bytes;
+  }
+  if (rtip20) {
+    notify(progress, Phase::Encoding);
+    std::vector<rdna3::InstanceNodeInput> nodes(scene.instances.size());
+    for (std::size_t i = 0; i < scene.instances.size(); ++i) {
+      const MeshInstance& inst = scene.instances[i];
+      nodes[i] = {.world_to_object = rows_3x4(glm::inverse(inst.world)),
+                  .instance_id = inst.instance_id,
+                  .instance_mask = inst.mask,
+                  .instance_flags = inst.flags,
+                  .blas_base_pointer = rdna4::make_base_pointer(levels.blases[inst.mesh].address,
+                                                                instance_pointer_flags(inst.flags)),
+                  .instance_index = static_cast<uint32_t>(i),
+                  .object_to_world = rows_3x4(inst.world)};
+    }
+    rdna3::EncodedTlas top = rdna3::encode_tlas(tree4.bvh, nodes);
+    top.dwords.resize(levels.top_bytes / 4, 0u);
+    total.box_nodes += top.box_nodes;
+    total.build.seconds_binary += tree4.stats.seconds_binary;
+    total.build.seconds_collapse += tree4.stats.seconds_collapse;
+    return assemble_instanced_blob(scene, all, first_geometry, opacity, std::move(total), std::move(top.dwords),
+                                   top.instance_order, top.box_nodes, std::move(blas_dwords), std::move(levels),
+                                   options, bake_seconds);
   }
   for (std::size_t i = 0; i < scene.instances.size(); ++i) {
     const MeshInstance& inst = scene.instances[i];
@@ -534,37 +616,15 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
   }
   notify(progress, Phase::Encoding);
   rdna4::EncodedTlas top = rdna4::encode_tlas(tree.bvh, inputs, options.encode);
-
-  std::vector<blob::InstanceSideband> sideband;
-  for (uint32_t i : top.instance_order) {
-    const MeshInstance& inst = scene.instances[i];
-    sideband.push_back({i, inst.instance_id, inst.flags, 0, rows_3x4(inst.world)});
-    levels.instances.push_back({inst.mesh, inst.mask});
-  }
-  std::vector<uint32_t> dwords = std::move(top.bvh.dwords);
-  for (const std::vector<uint32_t>& b : blas_dwords) dwords.insert(dwords.end(), b.begin(), b.end());
-
   total.box_nodes += top.bvh.stats.box_nodes;
   total.obb_box_nodes += top.bvh.stats.obb_box_nodes;
   total.seconds_obb += top.bvh.stats.seconds_obb;
   total.seconds_encode += top.bvh.stats.seconds_encode;
   total.build.seconds_binary += tree.stats.seconds_binary;
   total.build.seconds_collapse += tree.stats.seconds_collapse;
-  BuildReport r = node_report(all, total, options);
-  r.node_bytes = uint64_t{dwords.size()} * 4;
-  r.bytes_per_triangle = ratio(static_cast<double>(r.node_bytes), static_cast<double>(total.build.bvh_triangles));
-  std::vector<std::byte> sideband_bytes = blob::encode_instance_sideband(sideband);
-  r.levels = LevelsReport{.instances = scene.instances.size(),
-                          .blases = scene.meshes.size(),
-                          .top_box_nodes = top.bvh.stats.box_nodes,
-                          .top_bytes = levels.top_bytes,
-                          .sideband_bytes = sideband_bytes.size()};
-  BuildBlobResult out = assemble_blob(all, total, opacity, std::move(dwords),
-                                      instanced_scene_meta(scene, all, first_geometry), std::move(r), options,
-                                      bake_seconds);
-  out.blob.sections.push_back({blob::SectionType::InstanceSideband, 16, std::move(sideband_bytes)});
-  out.blob.sections.push_back({blob::SectionType::Levels, 16, blob::encode_levels(levels)});
-  return out;
+  return assemble_instanced_blob(scene, all, first_geometry, opacity, std::move(total), std::move(top.bvh.dwords),
+                                 top.instance_order, top.bvh.stats.box_nodes, std::move(blas_dwords),
+                                 std::move(levels), options, bake_seconds);
 }
 
 BuildReport build_file(const std::filesystem::path& scene_path, const SceneLoadOptions& load,
