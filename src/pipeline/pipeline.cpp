@@ -458,7 +458,8 @@ std::string instanced_scene_meta(const InstancedScene& scene, const Scene& all,
   return json_text(meta, 1);
 }
 
-// Bytes of a level in a two-level Nodes section: its own, padded to whole 128-byte nodes (docs/blob-format.md).
+// Bytes of a level in a two-level Nodes section: its own, padded to whole 128-byte nodes (RT IP 2.0 sections are
+// whole 64-byte slots; docs/rdna3-format.md, "Two levels").
 uint64_t level_bytes(uint64_t bytes) { return (bytes + 127) / 128 * 128; }
 
 // The bounds of a BLAS as its node-section header stores them; nullopt with `error` set if the header is bad.
