@@ -11,6 +11,8 @@
 #include "hwbvh/emu/rtip20/traversal.h"
 #include "hwbvh/emu/xe3/traversal.h"
 #include "hwbvh/formats/xe3/tlas.h"
+#include "hwbvh/formats/rdna3/decode.h"
+#include "hwbvh/formats/rdna3/instance_node.h"
 #include "hwbvh/formats/rdna4/instance_node.h"
 #include "hwbvh/formats/rdna4/node_section.h"
 
@@ -72,7 +74,7 @@ Vec3 LoadedBvh::triangle_normal(uint32_t geometry_id, uint32_t primitive_id) con
 TraceOutput LoadedBvh::trace(std::span<const Ray> rays, std::span<const uint32_t> wave_begin,
                              const TraceOptions& options, const Executor& executor) const {
   switch (target) {
-    case blob::Target::Rtip20: return trace_rays_rtip20(Bvh4Section::from(nodes, file), rays, wave_begin, options, executor);
+    case blob::Target::Rtip20: return trace_rays_rtip20(bvh4_section(), rays, wave_begin, options, executor);
     case blob::Target::Xe3: return trace_rays_xe3(xe3_section(), rays, wave_begin, options, executor);
     case blob::Target::Rtip31: break;
   }
@@ -80,6 +82,57 @@ TraceOutput LoadedBvh::trace(std::span<const Ray> rays, std::span<const uint32_t
 }
 
 namespace {
+
+// An RT IP 2.0 level: its own node section at the start of `dwords` (a level is padded to whole 128-byte nodes in a
+// two-level Nodes section); all of `dwords` when its header does not say, so that reading it reports the problem.
+std::span<const uint32_t> rdna3_level(std::span<const uint32_t> dwords) {
+  if (dwords.size() < rdna3::kBoxNodeDwords) return dwords;
+  const std::size_t own = rdna3::node_section_dwords(dwords[2]);
+  return own <= dwords.size() ? dwords.first(own) : dwords;
+}
+
+Bvh4Section top_section(const LoadedBvh& bvh) {
+  if (!bvh.two_level()) return Bvh4Section::from(bvh.nodes, bvh.file);
+  return Bvh4Section::from(rdna3_level(std::span<const uint32_t>(bvh.nodes).first(bvh.levels->top_bytes / 4)),
+                           bvh.file + ": top level");
+}
+
+// A two-level RT IP 2.0 section's BLASes, each checked as a node section of its own, and its instance nodes, each
+// naming its BLAS and the instance the sideband gives it. `instance_node`: per instance index, its node number.
+std::shared_ptr<const Bvh4Blases> load_bvh4_levels(const LoadedBvh& out, std::vector<uint32_t>& instance_node) {
+  const std::string& file = out.file;
+  const Bvh4Section top = top_section(out);
+  if (top.header.instance_nodes != out.sideband.size())
+    throw_bad_input(file, "top level's header counts " + std::to_string(top.header.instance_nodes) +
+                              " instance nodes, the sideband " + std::to_string(out.sideband.size()));
+  auto blases = std::make_shared<Bvh4Blases>();
+  for (std::size_t b = 0; b < out.levels->blases.size(); ++b) {
+    const blob::BlasRange& range = out.levels->blases[b];
+    const auto dwords = std::span<const uint32_t>(out.nodes).subspan(range.address / 4, range.bytes / 4);
+    blases->blases.push_back(
+        {range.address, Bvh4Section::from(rdna3_level(dwords), file + ": BLAS " + std::to_string(b)), range.first_geometry});
+  }
+  // Instance nodes follow the box nodes; each must name its BLAS's header and carry its sideband's instance index.
+  instance_node.assign(out.sideband.size(), 0);
+  const uint32_t first_slot = rdna3::kHeaderSlots + 2 * top.header.box_nodes;
+  for (uint32_t n = 0; n < out.sideband.size(); ++n) {
+    const std::size_t first = (std::size_t{first_slot} + 2 * std::size_t{n}) * rdna3::kSlotBytes / 4;
+    rdna3::InstanceNodeDwords node;
+    std::copy_n(top.memory.dwords.begin() + static_cast<std::ptrdiff_t>(first), node.size(), node.begin());
+    const rdna3::DecodedInstanceNode inst = rdna3::decode_instance_node(node);
+    const uint64_t address = rdna4::base_pointer_address(inst.blas_base_pointer);
+    const uint32_t blas = out.levels->instances[n].blas;
+    if (address != out.levels->blases[blas].address)
+      throw_bad_input(file, "instance node " + std::to_string(n) + " points to byte " + std::to_string(address) +
+                                ", not to the header of BLAS " + std::to_string(blas));
+    if (inst.instance_index != out.sideband[n].instance_index)
+      throw_bad_input(file, "instance node " + std::to_string(n) + " has instance index " +
+                                std::to_string(inst.instance_index) + ", its sideband record " +
+                                std::to_string(out.sideband[n].instance_index));
+    instance_node[inst.instance_index] = n;
+  }
+  return blases;
+}
 
 // A two-level blob's Levels and InstanceSideband sections, checked against each other and the nodes: every BLAS a
 // valid node section of its own, the top level's header counting the instance nodes both sections describe.
@@ -166,12 +219,19 @@ Xe3Section LoadedBvh::xe3_section() const {
 void LoadedBvh::load_levels(const blob::Blob& blob, const std::string& file, LoadedBvh& out) {
   auto table = std::make_unique<BlasTable>();
   load_two_levels(blob, file, out, *table, out.instance_node_);
+  if (out.levels && out.target == blob::Target::Rtip20) out.bvh4_blases_ = load_bvh4_levels(out, out.instance_node_);
   if (out.levels && out.target == blob::Target::Rtip31) out.blas_table_ = std::move(table);
   if (out.levels && out.target == blob::Target::Xe3) {
     auto blases = std::make_unique<Xe3Blases>();
     load_xe3_blases(out, file, *blases, out.instance_node_);
     out.xe3_blases_ = std::move(blases);
   }
+}
+
+Bvh4Section LoadedBvh::bvh4_section() const {
+  Bvh4Section section = top_section(*this);
+  section.blases = bvh4_blases_.get();
+  return section;
 }
 
 LoadedBvh load_bvh(const blob::Blob& blob, const std::string& file) {
@@ -200,8 +260,9 @@ LoadedBvh load_bvh(const blob::Blob& blob, const std::string& file) {
       break;
     }
     case blob::Target::Rtip20:
-      (void)Bvh4Section::from(out.nodes, file);
       LoadedBvh::load_levels(blob, file, out);
+      (void)out.bvh4_section();
+      if (out.two_level()) out.bounds = out.bvh4_section().header.bounds;  // world space, as for rtip31
       break;
     case blob::Target::Xe3: {
       LoadedBvh::load_levels(blob, file, out);  // a two-level section's own header covers its top level

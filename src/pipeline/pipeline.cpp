@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 #include <glm/matrix.hpp>
@@ -18,6 +19,7 @@
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/parallel.h"
 #include "hwbvh/formats/rdna3/encode.h"
+#include "hwbvh/formats/rdna3/node_section.h"
 #include "hwbvh/formats/rdna4/box_node.h"
 #include "hwbvh/formats/rdna4/decode.h"
 #include "hwbvh/formats/rdna4/node_section.h"
@@ -443,6 +445,8 @@ Aabb blas_header_bounds(blob::Target target, std::span<const uint32_t> dwords, c
   std::optional<Aabb> bounds;
   if (target == blob::Target::Xe3) {
     if (const auto h = xe3::read_node_section_header(dwords, &error)) bounds = h->bounds;
+  } else if (target == blob::Target::Rtip20) {
+    if (const auto h = rdna3::read_node_section_header(dwords, &error)) bounds = h->bounds;
   } else if (const auto h = rdna4::read_node_section_header(dwords.data(), dwords.size(), &error)) {
     bounds = h->bounds;
   }
@@ -476,10 +480,6 @@ std::string instanced_scene_meta(const InstancedScene& scene, const Scene& all,
 BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlobOptions& options,
                                      const ProgressFn& progress) {
   if (scene.instances.empty()) throw_bad_input(scene.source, "the scene has no instances");
-  if (options.target == blob::Target::Rtip20) {
-    throw_bad_input(scene.source, std::string("two-level builds for target ") + blob::target_name(options.target) +
-                                      " are not available yet: pass --flatten");
-  }
   notify(progress, Phase::Building);
   std::vector<uint32_t> first_geometry, first_triangle;
   const Scene all = bottom_levels(scene, first_geometry, first_triangle);
@@ -513,7 +513,9 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
     total.stoc_bytes += b.stoc_bytes;
     total.seconds_obb += b.seconds_obb;
     total.seconds_encode += b.seconds_encode;
-    if (options.target == blob::Target::Xe3) b.dwords.resize(xe3::padded_level_bytes(b.dwords.size() * 4) / 4);
+    // rtip20 and xe3 sections are whole 64-byte slots: each level is padded to whole 128-byte nodes, which is what
+    // the Levels section describes (xe3::padded_level_bytes; rtip31 levels are whole nodes already).
+    b.dwords.resize(xe3::padded_level_bytes(uint64_t{b.dwords.size()} * 4) / 4, 0u);
     blas_dwords.push_back(std::move(b.dwords));
   }
 
@@ -562,6 +564,29 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
     dwords.resize(levels.top_bytes / 4);
     instance_order = std::move(top.instance_order);
     top_box_nodes = top.internal_nodes;
+    total.build.seconds_binary += tree.stats.seconds_binary;
+    total.build.seconds_collapse += tree.stats.seconds_collapse;
+  } else if (options.target == blob::Target::Rtip20) {
+    const auto tree = build::build_box_tree<4>(world_boxes, options.build, scene.source);
+    place_blases(xe3::padded_level_bytes(rdna3::tlas_bytes(tree.bvh)));
+    notify(progress, Phase::Encoding);
+    std::vector<rdna3::InstanceNodeInput> nodes(scene.instances.size());
+    for (std::size_t i = 0; i < scene.instances.size(); ++i) {
+      const MeshInstance& inst = scene.instances[i];
+      nodes[i] = {.world_to_object = rows_3x4(glm::inverse(inst.world)),
+                  .instance_id = inst.instance_id,
+                  .instance_mask = inst.mask,
+                  .instance_flags = inst.flags,
+                  .blas_base_pointer = rdna4::make_base_pointer(levels.blases[inst.mesh].address,
+                                                                instance_pointer_flags(inst.flags)),
+                  .instance_index = static_cast<uint32_t>(i),
+                  .object_to_world = rows_3x4(inst.world)};
+    }
+    rdna3::EncodedTlas top = rdna3::encode_tlas(tree.bvh, nodes);
+    dwords = std::move(top.dwords);
+    dwords.resize(levels.top_bytes / 4, 0u);
+    instance_order = std::move(top.instance_order);
+    top_box_nodes = top.box_nodes;
     total.build.seconds_binary += tree.stats.seconds_binary;
     total.build.seconds_collapse += tree.stats.seconds_collapse;
   } else {

@@ -22,6 +22,9 @@
 
 namespace hwbvh::emu {
 
+struct Bvh4Blases;   // rtip20/traversal.h
+struct Bvh4Section;
+
 struct LoadedBvh {
   std::string file;  ///< for messages
   blob::Target target = blob::Target::Rtip31;
@@ -47,6 +50,8 @@ struct LoadedBvh {
     return NodeMemory{std::span<const uint32_t>(nodes).first(levels->top_bytes / 4), blas_table_.get()};
   }
   [[nodiscard]] bool two_level() const { return levels.has_value(); }
+  /// rtip20: the node section a traversal starts in (a two-level BVH's top level with its BLASes).
+  [[nodiscard]] Bvh4Section bvh4_section() const;
   /// Instances of a two-level BVH (0 for a one-level one).
   [[nodiscard]] uint32_t instance_count() const { return static_cast<uint32_t>(sideband.size()); }
   /// The instance node number of instance `instance_index` (sideband order); instance_index itself when one-level.
@@ -77,6 +82,7 @@ struct LoadedBvh {
   std::unique_ptr<Xe3Blases> xe3_blases_;  ///< two-level xe3: the same
   /// xe3: the section a traversal starts in (a two-level BVH's top level, with its BLASes).
   [[nodiscard]] Xe3Section xe3_section() const;
+  std::shared_ptr<const Bvh4Blases> bvh4_blases_;  ///< two-level rtip20: the BLAS sections inside `nodes`
   std::vector<uint32_t> instance_node_;    ///< two-level: per instance index, its instance node number
 };
 

@@ -15,6 +15,13 @@ Vec3 vec3_at(const std::array<uint32_t, N>& node, std::size_t byte) {
   return {bits_float(dword_at(node, byte)), bits_float(dword_at(node, byte + 4)), bits_float(dword_at(node, byte + 8))};
 }
 
+rdna4::Mat3x4 matrix_at(const BoxNodeDwords& node, std::size_t byte) {
+  rdna4::Mat3x4 m{};
+  for (std::size_t r = 0; r < 3; ++r)
+    for (std::size_t c = 0; c < 4; ++c) m[r][c] = bits_float(dword_at(node, byte + 16 * r + 4 * c));
+  return m;
+}
+
 }  // namespace
 
 DecodedBoxNode decode_box_node(const BoxNodeDwords& node) {
@@ -55,6 +62,21 @@ std::optional<std::array<Vec3, 3>> source_vertices(const DecodedTriangle& triang
   if (i > 2 || j > 2 || i == j) return std::nullopt;
   const uint32_t first = 3 - i - j;
   return std::array<Vec3, 3>{triangle.vertex[first], triangle.vertex[i], triangle.vertex[j]};
+}
+
+DecodedInstanceNode decode_instance_node(const BoxNodeDwords& node) {
+  DecodedInstanceNode out;
+  out.world_to_object = matrix_at(node, 0);
+  out.instance_id = field(dword_at(node, 48), 23, 0);
+  out.instance_mask = field(dword_at(node, 48), 31, 24);
+  out.contribution = field(dword_at(node, 52), 23, 0);
+  out.instance_flags = field(dword_at(node, 52), 31, 24);
+  out.blas_base_pointer = uint64_t{dword_at(node, 56)} | uint64_t{dword_at(node, 60)} << 32;
+  out.instance_index = dword_at(node, 64);
+  out.blas_node_pointer = dword_at(node, 68);
+  out.blas_metadata_size = dword_at(node, 72);
+  out.object_to_world = matrix_at(node, 80);
+  return out;
 }
 
 }  // namespace hwbvh::rdna3

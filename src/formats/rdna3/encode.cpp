@@ -53,6 +53,32 @@ uint32_t leaf_flags(const Scene& scene, const PrimPair& pair) {
 }
 
 uint32_t box_slot(uint32_t node) { return kHeaderSlots + 2 * node; }
+uint32_t box_pointer(uint32_t node) { return make_node_pointer(uint64_t{box_slot(node)} * kSlotBytes, kTypeBoxFp32); }
+
+// Box node `n`'s input: child count, `primitive_count`, every child's box, and the pointers of its box-node children,
+// whose parent-table entries it fills in; the leaf slots' pointers and every slot's flags are the caller's.
+BoxNodeInput box_input(const Bvh4& bvh, uint32_t n, uint32_t primitive_count, uint32_t* parents) {
+  const Bvh4::Node& node = bvh.nodes[n];
+  BoxNodeInput in;
+  in.child_count = node.child_count;
+  in.primitive_count = primitive_count;
+  for (uint32_t c = 0; c < node.child_count; ++c) {
+    const Bvh4::Child& child = node.children[c];
+    in.children[c].box = child.bounds;
+    if (child.is_leaf()) continue;
+    in.children[c].pointer = box_pointer(child.index);
+    parents[box_slot(child.index)] = box_pointer(n);
+  }
+  return in;
+}
+
+// 64-byte slots before a top level's parent table.
+uint32_t tlas_slots(const Bvh4& tree) {
+  uint32_t slots = box_slot(static_cast<uint32_t>(tree.nodes.size()));
+  for (const Bvh4::Node& node : tree.nodes)
+    for (uint32_t c = 0; c < node.child_count; ++c) slots += node.children[c].is_leaf() ? 2 : 0;
+  return slots;
+}
 
 }  // namespace
 
@@ -92,7 +118,6 @@ EncodedBvh encode(const Scene& scene, const build::WideBvh<4>& bvh, const Encode
   }
   const uint32_t first_triangle_slot = box_slot(node_count);
   const uint32_t node_slots = first_triangle_slot + triangle_nodes;
-  auto box_pointer = [](uint32_t n) { return make_node_pointer(uint64_t{box_slot(n)} * kSlotBytes, kTypeBoxFp32); };
   auto triangle_slot = [&](uint32_t t) { return first_triangle_slot + t; };
 
   // Subtree flags and triangle counts, children before parents (nodes are numbered breadth-first).
@@ -116,17 +141,12 @@ EncodedBvh encode(const Scene& scene, const build::WideBvh<4>& bvh, const Encode
   executor.for_each(0, node_count, [&](std::size_t i) {
     const auto n = static_cast<uint32_t>(i);
     const Bvh4::Node& node = bvh.nodes[n];
-    BoxNodeInput in;
-    in.child_count = node.child_count;
-    in.primitive_count = subtree_triangles[n];
+    BoxNodeInput in = box_input(bvh, n, subtree_triangles[n], parents);
     for (uint32_t c = 0; c < node.child_count; ++c) {
       const Bvh4::Child& child = node.children[c];
       BoxChildInput& ci = in.children[c];
-      ci.box = child.bounds;
       if (!child.is_leaf()) {
-        ci.pointer = box_pointer(child.index);
         ci.flags = subtree_flags[child.index];
-        parents[box_slot(child.index)] = box_pointer(n);
         continue;
       }
       const PrimPair& pair = bvh.pairs[child.index];
@@ -164,6 +184,61 @@ EncodedBvh encode(const Scene& scene, const build::WideBvh<4>& bvh, const Encode
   const BoxNodeDwords header_dwords = write_node_section_header(header);
   std::copy(header_dwords.begin(), header_dwords.end(), out.dwords.begin());
   st.seconds_encode = std::chrono::duration<double>(Clock::now() - start).count();
+  return out;
+}
+
+uint64_t tlas_bytes(const Bvh4& tree) { return uint64_t{node_section_dwords(tlas_slots(tree))} * 4; }
+
+EncodedTlas encode_tlas(const Bvh4& tree, std::span<const InstanceNodeInput> instances) {
+  if (tree.nodes.empty()) throw Error(ErrorKind::Runtime, "", "empty top-level tree cannot be encoded");
+  const auto node_count = static_cast<uint32_t>(tree.nodes.size());
+  const uint32_t node_slots = tlas_slots(tree);
+  EncodedTlas out;
+  out.box_nodes = node_count;
+  out.dwords.assign(node_section_dwords(node_slots), 0u);
+  uint32_t* const parents = out.dwords.data() + std::size_t{node_slots} * kSlotDwords;
+  std::fill(parents, out.dwords.data() + out.dwords.size(), kInvalidNode);
+  auto put = [&](uint32_t slot, const BoxNodeDwords& node) {
+    std::copy(node.begin(), node.end(), out.dwords.begin() + std::ptrdiff_t{slot} * kSlotDwords);
+  };
+
+  // Instances below each node, children before parents (nodes are numbered breadth-first).
+  std::vector<uint32_t> subtree_instances(node_count, 0);
+  for (uint32_t n = node_count; n-- > 0;) {
+    const Bvh4::Node& node = tree.nodes[n];
+    for (uint32_t c = 0; c < node.child_count; ++c) {
+      const Bvh4::Child& child = node.children[c];
+      subtree_instances[n] += child.is_leaf() ? 1 : subtree_instances[child.index];
+    }
+  }
+  uint32_t instance_slot = box_slot(node_count);
+  for (uint32_t n = 0; n < node_count; ++n) {
+    const Bvh4::Node& node = tree.nodes[n];
+    BoxNodeInput in = box_input(tree, n, subtree_instances[n], parents);
+    for (uint32_t c = 0; c < node.child_count; ++c) {
+      const Bvh4::Child& child = node.children[c];
+      if (!child.is_leaf()) continue;
+      BoxChildInput& ci = in.children[c];
+      const uint32_t instance = child.pair_count == 1 ? tree.pairs[child.index].tri0 : kNoIndex;
+      if (instance >= instances.size()) {
+        throw Error(ErrorKind::Runtime, "",
+                    "top-level tree leaf does not name one of the " + std::to_string(instances.size()) + " instances");
+      }
+      ci.pointer = make_node_pointer(uint64_t{instance_slot} * kSlotBytes, kTypeInstance);
+      parents[instance_slot] = box_pointer(n);
+      put(instance_slot, encode_instance_node(instances[instance]));
+      out.instance_order.push_back(instance);
+      instance_slot += 2;
+    }
+    put(box_slot(n), encode_box_node(in));
+  }
+
+  NodeSectionHeader header;
+  header.node_slots = node_slots;
+  header.box_nodes = node_count;
+  header.instance_nodes = static_cast<uint32_t>(out.instance_order.size());
+  header.bounds = tree.bounds;
+  put(0, write_node_section_header(header));
   return out;
 }
 

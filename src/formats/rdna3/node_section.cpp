@@ -25,6 +25,7 @@ BoxNodeDwords write_node_section_header(const NodeSectionHeader& header) {
   dw[3] = header.box_nodes;
   dw[4] = header.triangle_nodes;
   formats::write_bounds(dw, 5, header.bounds);
+  dw[11] = header.instance_nodes;
   return dw;
 }
 
@@ -38,7 +39,8 @@ std::optional<NodeSectionHeader> read_node_section_header(std::span<const uint32
   h.box_nodes = dwords[3];
   h.triangle_nodes = dwords[4];
   h.bounds = formats::read_bounds(dwords, 5);
-  if (2 * uint64_t{h.box_nodes} + h.triangle_nodes + kHeaderSlots != h.node_slots) {
+  h.instance_nodes = dwords[11];
+  if (2 * (uint64_t{h.box_nodes} + h.instance_nodes) + h.triangle_nodes + kHeaderSlots != h.node_slots) {
     return header_error(error, "node section header node counts do not add up to its slot count");
   }
   if (node_section_dwords(h.node_slots) != dwords.size()) {

@@ -6,6 +6,7 @@
 #include "formats/tree_walker.h"
 #include "hwbvh/formats/rdna3/box_node.h"
 #include "hwbvh/formats/rdna3/decode.h"
+#include "hwbvh/formats/rdna3/instance_node.h"
 #include "hwbvh/formats/rdna3/node_section.h"
 
 namespace hwbvh::rdna3 {
@@ -17,14 +18,15 @@ using formats::hex32;
 constexpr uint32_t kMaxDepth = 256;
 constexpr uint32_t kSlotDwords = kSlotBytes / 4;
 
-// What lies below a box child: triangle count and the opacity of the triangles (for the flags check).
+// What lies below a box child: its primitives (triangles, or a top level's instances) and their opacity (for the
+// flags check).
 struct Below {
-  uint32_t triangles = 0;
+  uint32_t primitives = 0;
   bool any_opaque = false;
   bool any_non_opaque = false;
   std::vector<uint32_t> scene_triangles;  // with a scene: the scene triangles reached
   void add(const Below& b) {
-    triangles += b.triangles;
+    primitives += b.primitives;
     any_opaque = any_opaque || b.any_opaque;
     any_non_opaque = any_non_opaque || b.any_non_opaque;
     scene_triangles.insert(scene_triangles.end(), b.scene_triangles.begin(), b.scene_triangles.end());
@@ -49,6 +51,10 @@ class Walker : formats::TreeWalker<TreeCheckResult> {
     }
     if (scene_) check_containment();
     check_parent_table();
+    if (result_.instance_nodes != header_.instance_nodes) {
+      problem("header counts " + std::to_string(header_.instance_nodes) + " instance nodes, " +
+              std::to_string(result_.instance_nodes) + " are reachable");
+    }
     return std::move(result_);
   }
 
@@ -102,6 +108,7 @@ class Walker : formats::TreeWalker<TreeCheckResult> {
         case kTypeBoxFp32: c = visit_box(child, pointer, depth + 1); break;
         case kTypeTriangle0:
         case kTypeTriangle1: c = visit_triangle_node(child, pointer); break;
+        case kTypeInstance: c = visit_instance_node(child, pointer); break;
         default:
           problem("box node " + hex32(pointer) + " child " + std::to_string(k) + " has unsupported type " +
                   std::to_string(node_type(child)));
@@ -110,9 +117,9 @@ class Walker : formats::TreeWalker<TreeCheckResult> {
       add_child("box node " + hex32(pointer), k, node.child_box[k], c.scene_triangles);
       below.add(c);
     }
-    if (node.primitive_count != below.triangles) {
+    if (node.primitive_count != below.primitives) {
       problem("box node " + hex32(pointer) + " stores " + std::to_string(node.primitive_count) +
-              " triangles below it, " + std::to_string(below.triangles) + " are reachable");
+              " primitives below it, " + std::to_string(below.primitives) + " are reachable");
     }
     return below;
   }
@@ -121,9 +128,21 @@ class Walker : formats::TreeWalker<TreeCheckResult> {
   void check_flags(uint32_t pointer, uint32_t k, uint32_t flags, const Below& c) {
     const bool bad = ((flags & kBoxFlagOnlyOpaque) && c.any_non_opaque) ||
                      ((flags & kBoxFlagOnlyNonOpaque) && c.any_opaque) ||
-                     ((flags & kBoxFlagOnlyProcedural) && c.triangles > 0);
+                     ((flags & kBoxFlagOnlyProcedural) && c.primitives > 0);
     if (bad) problem("box node " + hex32(pointer) + " child " + std::to_string(k) + " has box flags " + hex32(flags) +
                      " that do not hold for the triangles below it");
+  }
+
+  // An instance counts as one primitive of its box node; what lies below it (its BLAS) is another section, so box
+  // flags over it may promise nothing.
+  Below visit_instance_node(uint32_t pointer, uint32_t parent) {
+    Below below;
+    const std::optional<uint32_t> slot = slot_of(pointer, kInstanceNodeBytes);
+    if (!slot || !claim(*slot, pointer, parent, true)) return below;
+    ++result_.instance_nodes;
+    below.primitives = 1;
+    below.any_opaque = below.any_non_opaque = true;
+    return below;
   }
 
   Below visit_triangle_node(uint32_t pointer, uint32_t parent) {
@@ -138,7 +157,7 @@ class Walker : formats::TreeWalker<TreeCheckResult> {
     for (uint32_t type = 0; type <= last_type; ++type) {
       const DecodedTriangle tri = decode_triangle(node, type);
       ++result_.triangles;
-      ++below.triangles;
+      ++below.primitives;
       below.any_opaque = below.any_opaque || tri.id.opaque;
       below.any_non_opaque = below.any_non_opaque || !tri.id.opaque;
       const std::optional<std::array<Vec3, 3>> source = source_vertices(tri);

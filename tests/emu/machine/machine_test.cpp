@@ -132,7 +132,10 @@ TEST(MachineModel, EveryTargetIsChargedForWhatItFetches) {
     return out;
   };
   const auto bvh4 = [&](uint32_t pointer, rdna4::NodeKind kind) {
-    return recorded(Rtip20Traversal::record_fetches, StepInfo{pointer, kind}).at(0);
+    const auto record = [](const StepInfo& step, std::vector<NodeFetch>& out) {
+      Rtip20Traversal::record_fetches(step, out, 0);
+    };
+    return recorded(record, StepInfo{pointer, kind}).at(0);
   };
   const NodeFetch bvh4_box = bvh4(rdna3::make_node_pointer(128, rdna3::kTypeBoxFp32), rdna4::NodeKind::Box);
   const NodeFetch bvh4_tri = bvh4(rdna3::make_node_pointer(256, rdna3::kTypeTriangle0), rdna4::NodeKind::Primitive);
@@ -167,7 +170,7 @@ TEST(MachineModel, EveryTargetIsChargedForWhatItFetches) {
 
   // A dual step: two fetches, one loop iteration, one more accelerator clock than its first node alone.
   const std::vector<NodeFetch> dual =
-      recorded(Bvh4x2Traversal::record_fetches,
+      recorded([](const StepInfo& step, std::vector<NodeFetch>& out) { Bvh4x2Traversal::record_fetches(step, out, 0); },
                StepInfo{.node = bvh4_tri.node, .kind = rdna4::NodeKind::Primitive, .second_node = bvh4_tri.node + 8});
   ASSERT_EQ(dual.size(), 2u);
   EXPECT_TRUE(dual[1].same_step);

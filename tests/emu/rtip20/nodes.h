@@ -15,6 +15,14 @@
 
 namespace hwbvh::emu::test4 {
 
+/// The two loops on RT IP 2.0 nodes.
+enum class Loop { Rtip20, Bvh4x2 };
+
+inline TraceOutput trace(Loop loop, const Bvh4Section& section, std::span<const Ray> rays, const TraceOptions& o,
+                         const Executor& ex = Executor(1)) {
+  return loop == Loop::Rtip20 ? trace_rays_rtip20(section, rays, o, ex) : trace_rays_bvh4x2(section, rays, o, ex);
+}
+
 constexpr uint32_t box_ptr(uint32_t slot) { return (slot << 3) | rdna3::kTypeBoxFp32; }
 constexpr uint32_t tri_ptr(uint32_t slot, uint32_t type = 0) { return (slot << 3) | type; }
 

@@ -23,13 +23,6 @@ using rdna3::kInvalidNode;
 constexpr uint32_t I = kInvalidNode;
 constexpr uint32_t kRoot = 0x15;
 
-enum class Loop { Rtip20, Bvh4x2 };
-
-TraceOutput trace(Loop loop, const Bvh4Section& section, std::span<const Ray> rays, const TraceOptions& o,
-                  const Executor& ex = Executor(1)) {
-  return loop == Loop::Rtip20 ? trace_rays_rtip20(section, rays, o, ex) : trace_rays_bvh4x2(section, rays, o, ex);
-}
-
 RayResult trace_one(Loop loop, const std::vector<uint32_t>& section, const Ray& ray, const TraceOptions& o = {}) {
   const Bvh4Section s = Bvh4Section::from(section);
   return loop == Loop::Rtip20 ? trace_ray_rtip20(s, ray, o) : trace_ray_bvh4x2(s, ray, o);

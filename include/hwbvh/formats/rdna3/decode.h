@@ -1,6 +1,6 @@
 #pragma once
 // RT IP 2.0 decoder: reads FP32 box nodes and triangle nodes exactly as docs/rtip31-format.md §8.1 and §8.3
-// lay them out. Written independently of the encoders (its own byte reading, no shared packing code), so tests
+// lay them out, and instance nodes as GPURT's InstanceNode1_0.hlsli does (docs/rdna3-format.md). Written independently of the encoders (its own byte reading, no shared packing code), so tests
 // and the emulator check the encoders against the spec rather than against themselves. Every function is total:
 // any bytes decode without undefined behaviour.
 #include <array>
@@ -9,6 +9,7 @@
 
 #include "hwbvh/core/geometry.h"
 #include "hwbvh/formats/rdna3/node_pointer.h"
+#include "hwbvh/formats/rdna4/instance_node.h"
 
 namespace hwbvh::rdna3 {
 
@@ -49,5 +50,21 @@ DecodedTriangle decode_triangle(const TriangleNodeDwords& node, uint32_t type);
 /// slot_2 = J source and slot_0 the remaining slot. nullopt unless the I and J sources are two different
 /// slots 0..2 (a node written for fewer triangles has zero bytes there).
 std::optional<std::array<Vec3, 3>> source_vertices(const DecodedTriangle& triangle);
+
+/// An instance node (pointer type 6) as the traversal shader reads it.
+struct DecodedInstanceNode {
+  rdna4::Mat3x4 world_to_object{};  ///< bytes 0..47
+  uint32_t instance_id = 0;         ///< bytes 48..51 [23:0]
+  uint32_t instance_mask = 0;       ///< bytes 48..51 [31:24]
+  uint32_t contribution = 0;        ///< bytes 52..55 [23:0]
+  uint32_t instance_flags = 0;      ///< bytes 52..55 [31:24]
+  uint64_t blas_base_pointer = 0;   ///< bytes 56..63
+  uint32_t instance_index = 0;      ///< bytes 64..67
+  uint32_t blas_node_pointer = 0;   ///< bytes 68..71
+  uint32_t blas_metadata_size = 0;  ///< bytes 72..75
+  rdna4::Mat3x4 object_to_world{};  ///< bytes 80..127
+};
+
+DecodedInstanceNode decode_instance_node(const BoxNodeDwords& node);
 
 }  // namespace hwbvh::rdna3

@@ -11,6 +11,7 @@
 
 #include "hwbvh/build/builder.h"
 #include "hwbvh/build/wide_bvh.h"
+#include "hwbvh/formats/rdna3/instance_node.h"
 #include "hwbvh/formats/rdna3/node_pointer.h"
 #include "hwbvh/scene/scene.h"
 
@@ -48,5 +49,22 @@ bool pair_leaf_fits(const Scene& scene, std::span<const build::PrimPair> pairs);
 /// Sets what this format needs of the builder: max_leaf_pairs = 1, leaf_fits = pair_leaf_fits, and
 /// pair_leftovers = false (only edge-sharing triangles can form a pair node).
 void configure_build(build::BuildOptions& options);
+
+/// A top-level structure: the section header (instance_nodes set), box nodes laid out as encode() lays them out,
+/// then one 128-byte instance node per leaf child in breadth-first leaf order, then the parent table (each
+/// instance node's parent is its box node). Box children of instances carry no box flags (they promise nothing
+/// about the BLAS below); a box node's primitive count (bytes 116..119) counts the instances below it.
+struct EncodedTlas {
+  std::vector<uint32_t> dwords;
+  std::vector<uint32_t> instance_order;  ///< index into the input instances of each instance node, in node order
+  uint32_t box_nodes = 0;
+};
+/// Encodes a top-level structure over `instances` from `tree` (build::build_box_tree<4> over their world bounds:
+/// leaf pairs' tri0 index `instances`). Throws hwbvh::Error (Runtime) if a leaf child is not one pair whose tri0 is
+/// < instances.size().
+EncodedTlas encode_tlas(const build::WideBvh<4>& tree, std::span<const InstanceNodeInput> instances);
+/// Bytes of the section encode_tlas writes for `tree` (header, box and instance nodes, parent table), so that BLAS
+/// addresses can be chosen before the instance nodes are written.
+uint64_t tlas_bytes(const build::WideBvh<4>& tree);
 
 }  // namespace hwbvh::rdna3
