@@ -259,7 +259,6 @@ InstanceIntersect intersect_instance(const NodeMemory& memory, const PointerFlag
   if (node == nullptr) {
     InstanceIntersect out;
     out.dw.fill(kInvalidNode);
-    out.ray = PreparedRay(ray);
     out.fault = fault;
     return out;
   }
@@ -276,9 +275,7 @@ InstanceIntersect intersect_instance(const DecodedInstance& instance, const Poin
   const bool procedural_blas = (instance_flags & rdna4::kPointerFlagSkipTriangles) != 0;
   out.culled = (inst.instance_mask & ray.instance_mask) == 0 || (!procedural_blas && flags.skip_triangles) ||
                (procedural_blas && flags.skip_procedural);
-  if (out.culled) {
-    out.ray = PreparedRay(ray);
-  } else {
+  if (!out.culled) {
     const rdna4::Mat3x4& w = inst.world_to_object;
     const Vec3 o = ray.origin, d = ray.direction;
     Vec3 origin, direction;
@@ -288,9 +285,9 @@ InstanceIntersect intersect_instance(const DecodedInstance& instance, const Poin
     }
     // The filter node's four boxes, tested like a box node's eight (§5.3 steps 5..8) with the object-space ray.
     IntersectResult filter;
-    out.ray = PreparedRay(origin, direction, ray.instance_mask);
-    out.ray.operands.extent = ray.extent;
-    detail::intersect_box(instance.filter, rdna4::Mat3Rows{}, instance.traits, flags, out.ray, options, filter);
+    PreparedRay& object_ray = out.ray.emplace(origin, direction, ray.instance_mask);
+    object_ray.operands.extent = ray.extent;
+    detail::intersect_box(instance.filter, rdna4::Mat3Rows{}, instance.traits, flags, object_ray, options, filter);
     out.dw[7] = (filter.dw[0] & 0xFFu) | (filter.dw[1] & 0xFFu) << 8 | (filter.dw[2] & 0xFFu) << 16 |
                 (filter.dw[3] & 0xFFu) << 24;
   }

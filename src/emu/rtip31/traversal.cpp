@@ -129,24 +129,24 @@ IntersectResult RayTraversal::enter_instance() {
     res.fault = inst.fault;
     if (res.fault != NodeFault::None) return res;
   }
-  const uint64_t base = uint64_t{inst.dw[2]} | uint64_t{inst.dw[3]} << 32;
-  const uint32_t blas = table.find(rdna4::base_pointer_address(base));
-  const uint32_t root = rdna4::blas_root_from_filter_result(inst.dw[7]);
-  if (blas == BlasTable::kNone && !inst.culled) {
-    res.fault = NodeFault::UnknownBlas;
-    return res;
-  }
   res.box_tests = kInstanceBoxTests;
   // Only the BLAS root goes onto the stack (slot 7, then SKIP_0_7 in slot 6 stops the pushes).
+  const uint32_t root = rdna4::blas_root_from_filter_result(inst.dw[7]);
   res.dw.fill(kInvalidNode);
   res.dw[7] = root;
   res.dw[6] = rdna4::kSkip0To7;
   if (root == kInvalidNode) return res;  // culled or the filter missed: the next pop stays in the top level
+  const uint64_t base = uint64_t{inst.dw[2]} | uint64_t{inst.dw[3]} << 32;
+  const uint32_t blas = table.find(rdna4::base_pointer_address(base));
+  if (blas == BlasTable::kNone) {
+    res.fault = NodeFault::UnknownBlas;
+    return res;
+  }
   ++result_.counters.instance_transitions;
   // The pop that follows returns the root: from there the lane reads the BLAS with the object-space ray and the
   // merged flags.
   top_ray_ = ray_;
-  ray_ = inst.ray;  // object space, the extent kept
+  ray_ = *inst.ray;  // object space, the extent kept (a filter hit: not culled)
   flags_ = PointerFlags::from_bits(rdna4::base_pointer_flags(base));
   default_flags_ = flags_ == PointerFlags{};
   memory_ = &table.blases[blas].memory;

@@ -228,8 +228,9 @@ struct InstanceIntersect {
   /// DW2, DW3 the BLAS base pointer with merged flags; DW6 the hit-group contribution; DW7 the filter node's four
   /// child bytes (0xFFFFFFFF: culled or missed); the rest 0xFFFFFFFF.
   IntersectDwords dw{};
-  /// The ray operands after the instruction (object space unless culled), prepared as the filter test used them.
-  PreparedRay ray{RayOperands{}};
+  /// The object-space ray operands after the instruction, prepared as the filter test used them; none when culled
+  /// (the operands are then unchanged).
+  std::optional<PreparedRay> ray;
   bool culled = false;   ///< by the instance mask or the BLAS type: the ray is not transformed
   uint32_t parent_pointer = rdna4::kInvalidNode;  ///< bytes 56..59, for the walk-back (not read by the hardware)
   NodeFault fault = NodeFault::None;
