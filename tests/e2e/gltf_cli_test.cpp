@@ -80,7 +80,8 @@ TEST_F(GltfCli, InstancedGardenAgreesWithTheOracleAndTakesAnInstanceMask) {
   r = hwbvh("stats " + quote(blob) + " --rays primary,random --width 16 --height 16 --random-rays 256 --json --quiet "
             "--instance-mask 0");
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const auto& kind : nlohmann::json::parse(r.out)["ray_types"]) {
+  const auto none = nlohmann::json::parse(r.out);  // kept alive: the loop runs over one of its members
+  for (const auto& kind : none["ray_types"]) {
     EXPECT_EQ(kind["hits"], 0) << kind["kind"];
     EXPECT_EQ(kind["oracle"]["agreement_rate"], 1.0) << kind["kind"];
   }

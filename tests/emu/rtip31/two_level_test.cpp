@@ -169,6 +169,7 @@ TEST(TwoLevel, ARingOf8ThatOverflowsInsideABlasWalksBackOutOfItAndFindsTheHitsOf
   pipeline::BuildBlobOptions build;
   build.build.threads = 1;
   const LoadedBvh bvh = load_bvh(pipeline::build_instanced_blob(crowded_grid(), build).blob, "crowded.hwbvh");
+  const NodeMemory memory = bvh.memory();  // a lane keeps a pointer to it
   Lcg rng{11};
   TraceOptions ring8, ring16;
   ring8.stack.size = 8;
@@ -178,7 +179,7 @@ TEST(TwoLevel, ARingOf8ThatOverflowsInsideABlasWalksBackOutOfItAndFindsTheHitsOf
     const Vec3 to{6.0f, 5.0f * rng.next() - 0.5f, 5.0f * rng.next() - 0.5f};
     const Ray ray{from, to - from, 0.0f, 1.0f};
     const RayResult full = trace_ray(bvh.memory(), bvh.root, ray, ring16);
-    RayTraversal lane(bvh.memory(), bvh.root, ray, ring8);
+    RayTraversal lane(memory, bvh.root, ray, ring8);
     bool previous_in_blas = false;
     while (!lane.done()) {
       const bool in_blas = lane.in_blas();
