@@ -13,7 +13,6 @@ namespace {
 constexpr uint64_t kLevelsHeaderBytes = 16;  // u64 top bytes, u32 BLAS count, u32 instance count
 constexpr uint64_t kBlasBytes = 32;
 constexpr uint64_t kInstanceLevelBytes = 8;
-constexpr uint32_t kNodeBytes = 128;
 
 }  // namespace
 
@@ -93,7 +92,7 @@ Levels decode_levels(std::span<const std::byte> bytes, const std::string& file, 
     fail(detail::cat(bytes.size(), " bytes, but ", blas_count, " BLASes and ", instance_count, " instances need ",
                      expected));
   if (blas_count == 0 || instance_count == 0) fail("a two-level BVH needs at least one BLAS and one instance");
-  if (levels.top_bytes == 0 || levels.top_bytes % kNodeBytes != 0 || levels.top_bytes > node_bytes)
+  if (levels.top_bytes == 0 || levels.top_bytes % kLevelUnitBytes != 0 || levels.top_bytes > node_bytes)
     fail(detail::cat("the top level's ", levels.top_bytes, " bytes are not whole 128-byte nodes inside the ",
                      node_bytes, "-byte node section"));
   uint64_t end = levels.top_bytes;
@@ -107,7 +106,7 @@ Levels decode_levels(std::span<const std::byte> bytes, const std::string& file, 
     b.geometry_count = load_le32(bytes, at + 20);
     b.first_triangle = load_le32(bytes, at + 24);
     b.triangle_count = load_le32(bytes, at + 28);
-    if (b.address % kNodeBytes != 0 || b.bytes % kNodeBytes != 0 || b.bytes < 2 * kNodeBytes || b.address < end ||
+    if (b.address % kLevelUnitBytes != 0 || b.bytes % kLevelUnitBytes != 0 || b.bytes < 2 * kLevelUnitBytes || b.address < end ||
         b.address > node_bytes || node_bytes - b.address < b.bytes) {
       fail(detail::cat("BLAS ", i, " (bytes ", b.address, " + ", b.bytes,
                        ") is not whole 128-byte nodes after the previous level inside the node section"));

@@ -39,13 +39,7 @@ std::vector<Vec3> LoadedBvh::world_positions() const {
     const blob::BlasRange& blas = levels->blases[levels->instances[n].blas];
     const rdna4::Mat3x4& m = sideband[n].object_to_world;
     for (uint32_t t = blas.first_triangle; t < blas.first_triangle + blas.triangle_count; ++t) {
-      for (uint32_t v : geometry.triangles[t].v) {
-        const Vec3 p = geometry.positions[v];
-        Vec3 w;
-        for (int r = 0; r < 3; ++r)
-          w[r] = static_cast<float>(double{m[r][0]} * p.x + double{m[r][1]} * p.y + double{m[r][2]} * p.z + m[r][3]);
-        out.push_back(w);
-      }
+      for (uint32_t v : geometry.triangles[t].v) out.push_back(rdna4::affine_point(m, geometry.positions[v]));
     }
   }
   return out;

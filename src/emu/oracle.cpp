@@ -169,11 +169,7 @@ Aabb world_bounds(const blob::GeometrySection& geometry, const OracleInstances& 
     for (int corner = 0; corner < 8; ++corner) {
       const Vec3 p{(corner & 1 ? box.max : box.min).x, (corner & 2 ? box.max : box.min).y,
                    (corner & 4 ? box.max : box.min).z};
-      Vec3 w;
-      for (int r = 0; r < 3; ++r) {
-        w[r] = static_cast<float>(double{m[r][0]} * p.x + double{m[r][1]} * p.y + double{m[r][2]} * p.z + m[r][3]);
-      }
-      world.grow(w);
+      world.grow(rdna4::affine_point(m, p));
     }
   }
   return world;

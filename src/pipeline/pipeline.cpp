@@ -514,8 +514,8 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
     total.seconds_obb += b.seconds_obb;
     total.seconds_encode += b.seconds_encode;
     // rtip20 and xe3 sections are whole 64-byte slots: each level is padded to whole 128-byte nodes, which is what
-    // the Levels section describes (xe3::padded_level_bytes; rtip31 levels are whole nodes already).
-    b.dwords.resize(xe3::padded_level_bytes(uint64_t{b.dwords.size()} * 4) / 4, 0u);
+    // the Levels section describes (rtip31 levels are whole nodes already).
+    b.dwords.resize(blob::padded_level_bytes(uint64_t{b.dwords.size()} * 4) / 4, 0u);
     blas_dwords.push_back(std::move(b.dwords));
   }
 
@@ -543,7 +543,7 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
   uint64_t top_box_nodes = 0;
   if (options.target == blob::Target::Xe3) {
     const auto tree = build::build_box_tree<6>(world_boxes, options.build, scene.source);
-    place_blases(xe3::padded_level_bytes(xe3::tlas_bytes(tree.bvh)));
+    place_blases(blob::padded_level_bytes(xe3::tlas_bytes(tree.bvh)));
     std::vector<xe3::TlasInstance> leaves(scene.instances.size());
     for (std::size_t i = 0; i < scene.instances.size(); ++i) {
       const MeshInstance& inst = scene.instances[i];
@@ -568,7 +568,7 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
     total.build.seconds_collapse += tree.stats.seconds_collapse;
   } else if (options.target == blob::Target::Rtip20) {
     const auto tree = build::build_box_tree<4>(world_boxes, options.build, scene.source);
-    place_blases(xe3::padded_level_bytes(rdna3::tlas_bytes(tree.bvh)));
+    place_blases(blob::padded_level_bytes(rdna3::tlas_bytes(tree.bvh)));
     notify(progress, Phase::Encoding);
     std::vector<rdna3::InstanceNodeInput> nodes(scene.instances.size());
     for (std::size_t i = 0; i < scene.instances.size(); ++i) {

@@ -16,6 +16,13 @@
 namespace hwbvh::blob {
 
 inline constexpr std::size_t kSidebandRecordBytes = 64;
+/// Levels start and end on whole 128-byte units (one RT IP 3.1 node): targets with 64-byte slots (rtip20, xe3)
+/// pad each level's node section with zeros to this unit.
+inline constexpr uint64_t kLevelUnitBytes = 128;
+/// The bytes a level of `section_bytes` takes in the Nodes section, padding included.
+constexpr uint64_t padded_level_bytes(uint64_t section_bytes) {
+  return (section_bytes + kLevelUnitBytes - 1) / kLevelUnitBytes * kLevelUnitBytes;
+}
 
 /// GPURT's InstanceSidebandData (RT IP 3.x).
 struct InstanceSideband {

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <random>
 
+#include "hwbvh/blob/instance_sections.h"
 #include "hwbvh/build/builder.h"
 #include "hwbvh/core/bits.h"
 #include "hwbvh/core/error.h"
@@ -159,15 +160,15 @@ TEST(Xe3TopLevel, CheckerFindsBrokenLeavesAndMasks) {
 }
 
 TEST(Xe3TopLevel, PaddedLevelsAreWhole128ByteUnits) {
-  EXPECT_EQ(padded_level_bytes(64), 128u);
-  EXPECT_EQ(padded_level_bytes(128), 128u);
-  EXPECT_EQ(padded_level_bytes(192), 256u);
+  EXPECT_EQ(blob::padded_level_bytes(64), 128u);
+  EXPECT_EQ(blob::padded_level_bytes(128), 128u);
+  EXPECT_EQ(blob::padded_level_bytes(192), 256u);
   int padded_levels = 0;
   for (uint32_t n = 1; n <= 8; ++n) {
     std::vector<TlasInstance> instances;
     const Xe3EncodedTlas top = random_top_level(n, n, instances);
     std::vector<uint32_t> padded = top.dwords;
-    padded.resize(padded_level_bytes(padded.size() * 4) / 4);
+    padded.resize(blob::padded_level_bytes(padded.size() * 4) / 4);
     EXPECT_EQ(unpadded_level(padded).size(), top.dwords.size());
     if (padded.size() == top.dwords.size()) continue;
     ++padded_levels;

@@ -23,11 +23,9 @@ struct Xe3EncodedTlas {
   uint32_t internal_nodes = 0;
 };
 
-/// In a two-level Nodes section ([top level][BLAS 0][BLAS 1]...), each level is its node section padded with zeros
-/// to whole 128-byte units, the unit of the Levels section (docs/blob-format.md): its bytes there.
-constexpr uint64_t padded_level_bytes(uint64_t section_bytes) { return (section_bytes + 127) / 128 * 128; }
-/// The node section inside a padded level: the size its header declares when that fits and only zeros follow; the
-/// whole span otherwise (so that the header check reports the problem).
+/// The node section inside a level padded to whole 128-byte units (blob::padded_level_bytes): the size its header
+/// declares when that fits and only zeros follow; the whole span otherwise (so that the header check reports the
+/// problem).
 std::span<const uint32_t> unpadded_level(std::span<const uint32_t> level);
 
 /// Bytes encode_tlas will write for `tree`, so that BLAS addresses can be chosen before the leaves are written.
