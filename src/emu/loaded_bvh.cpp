@@ -10,7 +10,9 @@
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/rtip20/traversal.h"
 #include "hwbvh/emu/xe3/traversal.h"
+#include "hwbvh/formats/xe3/decode.h"
 #include "hwbvh/formats/xe3/tlas.h"
+#include "hwbvh/formats/xe3/tree_check.h"
 #include "hwbvh/formats/rdna3/decode.h"
 #include "hwbvh/formats/rdna3/instance_node.h"
 #include "hwbvh/formats/rdna4/instance_node.h"
@@ -179,6 +181,40 @@ void load_two_levels(const blob::Blob& blob, const std::string& file, LoadedBvh&
   }
 }
 
+// Every InstanceLeaf of an Xe3 top level, in block order (the sideband's order), must enter its Levels BLAS at its
+// root and carry its sideband record's instance index: refused here, so that no ray meets a hostile leaf.
+void check_xe3_instance_leaves(const LoadedBvh& out, const Xe3Section& top, const Xe3Blases& table) {
+  const xe3::TreeCheckResult check = xe3::check_encoded_tree(top.dwords, nullptr);
+  if (!check.ok()) throw_bad_input(out.file, "top level: " + check.problems.front());
+  std::vector<int64_t> leaf_blocks;
+  std::vector<int64_t> pending{top.header.root_block};
+  while (!pending.empty()) {  // the check above guarantees a tree of internal nodes and InstanceLeafs in range
+    const int64_t block = pending.back();
+    pending.pop_back();
+    const xe3::DecodedInternalNode node = xe3::decode_internal_node(
+        top.dwords.subspan(static_cast<std::size_t>(block) * xe3::kBlockDwords).first<xe3::kBlockDwords>());
+    for (uint32_t c = 0; c < xe3::kNodeWidth; ++c) {
+      if (!node.valid[c]) continue;
+      (node.child_type(c) == xe3::kNodeTypeInstance ? leaf_blocks : pending).push_back(node.child_block(block, c));
+    }
+  }
+  std::sort(leaf_blocks.begin(), leaf_blocks.end());
+  for (uint32_t n = 0; n < leaf_blocks.size(); ++n) {
+    const xe3::DecodedInstanceLeaf leaf = xe3::decode_instance_leaf(
+        top.dwords.subspan(static_cast<std::size_t>(leaf_blocks[n]) * xe3::kBlockDwords).first<xe3::kInstanceLeafDwords>());
+    const uint32_t blas = out.levels->instances[n].blas;
+    const Xe3Blases::Blas& b = table.blases[blas];
+    const uint64_t root = b.address + uint64_t{b.section.header.root_block} * xe3::kBlockBytes;
+    if (leaf.start_node != root || leaf.bvh != b.address)
+      throw_bad_input(out.file, "instance leaf " + std::to_string(n) + " enters byte " +
+                                    std::to_string(leaf.start_node) + ", not the root of BLAS " + std::to_string(blas));
+    if (leaf.instance_index != out.sideband[n].instance_index)
+      throw_bad_input(out.file, "instance leaf " + std::to_string(n) + " has instance index " +
+                                    std::to_string(leaf.instance_index) + ", its sideband record " +
+                                    std::to_string(out.sideband[n].instance_index));
+  }
+}
+
 // The BLASes of a two-level Xe3 blob (docs/xe3-format.md, "Top level"), each a node section of its own (padded to
 // 128-byte units), after a top level whose header counts the sideband's instances.
 void load_xe3_blases(const LoadedBvh& out, const std::string& file, Xe3Blases& table,
@@ -196,6 +232,7 @@ void load_xe3_blases(const LoadedBvh& out, const std::string& file, Xe3Blases& t
     if (!header) throw_bad_input(file, "BLAS " + std::to_string(b) + ": " + error);
     table.blases.push_back({range.address, Xe3Section{dwords, *header}, range.first_geometry});
   }
+  check_xe3_instance_leaves(out, top, table);
   instance_node.assign(out.sideband.size(), 0);
   for (uint32_t n = 0; n < out.sideband.size(); ++n) instance_node[out.sideband[n].instance_index] = n;
 }

@@ -1,7 +1,8 @@
 // Hostile two-level blobs: instance nodes whose BLAS base pointer lies outside the file or on the instance node
 // itself, a filter node whose BLAS root is not a box node of the BLAS, and Levels sections that contradict the
 // nodes. The reader refuses what it can check before tracing (load_bvh: every instance node must name a BLAS
-// header the Levels section lists); what only a ray can find stops that ray with a fault naming the node.
+// header the Levels section lists, every Xe3 InstanceLeaf its BLAS's root); what only a ray can find stops that
+// ray with a fault naming the node.
 #include <gtest/gtest.h>
 #include <gmock/gmock.h>
 
@@ -21,9 +22,8 @@ namespace {
 using emu::NodeFault;
 using ::testing::HasSubstr;
 
-// Eight instances of a 16-triangle strip, in a row along x.
-const pipeline::BuildBlobResult& sample() {
-  static const pipeline::BuildBlobResult built = [] {
+// Eight instances of a 16-triangle strip, in a row along x, built for `target`.
+pipeline::BuildBlobResult build_sample(blob::Target target) {
     Scene strip;
     strip.source = "strip";
     for (uint32_t i = 0; i <= 8; ++i) {
@@ -46,9 +46,13 @@ const pipeline::BuildBlobResult& sample() {
                              .instance_id = i});
     }
     pipeline::BuildBlobOptions options;
+    options.target = target;
     options.build.threads = 1;
     return pipeline::build_instanced_blob(s, options);
-  }();
+}
+
+const pipeline::BuildBlobResult& sample() {
+  static const pipeline::BuildBlobResult built = build_sample(blob::Target::Rtip31);
   return built;
 }
 
@@ -56,9 +60,8 @@ std::vector<uint32_t> sample_nodes() {
   return blob::bytes_to_dwords(sample().blob.require(blob::SectionType::Nodes, "sample").data);
 }
 
-// The sample with its Nodes section replaced, read back as `hwbvh stats` reads a file.
-emu::LoadedBvh load_with(const std::vector<uint32_t>& nodes) {
-  blob::Blob b = sample().blob;
+// `built` (the sample unless given) with its Nodes section replaced, read back as `hwbvh stats` reads a file.
+emu::LoadedBvh load_with(const std::vector<uint32_t>& nodes, blob::Blob b = sample().blob) {
   for (blob::Section& s : b.sections)
     if (s.type == blob::SectionType::Nodes) s.data = blob::dwords_to_bytes(nodes);
   return emu::load_bvh(blob::parse(blob::serialize(b), "hostile.hwbvh"), "hostile.hwbvh");
@@ -185,6 +188,30 @@ TEST(HostileInstances, LevelsThatContradictTheNodesAreRefused) {
   }
   test::expect_bad_input([&] { (void)emu::load_bvh(blob::parse(blob::serialize(b), "h.hwbvh"), "h.hwbvh"); },
                          "h.hwbvh", "BLAS 0: node section header has the wrong magic");
+}
+
+// Xe3: the loader walks the top level to its InstanceLeafs, so a leaf entering anything but its BLAS's root, or
+// carrying another instance index than its sideband record, is refused before any ray meets it.
+TEST(HostileInstances, AnXe3InstanceLeafThatMissesItsBlasRootIsRefused) {
+  const pipeline::BuildBlobResult xe3_sample = build_sample(blob::Target::Xe3);
+  const std::vector<uint32_t> nodes =
+      blob::bytes_to_dwords(xe3_sample.blob.require(blob::SectionType::Nodes, "sample").data);
+  const emu::LoadedBvh clean = load_with(nodes, xe3_sample.blob);
+  const uint64_t root = clean.levels->blases[0].address + 2 * 64;  // the root block follows the 128-byte header
+  // The leaves are the 128-byte records of the top level whose start node (bytes 8..15) is that root.
+  std::vector<std::size_t> leaves;
+  for (std::size_t dw = 0; dw + 32 <= clean.levels->top_bytes / 4; dw += 16) {
+    if ((uint64_t{nodes[dw + 3]} << 32 | nodes[dw + 2]) == root) leaves.push_back(dw);
+  }
+  ASSERT_EQ(leaves.size(), 8u);
+  std::vector<uint32_t> bad = nodes;
+  bad[leaves[2] + 2] += 64;  // the root's first child, not the root
+  test::expect_bad_input([&] { (void)load_with(bad, xe3_sample.blob); }, "hostile.hwbvh",
+                         "instance leaf 2 enters byte " + std::to_string(root + 64) + ", not the root of BLAS 0");
+  bad = nodes;
+  std::swap(bad[leaves[0] + 19], bad[leaves[1] + 19]);  // bytes 76..79: the instance index
+  test::expect_bad_input([&] { (void)load_with(bad, xe3_sample.blob); }, "hostile.hwbvh",
+                         "instance leaf 0 has instance index");
 }
 
 }  // namespace
