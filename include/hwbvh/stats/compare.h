@@ -3,8 +3,8 @@
 // same rays traced through each variant's encoded bytes, every ray checked against Embree, and optionally the
 // machine model's cycles. Variants: rtip20 BVH4 (RDNA 2/3), rtip31 BVH4x2 (RDNA 4 dual intersect on the 4-wide
 // tree), rtip31 BVH8 without and with OBBs (RDNA 4), xe3 QBVH6 (Intel Xe3, QuadLeafs without STOC bits).
-// Each variant is the blob `hwbvh build` writes for its target (one level, or two for an instanced scene), loaded as
-// `hwbvh stats` loads a blob and traced the same way. Two-level scenes: every row traces its target's TLAS and
+// Each variant is the blob `hwbvh build` writes for its target (one level, or two for an instanced scene) without an
+// opacity bake, loaded as `hwbvh stats` loads a blob and traced the same way. Two-level scenes: every row traces its target's TLAS and
 // BLASes, the oracle is Embree with the same instances, and the rows add the per-level counters.
 // Alpha-tested scenes: each variant is traced with its blob's any-hit shader (emu::AnyHitShader), and the oracle's
 // Embree filter runs the same alpha test, as `hwbvh stats` does. Nothing is baked (no xe3 STOC bits, no rtip31 Stoc
