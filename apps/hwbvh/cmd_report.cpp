@@ -89,7 +89,8 @@ Command add_report_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "report", "Write one self-contained HTML report (statistics, histograms, heatmaps) for scenes or blobs");
   sub->add_option("inputs", args->inputs,
-                  "scenes (.obj; .gltf / .glb with --flatten; built with the default rtip31 options) or blob files")
+                  "scenes (.obj; .gltf / .glb, two levels unless --flatten; built with the default rtip31 options) "
+                  "or blob files")
       ->required();
   add_flatten_flag(*sub, args->flatten);
   sub->add_option("-o,--output", args->output, "HTML file to write")->required();

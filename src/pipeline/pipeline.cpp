@@ -639,6 +639,11 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
   return out;
 }
 
+BuildBlobResult build_any_blob(const AnyScene& scene, const BuildBlobOptions& options, const ProgressFn& progress) {
+  return std::holds_alternative<Scene>(scene) ? build_blob(std::get<Scene>(scene), options, progress)
+                                              : build_instanced_blob(std::get<InstancedScene>(scene), options, progress);
+}
+
 BuildReport build_file(const std::filesystem::path& scene_path, const SceneLoadOptions& load,
                        const std::filesystem::path& output,
                        const BuildBlobOptions& options, const ProgressFn& progress, const WarningFn& warn) {
@@ -647,9 +652,7 @@ BuildReport build_file(const std::filesystem::path& scene_path, const SceneLoadO
   const AnyScene scene = load_any_scene(scene_path, load, warn);
   const double load_seconds = seconds_since(load_start);
 
-  BuildBlobResult result = std::holds_alternative<Scene>(scene)
-                               ? build_blob(std::get<Scene>(scene), options, progress)
-                               : build_instanced_blob(std::get<InstancedScene>(scene), options, progress);
+  BuildBlobResult result = build_any_blob(scene, options, progress);
 
   notify(progress, Phase::Writing);
   const auto write_start = Clock::now();

@@ -1,26 +1,21 @@
 #include "hwbvh/core/json_text.h"
 #include "hwbvh/stats/compare.h"
 
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <utility>
+#include <variant>
 
 #include <fmt/format.h>
-#include <glm/geometric.hpp>
 #include <nlohmann/json.hpp>
 
-#include "hwbvh/blob/bytes.h"
-#include "hwbvh/blob/geometry_section.h"
-#include "hwbvh/blob/opacity_sections.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/any_hit.h"
 #include "hwbvh/emu/loaded_bvh.h"
+#include "hwbvh/emu/oracle.h"
 #include "hwbvh/emu/rtip20/traversal.h"
-#include "hwbvh/emu/xe3/traversal.h"
-#include "hwbvh/formats/rdna3/encode.h"
-#include "hwbvh/formats/rdna4/encode.h"
-#include "hwbvh/formats/xe3/encode.h"
 #include "hwbvh/scene/ray_gen.h"
 
 namespace hwbvh::stats {
@@ -30,124 +25,64 @@ using TraceFn = std::function<emu::TraceOutput(std::span<const Ray>, std::span<c
 
 struct Variant {
   std::string name;
-  uint64_t bytes = 0;
+  pipeline::BuildReport build;
   TraceFn trace;  ///< owns (shares) the variant's loaded blob and runs its any-hit shader
 };
 
-// The sections every variant's blob shares: the scene's Geometry and, for alpha-tested scenes, its AlphaTest.
-struct SceneSections {
-  std::string source;
-  std::vector<std::byte> geometry;
-  std::optional<AlphaTest> alpha;     ///< the scene's alpha test (default cutoff); empty: nothing alpha-tested
-  std::vector<std::byte> alpha_test;  ///< its AlphaTest section
-};
-
-SceneSections scene_sections(const Scene& scene) {
-  SceneSections s;
-  s.source = scene.source;
-  s.geometry = blob::encode_geometry(scene);
-  AlphaTest alpha = make_alpha_test(scene);
-  if (!alpha.any_tested()) return s;
-  s.alpha_test = blob::encode_alpha_test(alpha);
-  s.alpha = std::move(alpha);
-  return s;
-}
-
-// A variant's node section in the blob its target's build writes (without an opacity bake), loaded as `hwbvh stats`
-// loads a blob file, so that it is traced with the blob's any-hit shader (its alpha test) exactly as stats does.
+// A target's blob as `hwbvh build` writes it, without an opacity bake (no xe3 STOC bits, no rtip31 Stoc sideband),
+// loaded as `hwbvh stats` loads a blob file, so that it is traced with the blob's any-hit shader (its alpha test)
+// exactly as stats does.
 struct LoadedVariant {
+  pipeline::BuildReport build;
   emu::LoadedBvh bvh;
   std::optional<emu::AnyHitShader> shader;  ///< views bvh; empty without alpha-tested triangles
 };
 
-std::shared_ptr<const LoadedVariant> load_variant(blob::Target target, std::span<const uint32_t> dwords,
-                                                  const SceneSections& s) {
-  blob::Blob b;
+std::shared_ptr<const LoadedVariant> build_variant(const AnyScene& scene, blob::Target target, bool obb,
+                                                   const CompareOptions& o) {
+  pipeline::BuildBlobOptions b;
   b.target = target;
-  b.sections.push_back({blob::SectionType::Nodes, blob::kNodesAlignment, blob::dwords_to_bytes(dwords)});
-  b.sections.push_back({blob::SectionType::Geometry, 16, s.geometry});
-  if (!s.alpha_test.empty()) b.sections.push_back({blob::SectionType::AlphaTest, 16, s.alpha_test});
+  b.build.quality = o.quality;
+  b.build.threads = o.threads;
+  b.encode.obb = obb;
+  b.encode.threads = o.threads;
+  b.xe3_stoc_level = 0;
+  b.rtip31_stoc_level = 0;
+  pipeline::BuildBlobResult built = pipeline::build_any_blob(scene, b);
   auto v = std::make_shared<LoadedVariant>();  // allocated once: the shader points into it
-  v->bvh = emu::load_bvh(b, s.source);
+  v->build = std::move(built.report);
+  v->bvh = emu::load_bvh(built.blob, std::visit([](const auto& s) { return s.source; }, scene));
   v->shader = emu::AnyHitShader::of(v->bvh);
   return v;
 }
 
-Variant rtip31_variant(const Scene& scene, const SceneSections& s, const CompareOptions& o, bool obb,
-                       const Executor& executor) {
-  build::BuildOptions bo;
-  bo.quality = o.quality;
-  bo.threads = o.threads;
-  rdna4::adapt_build_options(bo);
-  rdna4::EncodeOptions eo;
-  eo.obb = obb;
-  eo.threads = o.threads;
-  Variant v;
-  v.name = obb ? "rtip31 BVH8 + OBB" : "rtip31 BVH8";
-  const auto encoded = rdna4::encode(scene, build::build_wide_bvh(scene, bo).bvh, eo);
-  v.bytes = encoded.stats.node_bytes;
-  const auto loaded = load_variant(blob::Target::Rtip31, encoded.dwords, s);
+// A row traced by its blob's own target emulator (LoadedBvh::trace).
+Variant target_variant(std::string name, std::shared_ptr<const LoadedVariant> loaded, const Executor& executor) {
+  Variant v{std::move(name), loaded->build, {}};
   v.trace = [&executor, loaded](std::span<const Ray> rays, std::span<const uint32_t> waves, const emu::TraceOptions& t) {
     return loaded->bvh.trace(rays, waves, emu::with_shader(t, loaded->shader), executor);
   };
   return v;
 }
 
-// Intel Xe3 QBVH6 with 64-byte QuadLeafs; no STOC bits, since compare builds without an opacity bake.
-Variant xe3_variant(const Scene& scene, const SceneSections& s, const CompareOptions& o, const Executor& executor) {
-  constexpr uint32_t kStocLevel = 1;
-  build::BuildOptions bo;
-  bo.quality = o.quality;
-  bo.threads = o.threads;
-  xe3::configure_build(bo, kStocLevel);
-  xe3::Xe3EncodeOptions eo;
-  eo.threads = o.threads;
-  eo.stoc_level = kStocLevel;
-  const auto encoded = xe3::encode(scene, build::build_wide_bvh6(scene, bo).bvh, eo);
-  Variant v;
-  v.name = "xe3 QBVH6";
-  v.bytes = encoded.stats.node_bytes;
-  const auto loaded = load_variant(blob::Target::Xe3, encoded.dwords, s);
-  const auto section = std::make_shared<const emu::Xe3Section>(emu::Xe3Section::from(loaded->bvh.nodes, s.source));
+// RDNA 4's dual intersect on the rtip20 blob's 4-wide tree (through its top level for a two-level one).
+Variant bvh4x2_variant(std::shared_ptr<const LoadedVariant> loaded, const Executor& executor) {
+  const auto section = std::make_shared<const emu::Bvh4Section>(loaded->bvh.bvh4_section());
+  Variant v{"rtip31 BVH4x2", loaded->build, {}};
   v.trace = [&executor, loaded, section](std::span<const Ray> rays, std::span<const uint32_t> waves,
                                          const emu::TraceOptions& t) {
-    return emu::trace_rays_xe3(*section, rays, waves, emu::with_shader(t, loaded->shader), executor);
+    return emu::trace_rays_bvh4x2(*section, rays, waves, emu::with_shader(t, loaded->shader), executor);
   };
   return v;
 }
 
-// The 4-wide tree serves two rows: RT IP 2.0 and RDNA 4's dual intersect (BVH4x2) on the same section.
-std::pair<Variant, Variant> bvh4_variants(const Scene& scene, const SceneSections& s, const CompareOptions& o,
-                                          const Executor& executor) {
-  build::BuildOptions bo;
-  bo.quality = o.quality;
-  bo.threads = o.threads;
-  rdna3::configure_build(bo);
-  rdna3::EncodeOptions eo;
-  eo.threads = o.threads;
-  const auto encoded = rdna3::encode(scene, build::build_wide_bvh4(scene, bo).bvh, eo);
-  const auto loaded = load_variant(blob::Target::Rtip20, encoded.dwords, s);
-  const auto section = std::make_shared<const emu::Bvh4Section>(emu::Bvh4Section::from(loaded->bvh.nodes, s.source));
-  Variant bvh4{"rtip20 BVH4", encoded.stats.node_bytes, {}};
-  Variant bvh4x2{"rtip31 BVH4x2", encoded.stats.node_bytes, {}};
-  bvh4.trace = [&executor, loaded, section](std::span<const Ray> rays, std::span<const uint32_t> waves,
-                                            const emu::TraceOptions& t) {
-    return emu::trace_rays_rtip20(*section, rays, waves, emu::with_shader(t, loaded->shader), executor);
-  };
-  bvh4x2.trace = [&executor, loaded, section](std::span<const Ray> rays, std::span<const uint32_t> waves,
-                                              const emu::TraceOptions& t) {
-    return emu::trace_rays_bvh4x2(*section, rays, waves, emu::with_shader(t, loaded->shader), executor);
-  };
-  return {std::move(bvh4), std::move(bvh4x2)};
-}
-
-VariantRow run_variant(const Variant& v, const std::vector<std::pair<RayKind, RayBatch>>& batches, const Scene& scene,
+VariantRow run_variant(const Variant& v, const std::vector<std::pair<RayKind, RayBatch>>& batches,
                        const emu::Oracle& oracle, const CompareOptions& o, const Executor& executor) {
   VariantRow row;
   row.name = v.name;
-  row.bytes = v.bytes;
-  row.bytes_per_triangle = static_cast<double>(v.bytes) / static_cast<double>(scene.triangles.size() - scene.degenerate_count());
-  emu::RayCounters total;
+  row.bytes = v.build.node_bytes;
+  row.bytes_per_triangle = v.build.bytes_per_triangle;
+  emu::RayCounters& total = row.totals;
   for (const auto& [kind, batch] : batches) {
     emu::TraceOptions t = o.trace;
     t.any_hit = is_occlusion(kind);
@@ -166,54 +101,53 @@ VariantRow run_variant(const Variant& v, const std::vector<std::pair<RayKind, Ra
     for (emu::Disagreement d : outcome) ++row.agreement.by_cause[static_cast<std::size_t>(d)];
     if (o.machine) row.machine.emplace_back(kind, emu::run_machine_model(*o.machine, out.node_sequences, batch.wave_begin));
   }
-  const auto per_ray = [&](uint64_t x) { return row.rays ? static_cast<double>(x) / static_cast<double>(row.rays) : 0.0; };
-  row.steps = per_ray(total.steps);
-  row.box_tests = per_ray(total.box_tests);
-  row.triangle_tests = per_ray(total.triangle_tests);
-  row.stack_ops = per_ray(total.stack_pushes + total.stack_pops);
-  row.any_hit_invocations = per_ray(total.any_hit_invocations);
+  row.steps = row.per_ray(total.steps);
+  row.box_tests = row.per_ray(total.box_tests);
+  row.triangle_tests = row.per_ray(total.triangle_tests);
+  row.stack_ops = row.per_ray(total.stack_pushes + total.stack_pops);
+  row.any_hit_invocations = row.per_ray(total.any_hit_invocations);
   return row;
 }
 
 }  // namespace
 
-CompareReport compare_targets(const Scene& scene, const CompareOptions& o) {
+CompareReport compare_targets(const AnyScene& scene, const CompareOptions& o) {
   const Executor executor(o.threads);
+  const auto bvh4 = build_variant(scene, blob::Target::Rtip20, false, o);
+  const auto bvh8_obb = build_variant(scene, blob::Target::Rtip31, true, o);
+  std::vector<Variant> variants;
+  variants.push_back(target_variant("rtip20 BVH4", bvh4, executor));
+  variants.push_back(bvh4x2_variant(bvh4, executor));
+  variants.push_back(target_variant("rtip31 BVH8", build_variant(scene, blob::Target::Rtip31, false, o), executor));
+  variants.push_back(target_variant("rtip31 BVH8 + OBB", bvh8_obb, executor));
+  const std::size_t seed_row = variants.size() - 1;  // its primary hits seed the secondary rays
+  variants.push_back(target_variant("xe3 QBVH6", build_variant(scene, blob::Target::Xe3, false, o), executor));
+
+  const emu::LoadedBvh& bvh = bvh8_obb->bvh;
   CompareReport report;
-  report.scene = scene.source;
-  report.triangles = scene.triangles.size();
+  report.scene = bvh.file;
+  report.triangles = bvh8_obb->build.triangles;
+  report.levels = bvh8_obb->build.levels;
   report.kinds = o.kinds;
   report.machine = o.machine;
   report.gpu_scale = o.gpu_scale;
-
-  const SceneSections sections = scene_sections(scene);
-  report.any_hit_shader = sections.alpha.has_value();
-  std::vector<Variant> variants;
-  auto [bvh4, bvh4x2] = bvh4_variants(scene, sections, o, executor);
-  variants.push_back(std::move(bvh4));
-  variants.push_back(std::move(bvh4x2));
-  variants.push_back(rtip31_variant(scene, sections, o, false, executor));
-  variants.push_back(rtip31_variant(scene, sections, o, true, executor));
-  const std::size_t bvh8_obb = variants.size() - 1;  // its primary hits seed the secondary rays
-  variants.push_back(xe3_variant(scene, sections, o, executor));
+  report.any_hit_shader = bvh8_obb->shader.has_value();
 
   // Rays: generated once, from the scene bounds and the BVH8 + OBB variant's primary hits, then shared.
-  const Aabb bounds = scene.bounds();
-  const Camera camera = o.camera ? *o.camera : auto_frame(scene.positions, static_cast<float>(o.width) / static_cast<float>(o.height));
+  const Aabb bounds = bvh.bounds;
+  const Camera camera = o.camera ? *o.camera : auto_frame(bvh.world_positions(), static_cast<float>(o.width) / static_cast<float>(o.height));
   const RayBatch primary = primary_rays(camera, o.width, o.height, executor);
   std::vector<std::pair<RayKind, RayBatch>> batches;
   std::vector<SurfaceHit> hits;
   const bool secondary = std::any_of(o.kinds.begin(), o.kinds.end(), is_occlusion);
   if (secondary) {
     emu::TraceOptions t = o.trace;
-    const emu::TraceOutput out = variants[bvh8_obb].trace(primary.rays, primary.wave_begin, t);
+    const emu::TraceOutput out = variants[seed_row].trace(primary.rays, primary.wave_begin, t);
     hits.resize(out.rays.size());
     for (std::size_t i = 0; i < out.rays.size(); ++i) {
       const auto& r = out.rays[i];
       if (!r.hit) continue;
-      const Triangle& tri = scene.triangles[scene.geometries[r.geometry_id].first_triangle + r.primitive_id];
-      const Vec3 a = scene.positions[tri.v[0]], b = scene.positions[tri.v[1]], c = scene.positions[tri.v[2]];
-      hits[i] = {primary.rays[i].origin + primary.rays[i].direction * r.t, triangle_normal(a, b, c), true};
+      hits[i] = {primary.rays[i].origin + primary.rays[i].direction * r.t, bvh.hit_normal(r), true};  // world space
     }
   }
   for (RayKind kind : o.kinds) {
@@ -235,10 +169,10 @@ CompareReport compare_targets(const Scene& scene, const CompareOptions& o) {
     }
   }
 
-  // The oracle's Embree filter runs the same alpha test as the variants' any-hit shader, as in `hwbvh stats`.
-  const emu::Oracle oracle(blob::decode_geometry(sections.geometry, scene.source), scene.source, o.threads,
-                           sections.alpha ? &*sections.alpha : nullptr);
-  for (const Variant& v : variants) report.rows.push_back(run_variant(v, batches, scene, oracle, o, executor));
+  // The oracle's Embree filter runs the same alpha test as the variants' any-hit shader, and its instances are the
+  // scene's, as in `hwbvh stats`.
+  const emu::Oracle oracle = emu::Oracle::of(bvh, o.threads);
+  for (const Variant& v : variants) report.rows.push_back(run_variant(v, batches, oracle, o, executor));
   return report;
 }
 
@@ -257,6 +191,10 @@ std::string VariantRow::machine_cell() const {
     if (m.status != emu::MachineStatus::Completed) return fmt::format("{} ({})", emu::to_string(m.status), ray_kind_name(kind));
   }
   return {};
+}
+
+double VariantRow::per_ray(uint64_t total) const {
+  return rays ? static_cast<double>(total) / static_cast<double>(rays) : 0.0;
 }
 
 std::vector<MachineRun> machine_runs(const CompareReport& r) {
@@ -293,12 +231,29 @@ std::string machine_runs_text(const CompareReport& r) {
   return out;
 }
 
+// Two-level scenes: one line per variant, a column per level counter (kLevelCounters) per ray.
+std::string level_counters_text(const CompareReport& r) {
+  if (!r.levels) return {};
+  std::string out = fmt::format("\nper level, per ray:\n{:<20}", "variant");
+  for (const LevelCounter& c : kLevelCounters) out += fmt::format("  {:>12}", c.label);
+  out += "\n";
+  for (const VariantRow& v : r.rows) {
+    out += fmt::format("{:<20}", v.name);
+    for (const LevelCounter& c : kLevelCounters)
+      out += fmt::format("  {:>{}.2f}", v.per_ray(v.totals.*c.member), std::max<std::size_t>(12, std::strlen(c.label)));
+    out += "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string compare_to_text(const CompareReport& r) {
   std::string kinds;
   for (RayKind k : r.kinds) kinds += (kinds.empty() ? "" : ",") + std::string(ray_kind_name(k));
-  std::string out = fmt::format("{}: {} triangles; rays: {}{}\n", r.scene, r.triangles, kinds,
+  const std::string levels =
+      r.levels ? fmt::format(" in {} BLASes, {} instances", r.levels->blases, r.levels->instances) : "";
+  std::string out = fmt::format("{}: {} triangles{}; rays: {}{}\n", r.scene, r.triangles, levels, kinds,
                                 r.machine ? "; machine model: " + r.machine->name + " (model output, not a measurement)" : "");
   out += fmt::format("{:<20}{:>11}{:>10}{:>10}{:>10}{:>10}{:>10}", "variant", "bytes", "bytes/tri", "steps",
                      "box tests", "tri tests", "stack ops");
@@ -320,6 +275,7 @@ std::string compare_to_text(const CompareReport& r) {
            "test.\n No opacity bake: no xe3 STOC bits, no rtip31 sideband, so every candidate on an alpha-tested "
            "triangle runs the shader)\n";
   }
+  out += level_counters_text(r);
   if (r.machine) out += machine_runs_text(r);
   return out;
 }
@@ -332,6 +288,9 @@ std::string compare_to_json(const CompareReport& r) {
                                {"triangle_tests_per_ray", v.triangle_tests}, {"stack_ops_per_ray", v.stack_ops},
                                {"any_hit_invocations_per_ray", v.any_hit_invocations},
                                {"oracle_agreeing", v.agreement.agreeing()}, {"oracle_rays", v.agreement.rays()}};
+    if (r.levels) {
+      for (const LevelCounter& c : kLevelCounters) row[std::string(c.key) + "_per_ray"] = v.per_ray(v.totals.*c.member);
+    }
     if (r.machine) {
       const std::optional<uint64_t> cycles = v.machine_cycles();
       row["machine_model_cycles"] = cycles ? nlohmann::ordered_json(*cycles) : nlohmann::ordered_json(nullptr);
@@ -349,7 +308,11 @@ std::string compare_to_json(const CompareReport& r) {
   for (RayKind k : r.kinds) kinds.push_back(ray_kind_name(k));
   nlohmann::ordered_json j{{"scene", r.scene},      {"triangles", r.triangles},
                            {"ray_types", kinds},    {"any_hit_shader", r.any_hit_shader},
-                           {"variants", rows}};
+                           {"two_level", r.levels.has_value()}, {"variants", rows}};
+  if (r.levels) {
+    j["blases"] = r.levels->blases;
+    j["instances"] = r.levels->instances;
+  }
   if (r.machine) j["machine_model"] = {{"preset", r.machine->name}, {"note", "outputs of a model, not hardware measurements"}};
   return json_text(j, 2);
 }

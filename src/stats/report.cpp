@@ -40,7 +40,7 @@ render::Frame primary_frame(const emu::LoadedBvh& bvh, const StatsReport& stats,
     const emu::RayResult& r = primary.results[i];
     f.results[p] = r;
     f.directions[p] = batch.rays[i].direction;
-    if (r.hit) f.normals[p] = bvh.triangle_normal(r.geometry_id, r.primitive_id);
+    if (r.hit) f.normals[p] = bvh.hit_normal(r);  // world space, also through an instance
   }
   return f;
 }
@@ -85,14 +85,14 @@ SceneReport report_scene(const std::filesystem::path& input, const ReportOptions
   s.file = input.string();
   s.name = input.filename().string();
   s.from_scene = is_scene_file(input);
-  std::optional<Scene> scene;
+  std::optional<AnyScene> scene;
   emu::LoadedBvh bvh;
   if (s.from_scene) {
-    scene = load_scene(input, {.flatten = options.flatten}, options.warn);
+    scene = load_any_scene(input, {.flatten = options.flatten}, options.warn);
     pipeline::BuildBlobOptions build;
     build.build.threads = options.threads;
     build.encode.threads = options.threads;
-    pipeline::BuildBlobResult built = pipeline::build_blob(*scene, build);
+    pipeline::BuildBlobResult built = pipeline::build_any_blob(*scene, build);
     s.build = std::move(built.report);
     bvh = emu::load_bvh(built.blob, s.file);
   } else {

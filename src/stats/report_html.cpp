@@ -363,6 +363,9 @@ std::string compare_section(const CompareReport& c) {
   std::string kinds;
   for (RayKind k : c.kinds) kinds += (kinds.empty() ? "" : ", ") + std::string(ray_kind_name(k));
   Row header{"variant", "node bytes", "bytes / triangle", "steps", "box tests", "triangle tests", "stack ops"};
+  if (c.levels) {
+    for (const LevelCounter& l : kLevelCounters) header.push_back(l.label);
+  }
   if (c.any_hit_shader) header.push_back("any-hit invocations");
   header.push_back("oracle agreement");
   if (c.machine) header.push_back("machine-model cycles");
@@ -370,6 +373,9 @@ std::string compare_section(const CompareReport& c) {
   for (const VariantRow& v : c.rows) {
     Row row{escape(v.name),        fmt::format("{}", v.bytes),   fixed(v.bytes_per_triangle, 2), fixed(v.steps, 2),
             fixed(v.box_tests, 2), fixed(v.triangle_tests, 2), fixed(v.stack_ops, 2)};
+    if (c.levels) {
+      for (const LevelCounter& l : kLevelCounters) row.push_back(fixed(v.per_ray(v.totals.*l.member), 2));
+    }
     if (c.any_hit_shader) row.push_back(fixed(v.any_hit_invocations, 2));
     row.push_back(percent(rate(v.agreement)));
     if (c.machine) row.push_back(v.machine_cell());
@@ -377,8 +383,11 @@ std::string compare_section(const CompareReport& c) {
   }
   return fmt::format(
              "<h3>Comparison across targets</h3>\n<p class=\"note\">The scene built for each target, the same "
-             "rays ({}) through each; per ray, averaged over all rays (as <code>hwbvh compare</code>).{}{}{}</p>\n",
+             "rays ({}) through each; per ray, averaged over all rays (as <code>hwbvh compare</code>).{}{}{}{}</p>\n",
              escape(kinds),
+             c.levels ? fmt::format(" Two levels: {} instances of {} BLASes, built for each target; the oracle traces "
+                                    "the same instances.", c.levels->instances, c.levels->blases)
+                      : "",
              c.any_hit_shader ? " Alpha-tested scene: any-hit invocations are the alpha-test shader's runs per ray, "
                                 "and the oracle runs the same test. Nothing is baked for this table (no xe3 STOC "
                                 "bits, no rtip31 Stoc sideband), so every candidate hit on an alpha-tested triangle "

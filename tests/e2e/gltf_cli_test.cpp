@@ -1,6 +1,6 @@
-// glTF scenes on the command line (docs/gltf.md): without --flatten every command that reads scenes refuses them
-// (instanced builds do not exist yet); with it, build, stats, compare and report work on the shipped instanced
-// scene and the emulator agrees with Embree on every ray; bad glTF exits 2 with no output.
+// glTF scenes on the command line (docs/gltf.md): build, stats, compare and report work on the shipped instanced
+// scene in two levels and, with --flatten, in one, and the emulator agrees with Embree on every ray; bad glTF exits 2
+// with no output.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -27,12 +27,6 @@ class GltfCli : public test::ReportCliTest {
     EXPECT_TRUE(dir_.files().empty());
   }
 };
-
-TEST_F(GltfCli, CommandsThatReadOneLevelScenesNeedFlatten) {
-  const std::string needed = "instanced-garden.gltf: this command reads one-level scenes only: pass --flatten";
-  expect_refused(hwbvh("compare " + garden() + " --rays primary --width 8 --height 8"), needed);
-  expect_refused(hwbvh("report " + garden() + " -o " + quote(path("g.html"))), needed);
-}
 
 TEST_F(GltfCli, FlattenedGardenAgreesWithTheOracleOnEveryRayType) {
   const std::string blob = path("garden.hwbvh");
@@ -133,10 +127,49 @@ TEST_F(GltfCli, CompareAndReportTakeFlattenedGltf) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("rtip20"));
   EXPECT_THAT(r.out, HasSubstr("xe3"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("per level")));  // one level: no per-level counters
   r = hwbvh("report " + garden() + " --flatten --rays primary --width 16 --height 16 -o " + quote(path("g.html")) +
             " --quiet");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(test::slurp(path("g.html")), HasSubstr("instanced-garden.gltf"));
+}
+
+// Without --flatten, compare and report take the glTF in two levels: every compare row is its target's TLAS over
+// BLASes, agrees with Embree tracing the same instances and shows the per-level counters, with the machine model
+// too, identically at any thread count; the instance mask reaches every row and the oracle.
+TEST_F(GltfCli, CompareAndReportTakeInstancedGltf) {
+  const std::string compare = "compare " + garden() + " --rays primary,shadow --width 16 --height 16 --quiet";
+  test::Outcome r = hwbvh(compare + " --json --machine rdna4 --threads 1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(hwbvh(compare + " --json --machine rdna4 --threads 2").out, r.out);  // the same at any thread count
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["two_level"], true);
+  ASSERT_EQ(j["variants"].size(), 5u);
+  for (const auto& v : j["variants"]) {
+    EXPECT_EQ(v["oracle_agreeing"], v["oracle_rays"]) << v["variant"];
+    EXPECT_NEAR(v["tlas_steps_per_ray"].get<double>() + v["blas_steps_per_ray"].get<double>(),
+                v["steps_per_ray"].get<double>(), 1e-9) << v["variant"];
+    EXPECT_GT(v["instance_transitions_per_ray"].get<double>(), 0.0) << v["variant"];
+    EXPECT_GT(v["machine_model_cycles"].get<uint64_t>(), 0u) << v["variant"];
+  }
+  r = hwbvh(compare + " --json --instance-mask 0");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto masked = nlohmann::json::parse(r.out);  // kept alive: the loop runs over one of its members
+  for (const auto& v : masked["variants"]) {
+    EXPECT_EQ(v["oracle_agreeing"], v["oracle_rays"]) << v["variant"];
+    EXPECT_EQ(v["instance_transitions_per_ray"], 0.0) << v["variant"];  // every instance culled by its mask
+  }
+  r = hwbvh(compare);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("BLASes"));
+  EXPECT_THAT(r.out, HasSubstr("per level, per ray:"));
+  r = hwbvh("report " + garden() + " --rays primary --width 16 --height 16 --compare -o " + quote(path("g.html")) +
+            " --quiet");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string page = test::slurp(path("g.html"));
+  EXPECT_THAT(page, HasSubstr("Comparison across targets"));
+  EXPECT_THAT(page, HasSubstr("Two levels:"));
+  EXPECT_THAT(page, HasSubstr("TLAS steps"));
 }
 
 TEST_F(GltfCli, BadGltfExitsTwoWithoutOutput) {

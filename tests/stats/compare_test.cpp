@@ -1,5 +1,6 @@
 // hwbvh compare and every target through hwbvh stats: all variants find the same hits as Embree, with the alpha
-// test on alpha-tested scenes.
+// test on alpha-tested scenes and in two levels on instanced ones.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -107,6 +108,72 @@ TEST(Compare, AlphaTestedSceneRunsTheAnyHitShaderOnEveryVariant) {
   EXPECT_DOUBLE_EQ(bvh8_obb.steps, primary.steps.mean);
   EXPECT_DOUBLE_EQ(bvh8_obb.any_hit_invocations, primary.any_hit_invocations.mean);
   EXPECT_EQ(bvh8_obb.agreement.agreeing(), primary.agreement.agreeing());
+}
+
+// A glTF scene compares in two levels: every row is its target's TLAS over BLASes, agrees with Embree tracing the same
+// instances (instance ids counted) on every ray type, runs the machine model and shows the per-level counters; its
+// BVH8 + OBB row counts what `hwbvh stats` counts on the two-level rtip31 blob. The flattened scene (--flatten) gives
+// the one-level table, without them.
+TEST(Compare, InstancedSceneComparesEveryTargetInTwoLevels) {
+  const InstancedScene scene = load_gltf_instanced(test::project_scene("instanced-garden.gltf"));
+  CompareOptions o =
+      options(32, 32, 1024, {RayKind::Primary, RayKind::AmbientOcclusion, RayKind::Shadow, RayKind::Random});
+  o.ao_samples = 1;
+  o.machine = emu::load_machine_preset("rdna4");
+  const CompareReport report = compare_targets(scene, o);
+  ASSERT_TRUE(report.levels.has_value());
+  EXPECT_EQ(report.levels->instances, scene.instances.size());
+  EXPECT_EQ(report.levels->blases, scene.meshes.size());
+  ASSERT_EQ(report.rows.size(), 5u);
+  expect_every_row_agrees(report);
+  const nlohmann::json j = nlohmann::json::parse(compare_to_json(report));
+  EXPECT_EQ(j["two_level"], true);
+  EXPECT_EQ(j["instances"], scene.instances.size());
+  for (std::size_t i = 0; i < report.rows.size(); ++i) {
+    const VariantRow& row = report.rows[i];
+    SCOPED_TRACE(row.name);
+    const emu::RayCounters& t = row.totals;
+    EXPECT_EQ(t.tlas_steps + t.blas_steps, t.steps);  // docs/counters.md
+    EXPECT_GT(t.tlas_steps, 0u);
+    EXPECT_GT(t.blas_steps, 0u);
+    EXPECT_GT(t.instance_transitions, 0u);
+    EXPECT_LE(t.instance_transitions, t.instance_node_steps);
+    EXPECT_GT(row.any_hit_invocations, 0.0);  // the plant's alpha-tested cards
+    EXPECT_GT(row.machine_cycles().value_or(0), 0u);
+    for (const LevelCounter& c : kLevelCounters) {
+      EXPECT_DOUBLE_EQ(j["variants"][i][std::string(c.key) + "_per_ray"].get<double>(), row.per_ray(t.*c.member));
+    }
+  }
+  const std::string text = compare_to_text(report);
+  EXPECT_THAT(text, testing::HasSubstr(fmt::format("in {} BLASes, {} instances", scene.meshes.size(),
+                                                   scene.instances.size())));
+  EXPECT_THAT(text, testing::HasSubstr("per level, per ray:"));
+  EXPECT_THAT(text, testing::HasSubstr("instance transitions"));
+
+  o.kinds = {RayKind::Primary};
+  o.machine.reset();
+  const VariantRow bvh8_obb = compare_targets(scene, o).rows[3];
+  pipeline::BuildBlobOptions build;
+  build.rtip31_stoc_level = 0;
+  const emu::LoadedBvh bvh = emu::load_bvh(pipeline::build_instanced_blob(scene, build).blob, scene.source);
+  StatsOptions so;
+  so.kinds = {RayKind::Primary};
+  so.width = o.width;
+  so.height = o.height;
+  const KindStats primary = run_stats(bvh, so).kinds[0];
+  EXPECT_EQ(bvh8_obb.totals.steps, primary.totals.steps);
+  EXPECT_EQ(bvh8_obb.totals.instance_transitions, primary.totals.instance_transitions);
+  EXPECT_EQ(bvh8_obb.agreement.agreeing(), primary.agreement.agreeing());
+
+  const CompareReport flat = compare_targets(flatten(scene), o);
+  EXPECT_FALSE(flat.levels.has_value());
+  ASSERT_EQ(flat.rows.size(), 5u);
+  expect_every_row_agrees(flat);
+  for (const VariantRow& row : flat.rows) EXPECT_EQ(row.totals.tlas_steps, 0u) << row.name;
+  EXPECT_THAT(compare_to_text(flat), testing::Not(testing::HasSubstr("per level")));
+  const nlohmann::json flat_json = nlohmann::json::parse(compare_to_json(flat));
+  EXPECT_EQ(flat_json["two_level"], false);
+  EXPECT_FALSE(flat_json["variants"][0].contains("tlas_steps_per_ray"));
 }
 
 TEST(Compare, SceneWithoutAlphaHasNoAnyHitColumn) {

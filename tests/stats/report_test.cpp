@@ -35,6 +35,17 @@ stats::ReportOptions small_options() {
   return o;
 }
 
+// Primary and shadow rays on a small image, with the cross-target table.
+stats::ReportOptions compare_options() {
+  stats::ReportOptions o;
+  o.kinds = {stats::RayKind::Primary, stats::RayKind::Shadow};
+  o.width = 24;
+  o.height = 16;
+  o.ao_samples = 1;
+  o.compare = true;
+  return o;
+}
+
 // Checks that every element opened is closed in order (void elements and "/>" excepted); returns the problems.
 std::string tag_problems(const std::string& html) {
   static const std::set<std::string> kVoid{"meta", "img", "br", "hr", "link", "input"};
@@ -303,13 +314,7 @@ TEST_F(Report, CompareTableOfASceneWithoutAlphaHasNoAnyHitColumn) {
 TEST(ReportAlpha, BuildShowsOpacityRowsAndCompareShowsAnyHitColumn) {
   const auto cards = test::project_scene("alpha-cards.obj");
   ASSERT_TRUE(std::filesystem::exists(cards)) << cards;
-  stats::ReportOptions o;
-  o.kinds = {stats::RayKind::Primary, stats::RayKind::Shadow};
-  o.width = 24;
-  o.height = 16;
-  o.ao_samples = 1;
-  o.compare = true;
-  const stats::Report report = stats::make_report({cards}, o);
+  const stats::Report report = stats::make_report({cards}, compare_options());
   const stats::SceneReport& s = report.scenes.at(0);
   ASSERT_TRUE(s.build.opacity.has_value());
   ASSERT_TRUE(s.compare.has_value());
@@ -367,6 +372,40 @@ TEST(ReportTwoLevel, TraversalShowsThePerLevelCounters) {
   EXPECT_GT(st.kinds[0].totals.instance_transitions, 0u);
   EXPECT_FALSE(report.scenes.at(1).stats.two_level);
   EXPECT_EQ(html.find("TLAS steps"), html.rfind("TLAS steps"));  // one row: the cornell box has none
+}
+
+// A glTF input is built in two levels: its traversal and its compare table show the per-level counters, every compare
+// row agreeing with Embree; with flatten it is one level, without them.
+TEST(ReportTwoLevel, GltfInputIsBuiltAndComparedInTwoLevels) {
+  const auto garden = test::project_scene("instanced-garden.gltf");
+  stats::ReportOptions o = compare_options();
+  const stats::Report report = stats::make_report({garden}, o);
+  const stats::SceneReport& s = report.scenes.at(0);
+  ASSERT_TRUE(s.build.levels.has_value());
+  EXPECT_TRUE(s.stats.two_level);
+  ASSERT_TRUE(s.compare.has_value());
+  ASSERT_TRUE(s.compare->levels.has_value());
+  EXPECT_EQ(s.compare->levels->instances, s.build.levels->instances);
+  const std::string html = stats::report_to_html(report);
+  EXPECT_EQ(tag_problems(html), "");
+  const auto rows = table_after(html, "<h3>Comparison across targets</h3>");
+  ASSERT_EQ(rows.size(), s.compare->rows.size() + 1);
+  const std::vector<std::string>& header = rows[0];
+  const auto column = std::find(header.begin(), header.end(), stats::kLevelCounters[0].label);
+  ASSERT_NE(column, header.end());
+  const auto index = static_cast<std::size_t>(column - header.begin());
+  for (std::size_t i = 0; i < s.compare->rows.size(); ++i) {
+    const stats::VariantRow& v = s.compare->rows[i];
+    EXPECT_EQ(rows[i + 1][index], two_decimals(v.per_ray(v.totals.tlas_steps))) << v.name;
+    EXPECT_EQ(v.agreement.agreeing(), v.agreement.rays()) << v.name;
+  }
+
+  o.flatten = true;
+  const stats::SceneReport flat = stats::report_scene(garden, o);
+  EXPECT_FALSE(flat.build.levels.has_value());
+  EXPECT_FALSE(flat.stats.two_level);
+  ASSERT_TRUE(flat.compare.has_value());
+  EXPECT_FALSE(flat.compare->levels.has_value());
 }
 
 TEST(ReportHtml, EscapesNamesFromOutside) {

@@ -139,7 +139,10 @@ BuildBlobResult build_blob(const Scene& scene, const BuildBlobOptions& options, 
 BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlobOptions& options,
                                      const ProgressFn& progress = {});
 
-/// load_any_scene(scene_path, load, warn) + build_blob or build_instanced_blob + blob::write_file(output), with the
+/// build_blob for a one-level scene, build_instanced_blob for a two-level one.
+BuildBlobResult build_any_blob(const AnyScene& scene, const BuildBlobOptions& options, const ProgressFn& progress = {});
+
+/// load_any_scene(scene_path, load, warn) + build_any_blob + blob::write_file(output), with the
 /// load and write phases timed. Nothing is written unless every earlier step succeeded, and a failed write leaves no file.
 BuildReport build_file(const std::filesystem::path& scene_path, const SceneLoadOptions& load,
                        const std::filesystem::path& output,

@@ -3,16 +3,19 @@
 // same rays traced through each variant's encoded bytes, every ray checked against Embree, and optionally the
 // machine model's cycles. Variants: rtip20 BVH4 (RDNA 2/3), rtip31 BVH4x2 (RDNA 4 dual intersect on the 4-wide
 // tree), rtip31 BVH8 without and with OBBs (RDNA 4), xe3 QBVH6 (Intel Xe3, QuadLeafs without STOC bits).
-// Alpha-tested scenes: each variant is loaded as a blob of its target with the scene's AlphaTest section and traced
-// with that blob's any-hit shader (emu::AnyHitShader), and the oracle's Embree filter runs the same alpha test, as
-// `hwbvh stats` does. Nothing is baked (no xe3 STOC bits, no rtip31 Stoc sideband), so on every row each candidate
-// hit on an alpha-tested triangle runs the shader.
+// Each variant is the blob `hwbvh build` writes for its target (one level, or two for an instanced scene) without an
+// opacity bake, loaded as `hwbvh stats` loads a blob and traced the same way. Two-level scenes: every row traces its target's TLAS and
+// BLASes, the oracle is Embree with the same instances, and the rows add the per-level counters.
+// Alpha-tested scenes: each variant is traced with its blob's any-hit shader (emu::AnyHitShader), and the oracle's
+// Embree filter runs the same alpha test, as `hwbvh stats` does. Nothing is baked (no xe3 STOC bits, no rtip31 Stoc
+// sideband), so on every row each candidate hit on an alpha-tested triangle runs the shader.
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "hwbvh/build/builder.h"
 #include "hwbvh/emu/machine/machine.h"
+#include "hwbvh/pipeline/pipeline.h"
 #include "hwbvh/scene/scene.h"
 #include "hwbvh/stats/machine_output.h"
 #include "hwbvh/stats/traversal_stats.h"
@@ -37,14 +40,15 @@ struct CompareOptions {
 /// One variant's figures, per ray summed over all requested ray kinds.
 struct VariantRow {
   std::string name;                 ///< e.g. "rtip31 BVH8 + OBB"
-  uint64_t bytes = 0;               ///< node bytes
-  double bytes_per_triangle = 0.0;
+  uint64_t bytes = 0;               ///< node bytes (every level of a two-level BVH)
+  double bytes_per_triangle = 0.0;  ///< per triangle in the BVH (in the BLASes of a two-level one)
   uint64_t rays = 0;
   double steps = 0.0;               ///< per ray
   double box_tests = 0.0;
   double triangle_tests = 0.0;
   double stack_ops = 0.0;           ///< pushes + pops
   double any_hit_invocations = 0.0;  ///< any-hit shader (alpha test) runs; 0 without alpha-tested triangles
+  emu::RayCounters totals;           ///< every counter summed over all rays (e.g. the per-level ones)
   emu::AgreementStats agreement;
   /// The machine model's run per ray kind (in the order of CompareReport::kinds), when a preset was given.
   std::vector<std::pair<RayKind, emu::MachineResult>> machine;
@@ -54,11 +58,16 @@ struct VariantRow {
   [[nodiscard]] std::optional<uint64_t> machine_cycles() const;
   /// The table cell: the summed cycles, or the first unfinished run's status and ray type ("deadlocked (ao)").
   [[nodiscard]] std::string machine_cell() const;
+  /// A counter of `totals` per ray; 0 without rays.
+  [[nodiscard]] double per_ray(uint64_t total) const;
 };
 
 struct CompareReport {
   std::string scene;
-  uint64_t triangles = 0;
+  uint64_t triangles = 0;  ///< in the scene (in its BLASes, each once, for a two-level one)
+  /// Two-level scenes: their levels (instances, BLASes; the BVH8 + OBB build's top-level figures). Its rows then
+  /// show the per-level counters (kLevelCounters).
+  std::optional<pipeline::LevelsReport> levels;
   std::vector<RayKind> kinds;
   std::optional<emu::MachineConfig> machine;  ///< the machine model's preset, when it ran
   bool gpu_scale = false;                     ///< CompareOptions::gpu_scale
@@ -75,8 +84,9 @@ struct MachineRun {
 /// Every run, variant by variant in the order of CompareReport::rows; empty without a machine preset.
 std::vector<MachineRun> machine_runs(const CompareReport& report);
 
-/// Builds every variant of `scene` and traces the same rays through each. Throws hwbvh::Error on bad input.
-CompareReport compare_targets(const Scene& scene, const CompareOptions& options);
+/// Builds every variant of `scene` (in two levels for an InstancedScene) and traces the same rays through each.
+/// Throws hwbvh::Error on bad input.
+CompareReport compare_targets(const AnyScene& scene, const CompareOptions& options);
 
 std::string compare_to_text(const CompareReport& report);
 std::string compare_to_json(const CompareReport& report);

@@ -3,7 +3,7 @@
 // report, traversal statistics per ray type (the figures `hwbvh stats` prints), an SVG histogram of steps per ray
 // for each ray type, heatmaps of the primary rays' counters with legends (render.h, drawn from the very rays the
 // statistics counted), the oracle agreement, the machine model's figures when a machine is given (optionally with a
-// sweep of one of its parameters, machine_sweep.h), and for OBJ inputs optionally the cross-target table of
+// sweep of one of its parameters, machine_sweep.h), and for scene inputs optionally the cross-target table of
 // `hwbvh compare` (compare.h).
 //
 // Everything the page needs is inside it: CSS in a <style> element, images as base64 PNG data URIs, histograms
@@ -43,7 +43,7 @@ struct ReportOptions {
   std::string sweep_parameter;
   std::vector<std::string> sweep_values;
   bool compare = false;  ///< scene inputs: add the compare_targets table (builds every target variant)
-  bool flatten = false;  ///< glTF inputs: load_scene's SceneLoadOptions::flatten
+  bool flatten = false;  ///< glTF inputs: one level (SceneLoadOptions::flatten), not two
   int threads = 0;       ///< 0 = all hardware threads; the report is identical at any count
   WarningFn warn;        ///< receives the warnings of loading scene inputs
   /// Called with each input's BVH before it is traced; may throw (the CLI refuses options its target has no use for).
