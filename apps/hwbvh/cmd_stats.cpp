@@ -52,7 +52,8 @@ void write_rra_with_history(const StatsArgs& a, const blob::Blob& blob, const st
   std::vector<rra::HistoryDispatch> history;
   for (const stats::KindStats& ks : report.kinds)
     history.push_back(rra::history_dispatch(report.width, report.height, ks.pixel, ks.rays_traced, ks.results,
-                                            stats::is_occlusion(ks.kind), a.instance_mask, rra::accel_struct_address(0)));
+                                            stats::is_occlusion(ks.kind), a.instance_mask,
+                                            rra::accel_struct_address(0)));
   rra::write_file(a.export_rra, blob, a.file, {}, history);
 }
 

@@ -152,7 +152,8 @@ HistoryDispatch read_history(uint32_t metadata_version, std::span<const std::byt
   HistoryDispatch d;
   bool counter_info = false;
   for (uint64_t at = 0; at < metadata.size();) {
-    if (metadata.size() - at < kRecordBytes) fail(kHistoryMetadataChunk, fmt::format("truncated record at byte {}", at));
+    if (metadata.size() - at < kRecordBytes)
+      fail(kHistoryMetadataChunk, fmt::format("truncated record at byte {}", at));
     const uint32_t kind = load_le32(metadata, at);
     const uint64_t size = load_le64(metadata, at + 8);
     at += kRecordBytes;

@@ -242,7 +242,8 @@ File parse(std::span<const std::byte> bytes, const std::string& name) {
     }
     if (c.name == kHistoryMetadataChunk || c.name == kHistoryTokensChunk) {
       const auto data = chunk_data(bytes, c, buffer, name);
-      (c.name == kHistoryMetadataChunk ? history_metadata : history_tokens).emplace_back(c, std::vector(data.begin(), data.end()));
+      (c.name == kHistoryMetadataChunk ? history_metadata : history_tokens)
+          .emplace_back(c, std::vector(data.begin(), data.end()));
     }
     file.chunks.push_back(std::move(c));
   }

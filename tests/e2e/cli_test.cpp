@@ -476,8 +476,8 @@ TEST_F(Cli, ExportedAndCapturedRraFilesGiveTheBlobsStats) {
 }
 
 // hwbvh stats --export-rra: from a rays file of the two rays of tests/rra/golden/one-triangle-history.rra, that
-// file's bytes; from camera rays, one dispatch per ray type at the image size; `info` shows the dispatches; an
-// xe3 blob is refused before any work and no file is written.
+// file's bytes; from camera rays, one dispatch per ray type at the image size, the same bytes at any thread count;
+// `info` shows the dispatches; an xe3 blob is refused before any work and no file is written.
 TEST_F(Cli, StatsExportsItsRaysAsRraRayHistory) {
   write("one-triangle.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
   const std::string blob = path("t.hwbvh"), rra = path("t.rra");
@@ -492,10 +492,15 @@ TEST_F(Cli, StatsExportsItsRaysAsRraRayHistory) {
   EXPECT_THAT(info.out, HasSubstr("ray history dispatch 0"));
   EXPECT_THAT(info.out, HasSubstr("2 x 1, 2 rays, 208 token bytes"));
 
-  const CliRun camera = hwbvh("stats " + quote(blob) + " --rays primary,shadow --width 8 --height 4 --export-rra " +
-                              quote(rra) + " --quiet");
-  ASSERT_EQ(camera.code, 0) << camera.err;
-  const CliRun json = hwbvh("info " + quote(rra) + " --json");
+  for (const char* threads : {"1", "2"}) {  // the same bytes at any thread count
+    const std::string out = path(std::string("c") + threads + ".rra");
+    const CliRun camera = hwbvh("stats " + quote(blob) + " --rays primary,shadow --width 8 --height 4 --threads " +
+                                threads + " --export-rra " + quote(out) + " --quiet");
+    ASSERT_EQ(camera.code, 0) << camera.err;
+  }
+  EXPECT_EQ(read_text(path("c1.rra")), read_text(path("c2.rra")));
+  const std::string rra_camera = path("c2.rra");
+  const CliRun json = hwbvh("info " + quote(rra_camera) + " --json");
   ASSERT_EQ(json.code, 0) << json.err;
   const nlohmann::json dispatches = nlohmann::json::parse(json.out, nullptr, false)["ray_history"];
   ASSERT_EQ(dispatches.size(), 2u) << json.out;
@@ -504,7 +509,9 @@ TEST_F(Cli, StatsExportsItsRaysAsRraRayHistory) {
   EXPECT_EQ(dispatches[0]["rays"], 32);
   EXPECT_EQ(dispatches[0]["token_bytes"], 32 * 104);
 
-  ASSERT_EQ(hwbvh("build " + quote(path("one-triangle.obj")) + " -o " + quote(path("x.hwbvh")) + " --target xe3 --quiet").code, 0);
+  ASSERT_EQ(
+      hwbvh("build " + quote(path("one-triangle.obj")) + " -o " + quote(path("x.hwbvh")) + " --target xe3 --quiet").code,
+      0);
   const CliRun xe3 = hwbvh("stats " + quote(path("x.hwbvh")) + " --export-rra " + quote(path("x.rra")) + " --quiet");
   EXPECT_EQ(xe3.code, 2);
   EXPECT_THAT(xe3.err, HasSubstr("needs an rtip31 blob"));

@@ -121,7 +121,8 @@ TEST(HostileRra, BadRayHistoryChunksAreRefused) {
   EXPECT_EQ(parse(history, "h.rra").ray_history.at(0).rays.size(), 2u);
   const std::size_t meta_entry = entry_of(history, kHistoryMetadataChunk);
   const std::size_t tokens_entry = entry_of(history, kHistoryTokensChunk);
-  const std::size_t meta = blob::load_le32(history, meta_entry + 40), tokens = blob::load_le32(history, tokens_entry + 40);
+  const std::size_t meta = blob::load_le32(history, meta_entry + 40);
+  const std::size_t tokens = blob::load_le32(history, tokens_entry + 40);
   const auto refused = [&](const std::function<void(std::vector<std::byte>&)>& change, const std::string& words) {
     expect_refused(change, words, history);
   };
