@@ -32,6 +32,7 @@ constexpr uint32_t kMaxCounterMajor = 2;             ///< RRA counter.h GPURT_CO
 // Tokens: an id dword (ray id [29:0], bit 31: a control dword follows), then either a control dword (type [15:0],
 // payload length in dwords [23:16], data [31:24]) and its payload, or one dword (a node pointer).
 constexpr uint32_t kRayIdMask = 0x3FFFFFFFu;
+constexpr uint64_t kMaxRayIds = uint64_t{kRayIdMask} + 1;
 constexpr uint32_t kControlBit = 0x80000000u;
 constexpr uint32_t kTokenBegin = 0, kTokenEnd = 3, kTokenEnd2 = 9, kTokenBegin2 = 10;
 constexpr uint32_t kBeginDwords = 16, kBegin2Dwords = 19, kEndDwords = 2, kEnd2Dwords = 6;
@@ -53,7 +54,7 @@ HistoryDispatch history_dispatch(uint32_t width, uint32_t height, std::span<cons
   HistoryDispatch d;
   d.width = pixel.empty() ? static_cast<uint32_t>(rays.size()) : width;
   d.height = pixel.empty() ? 1 : height;
-  if (rays.size() > kRayIdMask || uint64_t{d.width} * d.height > kRayIdMask)
+  if (rays.size() > kMaxRayIds || uint64_t{d.width} * d.height > kMaxRayIds)
     throw_bad_input("", fmt::format("{} rays in a {}x{} dispatch: ray-history ray ids have 30 bits", rays.size(),
                                     d.width, d.height));
   for (std::size_t i = 0; i < rays.size(); ++i) {
@@ -168,7 +169,7 @@ HistoryDispatch read_history(uint32_t metadata_version, std::span<const std::byt
       d.height = load_le32(payload, 4);
       if (load_le32(payload, 8) != 1)
         fail(kHistoryMetadataChunk, fmt::format("dispatch depth {}: hwbvh reads 2D dispatches", load_le32(payload, 8)));
-      if (uint64_t{d.width} * d.height > uint64_t{kRayIdMask} + 1)
+      if (uint64_t{d.width} * d.height > kMaxRayIds)
         fail(kHistoryMetadataChunk, fmt::format("a {}x{} dispatch: more rays than 30-bit ids", d.width, d.height));
       if (const uint32_t lost = load_le32(payload, kCounterLostTokenBytes); lost != 0)
         fail(kHistoryMetadataChunk, fmt::format("{} token bytes lost: a partial history (RRA refuses it too)", lost));
