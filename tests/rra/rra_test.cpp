@@ -357,6 +357,7 @@ TEST(RraRayHistory, TwoRaysOnOneTriangleMatchTheGoldenBytes) {
   }
   EXPECT_GE(traced.rays[0].counters.steps, 2u);  // the root box, then the pair
 
+  EXPECT_EQ(bytes.size(), 2936u);  // docs/rra.md §5: one-triangle.rra's 2464 bytes, 344 of history, 2 table entries
   expect_golden("one-triangle-history.rra", bytes);
   EXPECT_EQ(parse(bytes, "golden.rra").ray_history, history);
 }
