@@ -174,10 +174,30 @@ void write_handmade(Corpus& corpus) {
   // The scene of tests/rra/golden/one-triangle.rra: its export is that file's bytes.
   pipeline::BuildBlobOptions one_triangle;
   one_triangle.encode.threads = 1;
-  write_rra(corpus, "one-triangle",
-            pipeline::build_blob(load_obj_from_memory("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n", "one-triangle.obj"),
-                                 one_triangle)
-                .blob);
+  const blob::Blob triangle_blob =
+      pipeline::build_blob(load_obj_from_memory("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n", "one-triangle.obj"),
+                           one_triangle)
+          .blob;
+  write_rra(corpus, "one-triangle", triangle_blob);
+  // With a ray history: a 2 x 2 dispatch, two rays at pixel 3 (a hit and a miss), one at pixel 0 (docs/rra.md §6).
+  rra::HistoryDispatch history{2, 2, {}};
+  rra::HistoryRay hit;
+  hit.launch_index = 3;
+  hit.accel_struct_address = rra::accel_struct_address(0);
+  hit.ray = {{0.25f, 0.25f, -1.0f}, {0.0f, 0.0f, 1.0f}, 0.0f, 100.0f};
+  hit.hit = true;
+  hit.t = 1.0f;
+  hit.primitive_index = hit.geometry_index = 0;
+  hit.hit_kind = rra::kHitKindBackFacing;
+  hit.iterations = 2;
+  rra::HistoryRay miss{.launch_index = 3, .accel_struct_address = hit.accel_struct_address, .ray = hit.ray,
+                       .iterations = 1};
+  miss.ray.origin.x = 2.0f;
+  rra::HistoryRay first = miss;
+  first.launch_index = 0;
+  history.rays = {hit, first, miss};
+  corpus.write("rra", "one-triangle-history.rra",
+               rra::export_blob(triangle_blob, "one-triangle", {}, std::span(&history, 1)));
   // glTF: one triangle (its 36 bytes of positions as a data URI); strips and fans without indices under nested
   // matrix and TRS nodes, one mirrored; the same triangle as a GLB with its BIN chunk.
   const std::string triangle_buffer =

@@ -27,6 +27,30 @@ std::string section_text(const blob::Blob& b, blob::SectionType type, const std:
   return {reinterpret_cast<const char*>(s.data.data()), s.data.size()};
 }
 
+// The ray-history dispatches of a .rra file (docs/rra.md §6): size, rays and token bytes of each.
+Json history_json(const rra::File& file) {
+  Json dispatches = Json::array();
+  std::size_t i = 0;
+  for (const rra::Chunk& c : file.chunks) {
+    if (c.name != rra::kHistoryTokensChunk) continue;
+    const rra::HistoryDispatch& d = file.ray_history[i++];
+    dispatches.push_back({{"width", d.width},
+                          {"height", d.height},
+                          {"rays", d.rays.size()},
+                          {"token_bytes", c.compression != 0 ? c.uncompressed_size : c.data_size}});
+  }
+  return dispatches;
+}
+
+void add_history_rows(Table& t, const Json& dispatches) {
+  for (std::size_t i = 0; i < dispatches.size(); ++i) {
+    const Json& d = dispatches[i];
+    t.row(fmt::format("ray history dispatch {}", i),
+          fmt::format("{} x {}, {} rays, {} token bytes", d["width"].get<uint32_t>(), d["height"].get<uint32_t>(),
+                      d["rays"].get<std::size_t>(), d["token_bytes"].get<uint64_t>()));
+  }
+}
+
 // A .rra file without hwbvh's sections (a driver's capture): what its chunks and its tree tell, no build report.
 int run_capture_info(const InfoArgs& a, const rra::File& file, std::size_t file_size) {
   Json structs = Json::array();
@@ -49,7 +73,8 @@ int run_capture_info(const InfoArgs& a, const rra::File& file, std::size_t file_
                 {"file_size", file_size},
                 {"format", "rra"},
                 {"chunks", std::move(chunks)},
-                {"acceleration_structures", std::move(structs)}});
+                {"acceleration_structures", std::move(structs)},
+                {"ray_history", history_json(file)}});
     return 0;
   }
   Table t;
@@ -67,6 +92,7 @@ int run_capture_info(const InfoArgs& a, const rra::File& file, std::size_t file_
     t.row("geometries", fmt::format("{}", as.geometries));
   }
   t.blank();
+  add_history_rows(t, history_json(file));
   for (const rra::Chunk& c : file.chunks)
     t.row(fmt::format("chunk {}", c.name), fmt::format("version {:<#9x}  size {:>10}{}", c.version, c.data_size,
                                                        c.compression != 0 ? "  zstd" : ""));
@@ -106,9 +132,11 @@ void add_level_rows(Table& t, const Json& scene, const blob::Blob& b, const std:
 
 int run_info(const InfoArgs& a) {
   const std::vector<std::byte> bytes = read_file_bytes(a.file);
+  Json history = Json::array();  // stays empty for a blob
   if (rra::has_rdf_magic(bytes)) {
     const rra::File file = rra::parse(bytes, a.file);
     if (file.hwbvh_sections.empty()) return run_capture_info(a, file, bytes.size());
+    history = history_json(file);
   }
   blob::FileLayout layout;
   const blob::Blob b = rra::read_blob_or_rra(a.file, layout);
@@ -127,13 +155,15 @@ int run_info(const InfoArgs& a) {
                           {"alignment", s.alignment},
                           {"checksum", hex(s.checksum)}});
     }
-    print_json({{"file", a.file},
+    Json out = {{"file", a.file},
                 {"file_size", layout.file_size},
                 {"format_version", layout.version},
                 {"target", blob::target_name(b.target)},
                 {"sections", std::move(sections)},
                 {"report", report_json(report)},
-                {"scene", scene}});
+                {"scene", scene}};
+    if (rra::has_rdf_magic(bytes)) out["ray_history"] = std::move(history);
+    print_json(out);
     return 0;
   }
   Table t;
@@ -149,6 +179,7 @@ int run_info(const InfoArgs& a) {
   }
   add_level_rows(t, scene, b, a.file);
   t.blank();
+  add_history_rows(t, history);
   for (const blob::SectionEntry& s : layout.sections) {
     t.row(fmt::format("section {}", blob::section_type_name(s.type)),
           fmt::format("offset {:>10}  size {:>10}  align {:>4}  checksum {:#018x}", s.offset, s.size, s.alignment,

@@ -39,6 +39,7 @@ struct StatsArgs {
   MachineArgs machine;
   std::string stoc = "on";
   std::string per_ray;
+  std::string export_rra;
   bool no_duplicate_any_hit = false;
   bool no_oracle = false;
   bool json = false;
@@ -46,11 +47,22 @@ struct StatsArgs {
   TargetTraceOptions target_options;
 };
 
+// The blob's .rra file with one ray-history dispatch per ray type, in the order traced (docs/rra.md §6).
+void write_rra_with_history(const StatsArgs& a, const blob::Blob& blob, const stats::StatsReport& report) {
+  std::vector<rra::HistoryDispatch> history;
+  for (const stats::KindStats& ks : report.kinds)
+    history.push_back(rra::history_dispatch(report.width, report.height, ks.pixel, ks.rays_traced, ks.results,
+                                            stats::is_occlusion(ks.kind), a.instance_mask,
+                                            rra::accel_struct_address(0)));
+  rra::write_file(a.export_rra, blob, a.file, {}, history);
+}
+
 int run_stats(const StatsArgs& a) {
   if (!a.per_ray.empty()) {
     (void)stats::per_ray_format(a.per_ray);  // a bad name is refused before the work
     check_output_is_not_input(a.per_ray, {a.file});
   }
+  if (!a.export_rra.empty()) check_output_is_not_input(a.export_rra, {a.file});
   stats::StatsOptions options;
   options.kinds = stats::parse_ray_kinds(a.rays);
   if (!a.rays_file.empty() && std::find(options.kinds.begin(), options.kinds.end(), stats::RayKind::File) == options.kinds.end())
@@ -72,20 +84,24 @@ int run_stats(const StatsArgs& a) {
   options.trace.no_duplicate_any_hit = a.no_duplicate_any_hit;
   options.threads = a.threads;
   options.oracle = !a.no_oracle;
-  options.keep_results = !a.per_ray.empty();
+  options.keep_results = !a.per_ray.empty() || !a.export_rra.empty();
   options.machine = load_machine(a.machine);
   options.gpu_scale = a.machine.gpu_scale;
 
   stats::StatsReport report;
+  blob::Blob blob;
   {
     Progress progress("hwbvh stats", !a.quiet);
     progress.phase("loading");
-    const emu::LoadedBvh bvh = emu::load_bvh(rra::read_blob_or_rra(a.file), a.file);
+    blob = rra::read_blob_or_rra(a.file);
+    if (!a.export_rra.empty()) (void)rra::accel_struct_from_blob(blob, a.file);  // refused before the work
+    const emu::LoadedBvh bvh = emu::load_bvh(blob, a.file);
     a.target_options.refuse_unused(bvh);
     progress.phase("tracing");
     report = stats::run_stats(bvh, options);
   }
   if (!a.per_ray.empty()) stats::write_per_ray(a.per_ray, report);
+  if (!a.export_rra.empty()) write_rra_with_history(a, blob, report);
   const std::string text = a.json ? stats::stats_to_json(report) + "\n" : stats::stats_to_text(report);
   std::fputs(text.c_str(), stdout);
   return 0;
@@ -128,6 +144,9 @@ Command add_stats_command(CLI::App& app) {
   add_machine_options(*sub, args->machine);
   sub->add_option("--per-ray", args->per_ray,
                   "also write every ray (origin, direction, hit, ids, counters) to FILE: .csv or .npy (docs/rays.md)");
+  sub->add_option("--export-rra", args->export_rra,
+                  "also write the blob (rtip31) as a .rra file with these rays and their counters as RRA ray "
+                  "history, one dispatch per ray type (docs/rra.md)");
   sub->add_flag("--no-duplicate-any-hit", args->no_duplicate_any_hit,
                 "run the any-hit shader at most once per primitive and ray (DXR's NO_DUPLICATE_ANYHIT_INVOCATION)");
   sub->add_flag("--no-oracle", args->no_oracle, "skip the Embree comparison");

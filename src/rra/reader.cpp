@@ -227,6 +227,7 @@ File parse(std::span<const std::byte> bytes, const std::string& name) {
     throw_bad_input(name, fmt::format("chunk table of {} bytes, not a multiple of 64", table_size));
 
   File file;
+  std::vector<std::pair<Chunk, std::vector<std::byte>>> history_metadata, history_tokens;
   for (uint64_t at = table_offset; at < table_offset + table_size; at += layout::kChunkEntryBytes) {
     Chunk c = read_chunk_entry(bytes.subspan(at, layout::kChunkEntryBytes));
     if (!fits(c.header_offset, c.header_size, bytes.size()) || !fits(c.data_offset, c.data_size, bytes.size()))
@@ -239,8 +240,22 @@ File parse(std::span<const std::byte> bytes, const std::string& name) {
       const auto data = chunk_data(bytes, c, buffer, name);
       file.hwbvh_sections.assign(data.begin(), data.end());
     }
+    if (c.name == kHistoryMetadataChunk || c.name == kHistoryTokensChunk) {
+      const auto data = chunk_data(bytes, c, buffer, name);
+      (c.name == kHistoryMetadataChunk ? history_metadata : history_tokens)
+          .emplace_back(c, std::vector(data.begin(), data.end()));
+    }
     file.chunks.push_back(std::move(c));
   }
+  // RRA reads dispatch i from the i-th chunk of each name.
+  if (history_metadata.size() != history_tokens.size())
+    throw_bad_input(name, fmt::format("{} {} chunks and {} {} chunks: ray-history dispatches need one of each",
+                                      history_metadata.size(), kHistoryMetadataChunk, history_tokens.size(),
+                                      kHistoryTokensChunk));
+  for (std::size_t i = 0; i < history_tokens.size(); ++i)
+    file.ray_history.push_back(read_history(history_metadata[i].first.version, history_metadata[i].second,
+                                            history_tokens[i].first.version, history_tokens[i].second,
+                                            fmt::format("{} (ray-history dispatch {})", name, i)));
   return file;
 }
 

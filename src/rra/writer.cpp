@@ -33,9 +33,6 @@ constexpr uint32_t kBusWidth = 256;
 constexpr uint32_t kMemOpsPerClock = 16;  // GDDR6 in Mesa's ac_memory_ops_per_clock
 constexpr uint32_t kMemTypeGddr6 = 9;     // RADV's rra_memory_type
 
-// Each structure gets its own 4 GiB of made-up address space; RRA matches instances to BLASes by address.
-uint64_t virtual_address(std::size_t index) { return uint64_t{index + 1} << 32; }
-
 void append_zeros(std::vector<std::byte>& out, std::size_t n) { out.insert(out.end(), n, std::byte{0}); }
 
 std::vector<std::byte> asic_info() {
@@ -191,7 +188,7 @@ AccelStruct accel_struct_from_blob(const blob::Blob& b, const std::string& file)
 }
 
 std::vector<std::byte> serialize(std::span<const AccelStruct> structs, std::span<const std::byte> hwbvh_sections,
-                                 const WriteOptions& options) {
+                                 const WriteOptions& options, std::span<const HistoryDispatch> ray_history) {
   std::vector<std::byte> out(layout::kFileHeaderBytes, std::byte{0});
   std::vector<std::byte> table;
   const auto add = [&](const char* name, uint32_t version, std::span<const std::byte> header,
@@ -210,10 +207,14 @@ std::vector<std::byte> serialize(std::span<const AccelStruct> structs, std::span
   add(kApiInfoChunk, 1, {}, api, false);
   add(kAsicInfoChunk, layout::kAsicInfoVersion, {}, asic_info(), false);
   for (std::size_t i = 0; i < structs.size(); ++i) {
-    const AccelStructChunk chunk = accel_struct_chunk(structs[i], virtual_address(i));
+    const AccelStructChunk chunk = accel_struct_chunk(structs[i], accel_struct_address(i));
     add(kAccelStructChunk, kAccelStructChunkVersion, chunk.header, chunk.data, true);
   }
   if (!hwbvh_sections.empty()) add(kHwbvhSectionsChunk, 1, {}, hwbvh_sections, true);
+  for (const HistoryDispatch& dispatch : ray_history) {  // uncompressed, as RADV writes them
+    add(kHistoryMetadataChunk, kHistoryChunkVersion, {}, history_metadata(dispatch), false);
+    add(kHistoryTokensChunk, kHistoryChunkVersion, {}, history_tokens(dispatch), false);
+  }
 
   const uint64_t table_offset = out.size();
   out.insert(out.end(), table.begin(), table.end());
@@ -227,17 +228,18 @@ std::vector<std::byte> serialize(std::span<const AccelStruct> structs, std::span
   return out;
 }
 
-std::vector<std::byte> export_blob(const blob::Blob& b, const std::string& blob_name, const WriteOptions& options) {
+std::vector<std::byte> export_blob(const blob::Blob& b, const std::string& blob_name, const WriteOptions& options,
+                                   std::span<const HistoryDispatch> ray_history) {
   const AccelStruct as = accel_struct_from_blob(b, blob_name);
   blob::Blob rest{b.target, {}};
   for (const blob::Section& s : b.sections)
     if (s.type != blob::SectionType::Nodes) rest.sections.push_back(s);
-  return serialize(std::span(&as, 1), blob::serialize(rest), options);
+  return serialize(std::span(&as, 1), blob::serialize(rest), options, ray_history);
 }
 
 void write_file(const std::filesystem::path& path, const blob::Blob& b, const std::string& blob_name,
-                const WriteOptions& options) {
-  write_file_atomically(path, export_blob(b, blob_name, options));
+                const WriteOptions& options, std::span<const HistoryDispatch> ray_history) {
+  write_file_atomically(path, export_blob(b, blob_name, options, ray_history));
 }
 
 }  // namespace hwbvh::rra

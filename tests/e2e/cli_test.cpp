@@ -475,5 +475,48 @@ TEST_F(Cli, ExportedAndCapturedRraFilesGiveTheBlobsStats) {
   EXPECT_THAT(info.out, Not(HasSubstr("chunk HwbvhSections")));
 }
 
+// hwbvh stats --export-rra: from a rays file of the two rays of tests/rra/golden/one-triangle-history.rra, that
+// file's bytes; from camera rays, one dispatch per ray type at the image size, the same bytes at any thread count;
+// `info` shows the dispatches; an xe3 blob is refused before any work and no file is written.
+TEST_F(Cli, StatsExportsItsRaysAsRraRayHistory) {
+  write("one-triangle.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
+  const std::string blob = path("t.hwbvh"), rra = path("t.rra");
+  ASSERT_EQ(hwbvh("build " + quote(path("one-triangle.obj")) + " -o " + quote(blob) + " --quiet").code, 0);
+  write("two.rays", "0.25 0.25 -1 0 0 1 0 100\n2 2 -1 0 0 1 0 100\n");
+  const CliRun run = hwbvh("stats " + quote(blob) + " --rays-file " + quote(path("two.rays")) + " --rays file" +
+                           " --export-rra " + quote(rra) + " --quiet");
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(read_text(rra), read_text(test::source_dir() / "tests/rra/golden/one-triangle-history.rra"));
+  const CliRun info = hwbvh("info " + quote(rra));
+  ASSERT_EQ(info.code, 0) << info.err;
+  EXPECT_THAT(info.out, HasSubstr("ray history dispatch 0"));
+  EXPECT_THAT(info.out, HasSubstr("2 x 1, 2 rays, 208 token bytes"));
+
+  for (const char* threads : {"1", "2"}) {  // the same bytes at any thread count
+    const std::string out = path(std::string("c") + threads + ".rra");
+    const CliRun camera = hwbvh("stats " + quote(blob) + " --rays primary,shadow --width 8 --height 4 --threads " +
+                                threads + " --export-rra " + quote(out) + " --quiet");
+    ASSERT_EQ(camera.code, 0) << camera.err;
+  }
+  EXPECT_EQ(read_text(path("c1.rra")), read_text(path("c2.rra")));
+  const std::string rra_camera = path("c2.rra");
+  const CliRun json = hwbvh("info " + quote(rra_camera) + " --json");
+  ASSERT_EQ(json.code, 0) << json.err;
+  const nlohmann::json dispatches = nlohmann::json::parse(json.out, nullptr, false)["ray_history"];
+  ASSERT_EQ(dispatches.size(), 2u) << json.out;
+  EXPECT_EQ(dispatches[0]["width"], 8);
+  EXPECT_EQ(dispatches[0]["height"], 4);
+  EXPECT_EQ(dispatches[0]["rays"], 32);
+  EXPECT_EQ(dispatches[0]["token_bytes"], 32 * 104);
+
+  ASSERT_EQ(
+      hwbvh("build " + quote(path("one-triangle.obj")) + " -o " + quote(path("x.hwbvh")) + " --target xe3 --quiet").code,
+      0);
+  const CliRun xe3 = hwbvh("stats " + quote(path("x.hwbvh")) + " --export-rra " + quote(path("x.rra")) + " --quiet");
+  EXPECT_EQ(xe3.code, 2);
+  EXPECT_THAT(xe3.err, HasSubstr("needs an rtip31 blob"));
+  EXPECT_FALSE(std::filesystem::exists(path("x.rra")));
+}
+
 }  // namespace
 }  // namespace hwbvh

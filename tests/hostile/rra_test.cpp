@@ -1,6 +1,6 @@
 // Hostile .rra files: each is refused with a clear message (hwbvh::Error, BadInput), never a crash. Built by
-// changing bytes of the golden one-triangle file (tests/rra/golden/one-triangle.rra, layout in docs/rra.md), or
-// of its zstd-compressed export.
+// changing bytes of the golden one-triangle file (tests/rra/golden/one-triangle.rra, layout in docs/rra.md), of
+// its zstd-compressed export, or of its copy with a two-ray history (one-triangle-history.rra).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -16,8 +16,8 @@
 namespace hwbvh::rra {
 namespace {
 
-std::vector<std::byte> golden() {
-  std::ifstream in(test::source_dir() / "tests/rra/golden/one-triangle.rra", std::ios::binary);
+std::vector<std::byte> golden(const std::string& file = "one-triangle.rra") {
+  std::ifstream in(test::source_dir() / "tests/rra/golden" / file, std::ios::binary);
   EXPECT_TRUE(in) << "missing golden file";
   const std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<std::byte> out(chars.size());
@@ -112,6 +112,41 @@ TEST(HostileRra, BadCompressedChunksAreRefused) {
   expect_refused([&](auto& b) { put32(b, accel + 48, blob::load_le32(b, accel + 48) - 8); }, "zstd:", zstd);
   expect_refused([&](auto& b) { put32(b, data + 20, 0xFFFFFFFFu); put32(b, data + 24, 0xFFFFFFFFu); }, "zstd",
                  zstd);
+}
+
+// The history golden file: two rays of 104 token bytes each (begin: id, control, 16 dwords; end2: id, control,
+// 6 dwords), after a 136-byte metadata chunk of three records (docs/rra.md §6).
+TEST(HostileRra, BadRayHistoryChunksAreRefused) {
+  const std::vector<std::byte> history = golden("one-triangle-history.rra");
+  EXPECT_EQ(parse(history, "h.rra").ray_history.at(0).rays.size(), 2u);
+  const std::size_t meta_entry = entry_of(history, kHistoryMetadataChunk);
+  const std::size_t tokens_entry = entry_of(history, kHistoryTokensChunk);
+  const std::size_t meta = blob::load_le32(history, meta_entry + 40);
+  const std::size_t tokens = blob::load_le32(history, tokens_entry + 40);
+  const auto refused = [&](const std::function<void(std::vector<std::byte>&)>& change, const std::string& words) {
+    expect_refused(change, words, history);
+  };
+  // Metadata: RRA's records and the counter info it reads the dispatch from.
+  refused([&](auto& b) { put32(b, meta + 8, 0x10000); }, "past the chunk's end");
+  refused([&](auto& b) { put32(b, meta, 7); }, "no counter info record");
+  refused([&](auto& b) { put32(b, meta + 16 + 8, 2); }, "dispatch depth 2");
+  refused([&](auto& b) { put32(b, meta + 16 + 48, 12); }, "12 token bytes lost");
+  refused([&](auto& b) { put32(b, meta + 80 + 16, 3); }, "disagrees with the counter info");
+  refused([&](auto& b) { put32(b, meta + 16, 0x40000000u); put32(b, meta + 20, 2); }, "more rays than 30-bit ids");
+  refused([&](auto& b) { put32(b, meta_entry + 48, 10); }, "truncated record");
+  refused([&](auto& b) { put32(b, tokens_entry + 20, 0x30000); }, "major version");
+  refused([&](auto& b) { b[meta_entry] = std::byte{'X'}; }, "need one of each");
+  // Tokens: inside the chunk, ids inside the dispatch, each ray begin ... end.
+  refused([&](auto& b) { put32(b, tokens_entry + 48, 100); }, "payload dwords, past the chunk's end");
+  refused([&](auto& b) { put32(b, tokens_entry + 48, 180); }, "truncated");
+  refused([&](auto& b) { put32(b, tokens_entry + 48, 72); }, "1 rays without an end token, the first ray 0");
+  refused([&](auto& b) { put32(b, tokens, 0x80000005u); }, "ray id 5 outside the 2x1 dispatch");
+  refused([&](auto& b) { put32(b, tokens + 12, 1); }, "begin token at coordinate (1, 0, 0)");
+  refused([&](auto& b) { put32(b, tokens + 4, 0x000F0000u); }, "15 payload dwords, the type has 16");
+  refused([&](auto& b) { put32(b, tokens + 72, 0x80000001u); }, "ray 1: a token of type 9 before its begin token");
+  refused([&](auto& b) { put32(b, tokens + 76, 0x00060006u); put32(b, tokens + 104, 0x80000000u); },
+          "ray 0: a begin token before the previous ray's end token");  // ray 0's end made an any-hit status token
+  refused([&](auto& b) { put32(b, tokens + 104, 1); }, "ray 1: a node token outside");
 }
 
 }  // namespace

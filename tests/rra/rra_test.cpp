@@ -1,8 +1,10 @@
 // .rra export: the round trip on the project's scenes, every chunk decoded here independently of the writer and
-// checked against the fields RRA's loader validates, and golden bytes for a one-triangle BLAS (docs/rra.md).
+// checked against the fields RRA's loader validates, golden bytes for a one-triangle BLAS, and ray history: golden
+// bytes of its two chunks and a stats run read back ray by ray (docs/rra.md).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -20,6 +22,7 @@
 #include "hwbvh/pipeline/pipeline.h"
 #include "hwbvh/rra/rra.h"
 #include "hwbvh/scene/ray_gen.h"
+#include "hwbvh/stats/traversal_stats.h"
 
 namespace hwbvh::rra {
 namespace {
@@ -235,7 +238,12 @@ void check_every_chunk(std::span<const std::byte> file, const blob::Blob& source
     }
   }
   EXPECT_EQ(next, table);
-  EXPECT_EQ(names, (std::vector<std::string>{"ApiInfo", "AsicInfo", "RawAccelStruct", "HwbvhSections"}));
+  std::vector<std::string> expected{"ApiInfo", "AsicInfo", "RawAccelStruct", "HwbvhSections"};
+  while (expected.size() < names.size()) {  // ray-history dispatches, each a pair
+    expected.push_back("HistoryMetadata");
+    expected.push_back("HistoryTokensRaw");
+  }
+  EXPECT_EQ(names, expected);
 }
 
 TEST(RraFile, EveryChunkDecodesWithTheFieldsRraValidates) {
@@ -247,18 +255,23 @@ TEST(RraFile, EveryChunkDecodesWithTheFieldsRraValidates) {
 
 constexpr char kOneTriangle[] = "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n";
 
+// `bytes` equal tests/rra/golden/`file`, which must exist.
+void expect_golden(const std::string& file, std::span<const std::byte> bytes) {
+  const auto golden_path = test::source_dir() / "tests/rra/golden" / file;
+  std::ifstream in(golden_path, std::ios::binary);
+  ASSERT_TRUE(in) << "missing " << golden_path;
+  const std::vector<char> golden((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(golden.size(), bytes.size());
+  EXPECT_EQ(std::memcmp(golden.data(), bytes.data(), bytes.size()), 0);
+}
+
 // tests/rra/golden/one-triangle.rra was written by this writer and checked field by field against RADV's and
 // RRA's layouts by check_every_chunk (docs/rra.md §5). A change to any byte must be deliberate.
 TEST(RraFile, OneTriangleBlasMatchesTheGoldenBytes) {
   const blob::Blob b = build(load_obj_from_memory(kOneTriangle, "one-triangle.obj"), true);
   const std::vector<std::byte> bytes = export_bytes(b);
   check_every_chunk(bytes, b);
-  const auto golden_path = test::source_dir() / "tests/rra/golden/one-triangle.rra";
-  std::ifstream in(golden_path, std::ios::binary);
-  ASSERT_TRUE(in) << "missing " << golden_path;
-  const std::vector<char> golden((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  ASSERT_EQ(golden.size(), bytes.size());
-  EXPECT_EQ(std::memcmp(golden.data(), bytes.data(), bytes.size()), 0);
+  expect_golden("one-triangle.rra", bytes);
 }
 
 TEST(RraFile, NonRtip31BlobIsRefusedNamingTheTarget) {
@@ -273,6 +286,146 @@ TEST(RraFile, NonRtip31BlobIsRefusedNamingTheTarget) {
     EXPECT_NE(std::string(e.what()).find("xe3"), std::string::npos) << e.what();
   }
 }
+
+// Ray history (docs/rra.md §6).
+
+uint32_t f32(float v) { return std::bit_cast<uint32_t>(v); }
+
+// The data of the `index`-th chunk named `name`.
+std::span<const std::byte> chunk(std::span<const std::byte> file, const std::string& name, uint32_t* version) {
+  for (uint64_t e = u64(file, 16); e < file.size(); e += 64) {
+    if (std::string(reinterpret_cast<const char*>(file.data() + e)) != name) continue;
+    EXPECT_EQ(u32(file, e + 16), 0u) << name << " stored uncompressed, as RADV writes it";
+    *version = u32(file, e + 20);
+    return file.subspan(u64(file, e + 40), u64(file, e + 48));
+  }
+  ADD_FAILURE() << "no chunk " << name;
+  return {};
+}
+
+// The rays of tests/rra/golden/one-triangle-history.rra, as its rays file (tests/e2e: `hwbvh stats --rays-file`).
+const std::vector<Ray> kTwoRays = {{{0.25f, 0.25f, -1.0f}, {0.0f, 0.0f, 1.0f}, 0.0f, 100.0f},
+                                   {{2.0f, 2.0f, -1.0f}, {0.0f, 0.0f, 1.0f}, 0.0f, 100.0f}};
+
+// tests/rra/golden/one-triangle-history.rra: the one-triangle BLAS of one-triangle.rra (docs/rra.md §5) with a
+// history of two rays, one hitting the triangle from behind, one missing, as `hwbvh stats --rays file` writes it.
+// Every field of the two history chunks is checked here against radv_rra.h radv_rra_ray_history_metadata and
+// radv_rra.c's begin and end2 tokens; a change to any byte must be deliberate.
+TEST(RraRayHistory, TwoRaysOnOneTriangleMatchTheGoldenBytes) {
+  const blob::Blob b = build(load_obj_from_memory(kOneTriangle, "one-triangle.obj"), true);
+  const emu::LoadedBvh bvh = emu::load_bvh(b, "one-triangle");
+  const std::vector<uint32_t> wave_begin{0};
+  const auto traced = bvh.trace(kTwoRays, wave_begin, {}, Executor(1));
+  ASSERT_TRUE(traced.rays[0].hit);
+  ASSERT_FALSE(traced.rays[0].front_face);
+  ASSERT_FALSE(traced.rays[1].hit);
+  const std::vector<HistoryDispatch> history = {
+      history_dispatch(0, 0, {}, kTwoRays, traced.rays, false, 0xFF, accel_struct_address(0))};
+  const std::vector<std::byte> bytes = export_blob(b, "test", {}, history);
+  check_every_chunk(bytes, b);
+
+  uint32_t version = 0;
+  const auto meta = chunk(bytes, "HistoryMetadata", &version);
+  EXPECT_EQ(version, 2u);
+  ASSERT_EQ(meta.size(), 136u);
+  const std::vector<uint32_t> expected_meta = {
+      1, 0, 64, 0,                  // counter info record
+      2, 1, 1, 0, 0, 0, 0, 0,       // dispatch 2 x 1 x 1, no shaders, pipeline hash
+      1, 0, 0, 208, 0, 0, 0xFFFFFFFFu, 0,  // light ray history, token bytes, none lost, whole id range, RT pipeline
+      2, 0, 16, 0, 2, 1, 1, 0,      // dispatch size record
+      3, 0, 8, 0, 0, 0};            // traversal flags record
+  for (std::size_t i = 0; i < expected_meta.size(); ++i) EXPECT_EQ(u32(meta, 4 * i), expected_meta[i]) << "dword " << i;
+
+  const auto tokens = chunk(bytes, "HistoryTokensRaw", &version);
+  EXPECT_EQ(version, 2u);
+  ASSERT_EQ(tokens.size(), 208u);
+  for (uint32_t ray = 0; ray < 2; ++ray) {
+    const auto t = tokens.subspan(104 * ray, 104);
+    const emu::RayResult& r = traced.rays[ray];
+    const std::vector<uint32_t> expected = {
+        0x80000000u | ray, 0x00100000u,  // id with the control bit, begin: type 0, 16 dwords
+        0, ray, 0, 0,                    // wave, launch x y z
+        0, 1, 0, 0xFF,                   // address 2^32 (the RawAccelStruct's), no flags, cull mask
+        f32(kTwoRays[ray].origin.x), f32(kTwoRays[ray].origin.y), f32(-1.0f), f32(0.0f),
+        f32(0.0f), f32(0.0f), f32(1.0f), f32(100.0f),
+        0x80000000u | ray, 0x00060009u,  // end2: type 9, 6 dwords
+        ray == 0 ? 0u : 0xFFFFFFFFu, ray == 0 ? 0u : 0xFFFFFFFFu,  // primitive, geometry
+        ray == 0 ? 0xFF000000u : 0u,                                // instance 0, back-facing hit kind
+        static_cast<uint32_t>(r.counters.steps), 0, f32(ray == 0 ? 1.0f : 0.0f)};
+    for (std::size_t i = 0; i < expected.size(); ++i)
+      EXPECT_EQ(u32(t, 4 * i), expected[i]) << "ray " << ray << " dword " << i;
+  }
+  EXPECT_GE(traced.rays[0].counters.steps, 2u);  // the root box, then the pair
+
+  EXPECT_EQ(bytes.size(), 2936u);  // docs/rra.md §5: one-triangle.rra's 2464 bytes, 344 of history, 2 table entries
+  expect_golden("one-triangle-history.rra", bytes);
+  EXPECT_EQ(parse(bytes, "golden.rra").ray_history, history);
+}
+
+class RraRayHistoryRoundTrip : public ::testing::TestWithParam<RoundTripCase> {};
+
+// A stats run with every generated ray type, written as history and read back: per ray the ray, its hit and the
+// counters the tokens carry equal the stats run's, and the blob reads back unchanged beside the history.
+TEST_P(RraRayHistoryRoundTrip, CountersAndHitsReadBackRayByRay) {
+  const blob::Blob b = build(load_obj(test::project_scene(GetParam().scene)), GetParam().obb);
+  stats::StatsOptions so;
+  so.kinds = {stats::RayKind::Primary, stats::RayKind::AmbientOcclusion, stats::RayKind::Shadow,
+              stats::RayKind::Random};
+  so.width = 24;
+  so.height = 16;
+  so.ao_samples = 2;
+  so.random_rays = 300;
+  so.threads = 2;
+  so.keep_results = true;
+  const stats::StatsReport report = stats::run_stats(emu::load_bvh(b, "test"), so);
+  std::vector<HistoryDispatch> history;
+  for (const stats::KindStats& ks : report.kinds)
+    history.push_back(history_dispatch(report.width, report.height, ks.pixel, ks.rays_traced, ks.results,
+                                       stats::is_occlusion(ks.kind), 0xFF, accel_struct_address(0)));
+  const File file = parse(export_blob(b, "test", {}, history), "test.rra");
+  const blob::Blob back = to_blob(file, "test.rra");
+  ASSERT_EQ(back.sections.size(), b.sections.size());
+  for (std::size_t i = 0; i < b.sections.size(); ++i) EXPECT_TRUE(back.sections[i].data == b.sections[i].data) << i;
+  ASSERT_EQ(file.ray_history.size(), report.kinds.size());
+  for (std::size_t k = 0; k < report.kinds.size(); ++k) {
+    const stats::KindStats& ks = report.kinds[k];
+    const HistoryDispatch& d = file.ray_history[k];
+    const bool camera = ks.kind != stats::RayKind::Random;
+    EXPECT_EQ(d.width, camera ? so.width : so.random_rays);
+    EXPECT_EQ(d.height, camera ? so.height : 1u);
+    ASSERT_EQ(d.rays.size(), ks.results.size());
+    ASSERT_GT(d.rays.size(), 0u);
+    uint64_t steps = 0;
+    for (std::size_t i = 0; i < d.rays.size(); ++i) {
+      const HistoryRay& h = d.rays[i];
+      const emu::RayResult& r = ks.results[i];
+      const Ray& ray = ks.rays_traced[i];
+      ASSERT_EQ(h.launch_index, camera ? ks.pixel[i] : i);
+      ASSERT_EQ(h.ray.origin, ray.origin);
+      ASSERT_EQ(h.ray.direction, ray.direction);
+      ASSERT_EQ(h.ray.tmin, ray.tmin);
+      ASSERT_EQ(h.ray.tmax, ray.tmax);
+      ASSERT_EQ(h.ray_flags, stats::is_occlusion(ks.kind) ? 0xCu : 0u);
+      ASSERT_EQ(h.iterations, r.counters.steps) << "ray " << i;
+      ASSERT_EQ(h.instance_intersections, r.counters.instance_node_steps);
+      ASSERT_EQ(h.hit, r.hit) << "ray " << i;
+      steps += h.iterations;
+      if (!r.hit) continue;
+      ASSERT_EQ(h.t, r.t);
+      ASSERT_EQ(h.primitive_index, r.primitive_id);
+      ASSERT_EQ(h.geometry_index, r.geometry_id);
+      ASSERT_EQ(h.instance_index, r.instance_index);
+      ASSERT_EQ(h.hit_kind, r.front_face ? 0xFEu : 0xFFu);
+    }
+    EXPECT_GT(steps, 0u) << stats::ray_kind_name(ks.kind);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Scenes, RraRayHistoryRoundTrip,
+                         ::testing::Values(RoundTripCase{"cornell-box.obj", true},
+                                           RoundTripCase{"cornell-box.obj", false},
+                                           RoundTripCase{"alpha-cards.obj", true}),
+                         case_name);
 
 }  // namespace
 }  // namespace hwbvh::rra

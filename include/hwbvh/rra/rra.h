@@ -13,6 +13,7 @@
 
 #include "hwbvh/blob/blob.h"
 #include "hwbvh/core/geometry.h"
+#include "hwbvh/rra/ray_history.h"
 
 namespace hwbvh::rra {
 
@@ -57,16 +58,21 @@ struct WriteOptions {
   bool compress = false;
 };
 
+/// The made-up virtual address of the `index`-th structure written: its own 4 GiB range, the first at 2^32. RRA
+/// matches instances to BLASes, and ray-history rays to the structure they traced, by address.
+inline uint64_t accel_struct_address(std::size_t index) { return uint64_t{index + 1} << 32; }
+
 /// The whole file: header, ApiInfo, AsicInfo, one RawAccelStruct chunk per structure in order, then the
-/// HwbvhSections chunk when `hwbvh_sections` is not empty, then the chunk table.
+/// HwbvhSections chunk when `hwbvh_sections` is not empty, then per ray-history dispatch a HistoryMetadata and a
+/// HistoryTokensRaw chunk (uncompressed, as RADV writes them), then the chunk table.
 std::vector<std::byte> serialize(std::span<const AccelStruct> structs, std::span<const std::byte> hwbvh_sections,
-                                 const WriteOptions& options = {});
-/// An rtip31 blob as a .rra file: its BVH plus its other sections.
+                                 const WriteOptions& options = {}, std::span<const HistoryDispatch> ray_history = {});
+/// An rtip31 blob as a .rra file: its BVH plus its other sections, and the ray history if given.
 std::vector<std::byte> export_blob(const blob::Blob& blob, const std::string& blob_name,
-                                   const WriteOptions& options = {});
+                                   const WriteOptions& options = {}, std::span<const HistoryDispatch> ray_history = {});
 /// export_blob, written atomically.
 void write_file(const std::filesystem::path& path, const blob::Blob& blob, const std::string& blob_name,
-                const WriteOptions& options = {});
+                const WriteOptions& options = {}, std::span<const HistoryDispatch> ray_history = {});
 
 /// One chunk-table entry (64 bytes in the file).
 struct Chunk {
@@ -94,6 +100,7 @@ struct File {
   std::vector<Chunk> chunks;
   std::vector<ReadAccelStruct> accel_structs;
   std::vector<std::byte> hwbvh_sections;  ///< the HwbvhSections chunk's data, empty if absent
+  std::vector<HistoryDispatch> ray_history;  ///< one per HistoryTokensRaw chunk, with the HistoryMetadata of its index
 };
 
 /// True if `bytes` starts with the RDF magic.
