@@ -2,6 +2,7 @@
 // alpha-tested scenes), the file size and the sections.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -29,6 +30,10 @@ std::string section_text(const blob::Blob& b, blob::SectionType type, const std:
 
 // A .rra file without hwbvh's sections (a driver's capture): what its chunks and its tree tell, no build report.
 int run_capture_info(const InfoArgs& a, const rra::File& file, std::size_t file_size) {
+  // A top level's instances must each name a BLAS chunk of the file, as `stats` needs them to.
+  if (std::any_of(file.accel_structs.begin(), file.accel_structs.end(),
+                  [](const rra::ReadAccelStruct& as) { return !as.bottom_level; }))
+    (void)rra::to_blob(file, a.file);
   Json structs = Json::array();
   for (const rra::ReadAccelStruct& as : file.accel_structs) {
     structs.push_back({{"level", as.bottom_level ? "bottom" : "top"},
@@ -63,6 +68,10 @@ int run_capture_info(const InfoArgs& a, const rra::File& file, std::size_t file_
     t.row("box nodes", fmt::format("{}", as.box_nodes));
     t.row("primitive nodes", fmt::format("{}", as.primitive_nodes));
     t.row("tree depth", fmt::format("{}", as.depth));
+    if (!as.bottom_level) {
+      t.row("instances", fmt::format("{}", as.primitives));
+      continue;
+    }
     t.row("primitives", fmt::format("{} ({} in the tree)", as.primitives, as.active_primitives));
     t.row("geometries", fmt::format("{}", as.geometries));
   }
