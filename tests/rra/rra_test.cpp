@@ -54,6 +54,8 @@ struct RoundTripCase {
   bool obb;
 };
 
+void PrintTo(const RoundTripCase& c, std::ostream* os) { *os << c.scene << (c.obb ? " OBB on" : " OBB off"); }
+
 class RraRoundTrip : public ::testing::TestWithParam<RoundTripCase> {};
 
 TEST_P(RraRoundTrip, NodeBytesAndPerRayCountersAreIdentical) {
