@@ -44,7 +44,8 @@ int run_capture_info(const InfoArgs& a, const rra::File& file, std::size_t file_
                        {"depth", as.depth},
                        {"primitives", as.primitives},
                        {"active_primitives", as.active_primitives},
-                       {"geometries", as.geometries}});
+                       {"geometries", as.geometries},
+                       {"instances", as.bottom_level ? 0u : as.primitives}});
   }
   Json chunks = Json::array();
   for (const rra::Chunk& c : file.chunks)
@@ -66,12 +67,10 @@ int run_capture_info(const InfoArgs& a, const rra::File& file, std::size_t file_
     t.row("acceleration structure", fmt::format("{} level, RT IP 3.1", as.bottom_level ? "bottom" : "top"));
     t.row("node bytes", fmt::format("{}", as.nodes.size()));
     t.row("box nodes", fmt::format("{}", as.box_nodes));
-    t.row("primitive nodes", fmt::format("{}", as.primitive_nodes));
+    if (as.bottom_level) t.row("primitive nodes", fmt::format("{}", as.primitive_nodes));
+    else t.row("instance nodes", fmt::format("{}", as.primitives));
     t.row("tree depth", fmt::format("{}", as.depth));
-    if (!as.bottom_level) {
-      t.row("instances", fmt::format("{}", as.primitives));
-      continue;
-    }
+    if (!as.bottom_level) continue;
     t.row("primitives", fmt::format("{} ({} in the tree)", as.primitives, as.active_primitives));
     t.row("geometries", fmt::format("{}", as.geometries));
   }

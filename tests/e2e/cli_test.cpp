@@ -477,6 +477,10 @@ TEST_F(Cli, ExportedAndCapturedRraFilesGiveTheBlobsStats) {
                               "chunk RawAccelStruct"})
       EXPECT_THAT(info.out, HasSubstr(field));
     EXPECT_THAT(info.out, Not(HasSubstr("chunk HwbvhSections")));
+    if (name.ends_with(".gltf")) {
+      EXPECT_THAT(info.out, HasSubstr("top level, RT IP 3.1"));
+      EXPECT_THAT(info.out, HasSubstr("instance nodes"));
+    }
   }
 }
 
