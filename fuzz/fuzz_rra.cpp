@@ -1,8 +1,9 @@
 // The .rra reader (rra::parse, rra::to_blob; docs/rra.md §4): any bytes are refused with hwbvh::Error(BadInput)
 // or read into a blob. An accepted file's blob is exported again and must read back to the same sections, both
 // uncompressed and zstd-compressed. Files without a HwbvhSections chunk take the driver-capture path (triangles
-// decoded from the primitive nodes); the seeds include such files and one with a ray history (fuzz/make_corpus.cpp),
-// whose dispatches must be written again and read back to the same tokens.
+// decoded from the primitive nodes); the seeds include such files (fuzz/make_corpus.cpp), one-level and two-level
+// (a TLAS chunk whose instance nodes name the BLAS chunks), and one with a ray history, whose dispatches must be
+// written again and read back to the same tokens.
 #include "fuzz_common.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/rra/rra.h"

@@ -99,8 +99,7 @@ void write_rays(Corpus& corpus, const std::string& name, const Aabb& bounds) {
 void write_rra(Corpus& corpus, const std::string& name, const blob::Blob& b) {
   corpus.write("rra", name + ".rra", rra::export_blob(b, name));
   corpus.write("rra", name + "-zstd.rra", rra::export_blob(b, name, {.compress = true}));
-  const rra::AccelStruct as = rra::accel_struct_from_blob(b, name);
-  corpus.write("rra", name + "-capture.rra", rra::serialize(std::span(&as, 1), {}));
+  corpus.write("rra", name + "-capture.rra", rra::serialize(rra::accel_structs_from_blob(b, name), {}));
 }
 
 void write_scene(Corpus& corpus, const fs::path& obj) {
@@ -142,10 +141,12 @@ void write_scene(Corpus& corpus, const fs::path& obj) {
 }
 
 // Syntax the project's scenes do not exercise.
-// fuzz_instanced's seed: the glTF text built as a two-level rtip31 blob.
+// fuzz_instanced's seed: the glTF text built as a two-level rtip31 blob; and fuzz_rra's, that blob as .rra files.
 void write_instanced(Corpus& corpus, const std::string& name, const std::string& gltf) {
   const InstancedScene scene = load_gltf_instanced_from_memory(gltf, name + ".gltf");
-  corpus.write("instanced", name + "-rtip31.blob", blob::serialize(pipeline::build_instanced_blob(scene, {}).blob));
+  const blob::Blob b = pipeline::build_instanced_blob(scene, {}).blob;
+  corpus.write("instanced", name + "-rtip31.blob", blob::serialize(b));
+  write_rra(corpus, name + "-instanced", b);
 }
 
 void write_handmade(Corpus& corpus) {

@@ -2,6 +2,7 @@
 // alpha-tested scenes), the file size and the sections.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -53,6 +54,10 @@ void add_history_rows(Table& t, const Json& dispatches) {
 
 // A .rra file without hwbvh's sections (a driver's capture): what its chunks and its tree tell, no build report.
 int run_capture_info(const InfoArgs& a, const rra::File& file, std::size_t file_size) {
+  // A top level's instances must each name a BLAS chunk of the file, as `stats` needs them to.
+  if (std::any_of(file.accel_structs.begin(), file.accel_structs.end(),
+                  [](const rra::ReadAccelStruct& as) { return !as.bottom_level; }))
+    (void)rra::to_blob(file, a.file);
   Json structs = Json::array();
   for (const rra::ReadAccelStruct& as : file.accel_structs) {
     structs.push_back({{"level", as.bottom_level ? "bottom" : "top"},
@@ -63,7 +68,8 @@ int run_capture_info(const InfoArgs& a, const rra::File& file, std::size_t file_
                        {"depth", as.depth},
                        {"primitives", as.primitives},
                        {"active_primitives", as.active_primitives},
-                       {"geometries", as.geometries}});
+                       {"geometries", as.geometries},
+                       {"instances", as.bottom_level ? 0u : as.primitives}});
   }
   Json chunks = Json::array();
   for (const rra::Chunk& c : file.chunks)
@@ -86,8 +92,10 @@ int run_capture_info(const InfoArgs& a, const rra::File& file, std::size_t file_
     t.row("acceleration structure", fmt::format("{} level, RT IP 3.1", as.bottom_level ? "bottom" : "top"));
     t.row("node bytes", fmt::format("{}", as.nodes.size()));
     t.row("box nodes", fmt::format("{}", as.box_nodes));
-    t.row("primitive nodes", fmt::format("{}", as.primitive_nodes));
+    if (as.bottom_level) t.row("primitive nodes", fmt::format("{}", as.primitive_nodes));
+    else t.row("instance nodes", fmt::format("{}", as.primitives));
     t.row("tree depth", fmt::format("{}", as.depth));
+    if (!as.bottom_level) continue;
     t.row("primitives", fmt::format("{} ({} in the tree)", as.primitives, as.active_primitives));
     t.row("geometries", fmt::format("{}", as.geometries));
   }

@@ -94,7 +94,7 @@ int run_stats(const StatsArgs& a) {
     Progress progress("hwbvh stats", !a.quiet);
     progress.phase("loading");
     blob = rra::read_blob_or_rra(a.file);
-    if (!a.export_rra.empty()) (void)rra::accel_struct_from_blob(blob, a.file);  // refused before the work
+    if (!a.export_rra.empty()) (void)rra::accel_structs_from_blob(blob, a.file);  // refused before the work
     const emu::LoadedBvh bvh = emu::load_bvh(blob, a.file);
     a.target_options.refuse_unused(bvh);
     progress.phase("tracing");

@@ -27,7 +27,9 @@ inline constexpr int kHdrSize = 2;  ///< bytes from the header to the end of the
 inline constexpr int kHdrPrimitives = 3;
 inline constexpr int kHdrActivePrimitives = 4;
 inline constexpr int kHdrDescs = 6;
-inline constexpr int kHdrGeometryType = 7;  ///< 0 triangles
+inline constexpr int kHdrGeometryType = 7;
+inline constexpr uint32_t kGeometryTriangles = 0;  ///< Vulkan's VkGeometryTypeKHR, as RADV writes it
+inline constexpr uint32_t kGeometryInstances = 2;
 inline constexpr int kHdrInteriorNodes = 8;  ///< offsets from the header start, ascending
 inline constexpr int kHdrLeafNodes = 9;
 inline constexpr int kHdrGeometryInfo = 10;
@@ -42,6 +44,10 @@ inline constexpr int kHdrInfo2 = 25;   ///< bit 1: BVH8 box nodes
 inline constexpr uint32_t kInfo2Bvh8 = 2;
 /// accelStructVersion as RADV writes it (rt_driver_interface_version 8.0).
 inline constexpr uint32_t kAccelStructVersion = 8u << 16;
+
+/// Byte of an instance node's 64-bit BLAS base pointer (docs/rtip31-format.md §2.9).
+inline constexpr uint32_t kInstanceBasePointer = 48;
+inline constexpr uint32_t kInstanceMaskByte = 63;
 
 inline constexpr uint32_t kApiVulkan = 3;  ///< RADV's rra_file_api
 inline constexpr uint32_t kApiInfoBytes = 8;

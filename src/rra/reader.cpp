@@ -1,13 +1,17 @@
 // Reads .rra files (docs/rra.md §4): every check RRA's loader makes, plus the bounds it takes on trust, so a
 // malformed file gets one clear message and never a crash.
+#include <algorithm>
 #include <bit>
 #include <cstring>
+#include <functional>
+#include <map>
 
 #include <fmt/format.h>
 #include <zstd.h>
 
 #include "hwbvh/blob/bytes.h"
 #include "hwbvh/blob/geometry_section.h"
+#include "hwbvh/blob/instance_sections.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/file_io.h"
 #include "hwbvh/formats/rdna4/node_section.h"
@@ -71,6 +75,40 @@ std::span<const std::byte> chunk_data(std::span<const std::byte> bytes, const Ch
   return buffer;
 }
 
+struct Offsets {
+  uint32_t interior, leaf, geometry_info, leaf_pointers;  // from the acceleration-structure header
+};
+
+// A top level as RRA reads it (rtip31/encoded_rt_ip_31_top_level_bvh.cpp): box nodes, then from the leaf-node
+// offset one 128-byte instance node per primitive, then at the geometry-info offset one sideband record per
+// instance node, indexed by the node's place after the leaf-node offset.
+void read_top_level(ReadAccelStruct& as, std::span<const uint32_t> section, std::span<const std::byte> sideband,
+                    const Offsets& at, const std::function<void(const std::string&)>& fail, const std::string& name) {
+  const uint64_t instance_bytes = uint64_t{as.primitives} * rdna4::kNodeBytes;
+  if (at.leaf % rdna4::kNodeBytes != 0 || at.geometry_info - at.leaf != instance_bytes)
+    fail(fmt::format("instance nodes at bytes {}..{}, not the {} nodes of 128 bytes its {} instances need", at.leaf,
+                     at.geometry_info, as.primitives, as.primitives));
+  if (uint64_t{at.leaf_pointers} - at.geometry_info != sideband.size())
+    fail(fmt::format("instance sideband of {} bytes (offsets {}..{}), its {} instances need {}",
+                     at.leaf_pointers - at.geometry_info, at.geometry_info, at.leaf_pointers, as.primitives,
+                     sideband.size()));
+  const WalkCounts counts = walk_tree(
+      section, name,
+      [&](uint32_t pointer, const rdna4::DecodedPair&) {
+        fail(fmt::format("triangle pair 0x{:08x} in a top-level structure", pointer));
+      },
+      [&](uint32_t pointer) {
+        const uint64_t byte = rdna4::node_byte_offset(pointer);
+        if (byte < at.leaf || byte >= at.geometry_info)
+          fail(fmt::format("instance node 0x{:08x} outside the instance nodes (bytes {}..{})", pointer, at.leaf,
+                           at.geometry_info));
+      });
+  as.box_nodes = counts.box_nodes;
+  as.depth = counts.depth;
+  as.first_instance_node = at.leaf - at.interior;
+  as.sideband = blob::decode_instance_sideband(sideband, name);
+}
+
 ReadAccelStruct read_accel_struct(std::span<const std::byte> bytes, const Chunk& c, std::span<const std::byte> data,
                                   const std::string& name) {
   const auto fail = [&](const std::string& problem) {
@@ -105,7 +143,6 @@ ReadAccelStruct read_accel_struct(std::span<const std::byte> bytes, const Chunk&
     fail(fmt::format("RT IP level {}: hwbvh reads RT IP 3.1 ({}) structures only", as.rt_ip_level, kRtIp31));
   if (((h[layout::kHdrInfo] & 1u) != 0) != bottom_level)
     fail("the chunk header and the acceleration-structure header disagree on top or bottom level");
-  if (!bottom_level) fail("a top-level structure: hwbvh reads single-level (bottom-level) files only");
   // RRA's checks (rtip_common/acceleration_structure_header.cpp, IsValidImpl; bvh_bundle.cpp).
   const uint32_t interior = h[layout::kHdrInteriorNodes], leaf = h[layout::kHdrLeafNodes];
   const uint32_t geometry_info = h[layout::kHdrGeometryInfo], leaf_pointers = h[layout::kHdrLeafPointers];
@@ -128,17 +165,28 @@ ReadAccelStruct read_accel_struct(std::span<const std::byte> bytes, const Chunk&
   const uint64_t node_bytes = geometry_info - interior;
   if (node_bytes == 0 || node_bytes % rdna4::kNodeBytes != 0)
     fail(fmt::format("node data of {} bytes, not a positive multiple of 128", node_bytes));
-  const uint64_t tail = node_bytes + uint64_t{as.geometries} * layout::kGeometryInfoBytes + uint64_t{as.primitives} * 4;
+  // After the nodes: a BLAS's geometry infos, a top level's sideband records (one per instance node).
+  const uint64_t infos_bytes = bottom_level ? uint64_t{as.geometries} * layout::kGeometryInfoBytes
+                                            : uint64_t{as.primitives} * blob::kSidebandRecordBytes;
+  const uint64_t tail = node_bytes + infos_bytes + uint64_t{as.primitives} * 4;
   if (!fits(nodes_at, tail, data.size()))
-    fail(fmt::format("nodes, {} geometry infos and {} leaf-node pointers need {} bytes after byte {}, the chunk has {}",
-                     as.geometries, as.primitives, tail, nodes_at, data.size()));
+    fail(fmt::format("nodes, {} bytes of {} and {} leaf-node pointers need {} bytes after byte {}, the chunk has {}",
+                     infos_bytes, bottom_level ? "geometry infos" : "instance sideband", as.primitives, tail, nodes_at,
+                     data.size()));
+  as.address = (uint64_t{load_le32(ch, 4)} << 32 | load_le32(ch, 0)) + header_offset;
 
   // Node section as hwbvh addresses it: a 128-byte header slot, then the nodes from pointer address 128.
   std::vector<uint32_t> section(layout::kHeaderBytes / 4 + node_bytes / 4, 0);
   for (std::size_t i = layout::kHeaderBytes / 4; i < section.size(); ++i)
     section[i] = load_le32(data, nodes_at + 4 * i - layout::kHeaderBytes);
-  uint64_t primitive_sum = 0;
   const uint64_t infos_at = nodes_at + node_bytes;
+  if (!bottom_level) {
+    read_top_level(as, section, data.subspan(infos_at, infos_bytes), {interior, leaf, geometry_info, leaf_pointers},
+                   fail, name);
+    as.nodes.assign(data.begin() + nodes_at, data.begin() + nodes_at + node_bytes);
+    return as;
+  }
+  uint64_t primitive_sum = 0;
   for (uint32_t g = 0; g < as.geometries; ++g) {
     as.geometry_primitives.push_back(load_le32(data, infos_at + layout::kGeometryInfoBytes * g) & 0x1FFFFFFFu);
     primitive_sum += as.geometry_primitives.back();
@@ -175,19 +223,20 @@ ReadAccelStruct read_accel_struct(std::span<const std::byte> bytes, const Chunk&
 // (bit-exact positions), placed by the ids the nodes carry (read_accel_struct keeps them inside the geometry
 // infos' counts); a second pair naming the same id does not replace the first. Ids no node holds get a zero-area
 // placeholder: a capture does not say what they were, and neither the emulator nor the oracle can hit them.
-std::vector<std::byte> capture_geometry(const ReadAccelStruct& as, std::span<const uint32_t> section,
-                                        const std::string& name) {
-  Scene scene;
-  scene.positions.push_back(Vec3{0.0f});  // the placeholders' one vertex
-  std::vector<uint32_t> first(as.geometries + 1, 0);
+// Appends the structure's geometries and triangles to `scene`, numbering its geometries after those there.
+void append_capture_geometry(Scene& scene, const ReadAccelStruct& as, std::span<const uint32_t> section,
+                             const std::string& name) {
+  if (scene.positions.empty()) scene.positions.push_back(Vec3{0.0f});  // the placeholders' one vertex
+  const uint32_t first_geometry = static_cast<uint32_t>(scene.geometries.size());
+  std::vector<uint32_t> first(as.geometries + 1, static_cast<uint32_t>(scene.triangles.size()));
   for (uint32_t g = 0; g < as.geometries; ++g) {
     first[g + 1] = first[g] + as.geometry_primitives[g];
-    scene.geometries.push_back({fmt::format("geometry {}", g), first[g], as.geometry_primitives[g]});
+    scene.geometries.push_back({fmt::format("geometry {}", first_geometry + g), first[g], as.geometry_primitives[g]});
   }
-  scene.triangles.resize(as.primitives);
+  scene.triangles.resize(first[as.geometries]);
   for (uint32_t g = 0; g < as.geometries; ++g)
     for (uint32_t p = 0; p < as.geometry_primitives[g]; ++p) {
-      scene.triangles[first[g] + p].geometry = g;
+      scene.triangles[first[g] + p].geometry = first_geometry + g;
       scene.triangles[first[g] + p].primitive = p;
     }
   std::vector<bool> placed(as.primitives, false);
@@ -195,15 +244,100 @@ std::vector<std::byte> capture_geometry(const ReadAccelStruct& as, std::span<con
     for (const rdna4::DecodedTriangle& t : pair.tri) {
       if (!t.valid) continue;
       const uint32_t i = first[t.geometry_id] + t.primitive_id;
-      if (placed[i]) continue;
-      placed[i] = true;
+      if (placed[i - first[0]]) continue;
+      placed[i - first[0]] = true;
       for (int k = 0; k < 3; ++k) {
         scene.triangles[i].v[k] = static_cast<uint32_t>(scene.positions.size());
         scene.positions.push_back(t.vertex[k]);
       }
     }
   });
-  return blob::encode_geometry(scene);
+}
+
+// A structure's nodes behind a rebuilt node-section header (docs/blob-format.md §6.1).
+std::vector<std::byte> with_node_section_header(const ReadAccelStruct& as) {
+  const uint32_t slots = static_cast<uint32_t>(as.nodes.size() / rdna4::kNodeBytes + 1);
+  const uint32_t instances = as.bottom_level ? 0 : as.primitives;
+  const uint32_t box_nodes = as.bottom_level ? as.box_nodes : slots - 1 - instances;
+  const rdna4::NodeDwords header = rdna4::write_node_section_header(
+      {rdna4::kRootPointer, slots, box_nodes, slots - 1 - box_nodes - instances, as.bounds, instances});
+  std::vector<std::byte> nodes = blob::dwords_to_bytes(header);
+  nodes.insert(nodes.end(), as.nodes.begin(), as.nodes.end());
+  return nodes;
+}
+
+// The blob of a file's sections: the HwbvhSections chunk's, or for a capture the ones decoded here (`decoded`),
+// behind the Nodes section.
+blob::Blob with_sections(const File& file, const std::string& name, blob::FileLayout* layout,
+                         std::vector<std::byte> nodes, std::vector<blob::Section> decoded) {
+  if (file.hwbvh_sections.empty()) {
+    decoded.insert(decoded.begin(), {blob::SectionType::Nodes, blob::kNodesAlignment, std::move(nodes)});
+    return {blob::Target::Rtip31, std::move(decoded)};
+  }
+  const std::string chunk_name = name + " (HwbvhSections chunk)";
+  blob::Blob b = layout ? blob::parse(file.hwbvh_sections, chunk_name, *layout)
+                        : blob::parse(file.hwbvh_sections, chunk_name);
+  if (b.target != blob::Target::Rtip31 || b.find(blob::SectionType::Nodes))
+    throw_bad_input(name, "HwbvhSections chunk: not the sections of an rtip31 blob without its nodes");
+  b.sections.insert(b.sections.begin(), {blob::SectionType::Nodes, blob::kNodesAlignment, std::move(nodes)});
+  return b;
+}
+
+// A top level and its BLASes as one node section (docs/blob-format.md §6.6): the top level, then every BLAS in
+// file order. Each instance node's BLAS address, a chunk's address in the file, is re-based to that BLAS's byte
+// in the node section, its flags kept.
+blob::Blob two_level_blob(const File& file, const std::string& name, blob::FileLayout* layout) {
+  const ReadAccelStruct* top = nullptr;
+  std::vector<const ReadAccelStruct*> blases;
+  for (const ReadAccelStruct& as : file.accel_structs) {
+    if (as.bottom_level) {
+      blases.push_back(&as);
+    } else if (top != nullptr) {
+      throw_bad_input(name, "several top-level structures: hwbvh reads one TLAS with its BLASes, or one BLAS");
+    } else {
+      top = &as;
+    }
+  }
+  if (blases.empty()) throw_bad_input(name, "a top-level structure without any BLAS chunk");
+
+  std::vector<std::byte> nodes = with_node_section_header(*top);
+  blob::Levels levels;
+  levels.top_bytes = nodes.size();
+  std::map<uint64_t, uint32_t> blas_at;  // chunk address -> BLAS index
+  Scene scene;
+  for (const ReadAccelStruct* as : blases) {
+    if (!blas_at.emplace(as->address, static_cast<uint32_t>(levels.blases.size())).second)
+      throw_bad_input(name, fmt::format("two BLAS chunks at address 0x{:x}", as->address));
+    std::vector<std::byte> blas = with_node_section_header(*as);
+    const uint32_t first_geometry = static_cast<uint32_t>(scene.geometries.size());
+    const uint32_t first_triangle = static_cast<uint32_t>(scene.triangles.size());
+    if (file.hwbvh_sections.empty()) append_capture_geometry(scene, *as, blob::bytes_to_dwords(blas), name);
+    levels.blases.push_back({nodes.size(), blas.size(), first_geometry, as->geometries, first_triangle,
+                             as->primitives});
+    nodes.insert(nodes.end(), blas.begin(), blas.end());
+  }
+  for (uint32_t i = 0; i < top->primitives; ++i) {
+    const std::size_t at = layout::kHeaderBytes + top->first_instance_node + std::size_t{i} * rdna4::kNodeBytes;
+    const uint64_t base_pointer = blob::load_le64(nodes, at + layout::kInstanceBasePointer);
+    const uint64_t address = rdna4::base_pointer_address(base_pointer);
+    const auto blas = blas_at.find(address);
+    if (blas == blas_at.end())
+      throw_bad_input(name, fmt::format("instance node {} (top-level byte {}) points at address 0x{:x}, the header of "
+                                        "no BLAS chunk in the file",
+                                        i, at, address));
+    const uint64_t rebased = rdna4::make_base_pointer(levels.blases[blas->second].address,
+                                                      rdna4::base_pointer_flags(base_pointer));
+    for (int b = 0; b < 8; ++b) nodes[at + layout::kInstanceBasePointer + b] = static_cast<std::byte>(rebased >> (8 * b));
+    levels.instances.push_back({blas->second, static_cast<uint32_t>(nodes[at + layout::kInstanceMaskByte])});
+  }
+  if (!file.hwbvh_sections.empty()) return with_sections(file, name, layout, std::move(nodes), {});
+  // hwbvh's blobs have no driver metadata before a BLAS (docs/blob-format.md §12).
+  std::vector<blob::InstanceSideband> sideband = top->sideband;
+  for (blob::InstanceSideband& r : sideband) r.blas_metadata_size = 0;
+  return with_sections(file, name, layout, std::move(nodes),
+                       {{blob::SectionType::Geometry, 16, blob::encode_geometry(scene)},
+                        {blob::SectionType::InstanceSideband, 16, blob::encode_instance_sideband(sideband)},
+                        {blob::SectionType::Levels, 16, blob::encode_levels(levels)}});
 }
 
 }  // namespace
@@ -260,28 +394,22 @@ File parse(std::span<const std::byte> bytes, const std::string& name) {
 }
 
 blob::Blob to_blob(const File& file, const std::string& name, blob::FileLayout* layout) {
-  if (file.accel_structs.size() != 1)
-    throw_bad_input(name, fmt::format("{} acceleration structures: hwbvh reads files with exactly one (a BLAS)",
-                                      file.accel_structs.size()));
+  const std::size_t count = file.accel_structs.size();
+  const bool has_top = std::any_of(file.accel_structs.begin(), file.accel_structs.end(),
+                                   [](const ReadAccelStruct& as) { return !as.bottom_level; });
+  if (has_top) return two_level_blob(file, name, layout);
+  if (count != 1)
+    throw_bad_input(name, count == 0 ? std::string("no acceleration structure")
+                                     : fmt::format("{} BLASes and no top-level structure placing them: hwbvh reads "
+                                                   "one BLAS, or one TLAS with its BLASes",
+                                                   count));
   const ReadAccelStruct& as = file.accel_structs.front();
-  const uint32_t slots = static_cast<uint32_t>(as.nodes.size() / rdna4::kNodeBytes + 1);
-  const rdna4::NodeDwords header = rdna4::write_node_section_header(
-      {rdna4::kRootPointer, slots, as.box_nodes, slots - 1 - as.box_nodes, as.bounds});
-  std::vector<std::byte> nodes = blob::dwords_to_bytes(header);
-  nodes.insert(nodes.end(), as.nodes.begin(), as.nodes.end());
-  if (file.hwbvh_sections.empty()) {
-    std::vector<std::byte> geometry = capture_geometry(as, blob::bytes_to_dwords(nodes), name);
-    return {blob::Target::Rtip31,
-            {{blob::SectionType::Nodes, blob::kNodesAlignment, std::move(nodes)},
-             {blob::SectionType::Geometry, 16, std::move(geometry)}}};
-  }
-  const std::string chunk_name = name + " (HwbvhSections chunk)";
-  blob::Blob b = layout ? blob::parse(file.hwbvh_sections, chunk_name, *layout)
-                        : blob::parse(file.hwbvh_sections, chunk_name);
-  if (b.target != blob::Target::Rtip31 || b.find(blob::SectionType::Nodes))
-    throw_bad_input(name, "HwbvhSections chunk: not the sections of an rtip31 blob without its nodes");
-  b.sections.insert(b.sections.begin(), {blob::SectionType::Nodes, blob::kNodesAlignment, std::move(nodes)});
-  return b;
+  std::vector<std::byte> nodes = with_node_section_header(as);
+  if (!file.hwbvh_sections.empty()) return with_sections(file, name, layout, std::move(nodes), {});
+  Scene scene;
+  append_capture_geometry(scene, as, blob::bytes_to_dwords(nodes), name);
+  return with_sections(file, name, layout, std::move(nodes),
+                       {{blob::SectionType::Geometry, 16, blob::encode_geometry(scene)}});
 }
 
 blob::Blob read_blob_or_rra(const std::filesystem::path& path, blob::FileLayout& layout) {

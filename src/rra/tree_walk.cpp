@@ -23,7 +23,8 @@ rdna4::NodeView node_at(std::span<const uint32_t> section, uint64_t slot) {
 }  // namespace
 
 WalkCounts walk_tree(std::span<const uint32_t> section, const std::string& file,
-                     const std::function<void(uint32_t pointer, const rdna4::DecodedPair&)>& on_pair) {
+                     const std::function<void(uint32_t pointer, const rdna4::DecodedPair&)>& on_pair,
+                     const std::function<void(uint32_t pointer)>& on_instance) {
   const uint64_t slots = section.size() / rdna4::kNodeDwords;
   const auto fail = [&](uint64_t byte, const std::string& problem) {
     throw_bad_input(file, fmt::format("node at byte {}: {}", byte, problem));
@@ -39,7 +40,7 @@ WalkCounts walk_tree(std::span<const uint32_t> section, const std::string& file,
   if (slots < 2) fail(0, "no root node");
 
   WalkCounts counts;
-  std::vector<uint8_t> seen(slots, 0);  // 1 box node, 2 primitive node
+  std::vector<uint8_t> seen(slots, 0);  // 1 box node, 2 primitive node, 3 instance node
   std::deque<std::pair<uint32_t, uint32_t>> boxes{{rdna4::kRootPointer, 1}};  // pointer, depth
   while (!boxes.empty()) {
     const auto [box_pointer, box_depth] = boxes.front();
@@ -58,16 +59,24 @@ WalkCounts walk_tree(std::span<const uint32_t> section, const std::string& file,
         boxes.emplace_back(pointer, box_depth + 1);
         continue;
       }
+      counts.depth = std::max(counts.depth, box_depth + 1);
+      if (type == rdna4::kTypeInstance && on_instance) {
+        const uint64_t slot = slot_of(pointer, box_byte);
+        if (seen[slot] != 0) fail(slot * rdna4::kNodeBytes, "instance node reached twice or used as another node");
+        seen[slot] = 3;
+        ++counts.instance_nodes;
+        on_instance(pointer);
+        continue;
+      }
       if ((type & 7u) > 3u)
         fail(box_byte, fmt::format("child pointer 0x{:08x} has node type {}, not a box or triangle pair", pointer,
                                    type));
-      counts.depth = std::max(counts.depth, box_depth + 1);
       uint64_t slot = slot_of(pointer, box_byte);
       uint32_t pair = rdna4::pair_index(pointer);
       for (uint32_t n = 0;; ++n) {
         const uint64_t byte = slot * rdna4::kNodeBytes;
         if (n == kMaxRangePairs) fail(byte, "primitive range longer than 8 pairs");
-        if (seen[slot] == 1) fail(byte, "box node used as a primitive node");
+        if (seen[slot] == 1 || seen[slot] == 3) fail(byte, "box or instance node used as a primitive node");
         rdna4::NodeDwords node{};
         const rdna4::NodeView view = node_at(section, slot);
         std::copy(view.begin(), view.end(), node.begin());

@@ -9,6 +9,7 @@
 
 #include "hwbvh/blob/bytes.h"
 #include "hwbvh/blob/geometry_section.h"
+#include "hwbvh/blob/instance_sections.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/file_io.h"
 #include "hwbvh/formats/rdna4/node_section.h"
@@ -66,11 +67,32 @@ struct AccelStructChunk {
   std::vector<std::byte> data;
 };
 
+// The address an instance node names a BLAS chunk by, as RRA keys its BLAS map (bvh_bundle.cpp): the chunk's
+// virtual address plus its header offset.
+uint64_t header_address(std::size_t index) { return accel_struct_address(index) + layout::kMetadataBytes; }
+
+// The top level's instance nodes follow its box nodes, as RRA's sideband indexing needs (rtip31/common.h,
+// ComputeInstanceSidebandOffset): the nodes verbatim but for each BLAS address, re-based to its chunk.
+void append_top_level_nodes(std::vector<std::byte>& out, const AccelStruct& as) {
+  const std::size_t first = out.size() + std::size_t{as.box_nodes} * rdna4::kNodeBytes;
+  out.insert(out.end(), as.nodes.begin() + layout::kHeaderBytes, as.nodes.end());
+  for (std::size_t i = 0; i < as.instance_blas.size(); ++i) {
+    const std::size_t at = first + i * rdna4::kNodeBytes + layout::kInstanceBasePointer;
+    const uint64_t base_pointer = blob::load_le64(out, at);
+    const uint64_t rebased =
+        rdna4::make_base_pointer(header_address(as.instance_blas[i]), rdna4::base_pointer_flags(base_pointer));
+    for (int b = 0; b < 8; ++b) out[at + b] = static_cast<std::byte>(rebased >> (8 * b));
+  }
+}
+
 AccelStructChunk accel_struct_chunk(const AccelStruct& as, uint64_t va) {
-  const uint32_t geometries = static_cast<uint32_t>(as.geometry_primitives.size());
-  const uint32_t primitives = static_cast<uint32_t>(as.leaf_pointers.size());
+  const uint32_t instances = static_cast<uint32_t>(as.sideband.size());
+  const uint32_t geometries = as.bottom_level ? static_cast<uint32_t>(as.geometry_primitives.size()) : instances;
+  const uint32_t primitives = as.bottom_level ? static_cast<uint32_t>(as.leaf_pointers.size()) : instances;
   const uint32_t node_end = static_cast<uint32_t>(as.nodes.size());  // header start to the end of the nodes
-  const uint32_t leaf_pointers_at = node_end + geometries * layout::kGeometryInfoBytes;
+  // A BLAS's geometry infos, a top level's sideband records (RADV and GPURT put them where the geometry infos are).
+  const uint32_t leaf_pointers_at = node_end + (as.bottom_level ? geometries * layout::kGeometryInfoBytes
+                                                                : instances * uint32_t{blob::kSidebandRecordBytes});
   const uint32_t size = leaf_pointers_at + primitives * 4;
 
   AccelStructChunk chunk;
@@ -91,14 +113,16 @@ AccelStructChunk accel_struct_chunk(const AccelStruct& as, uint64_t va) {
   h[layout::kHdrMetadataSize] = layout::kMetadataBytes;
   h[layout::kHdrSize] = size;
   h[layout::kHdrPrimitives] = primitives;
-  h[layout::kHdrActivePrimitives] = as.active_primitives;
+  h[layout::kHdrActivePrimitives] = as.bottom_level ? as.active_primitives : instances;
   h[layout::kHdrDescs] = geometries;
+  h[layout::kHdrGeometryType] = as.bottom_level ? layout::kGeometryTriangles : layout::kGeometryInstances;
   h[layout::kHdrInteriorNodes] = layout::kHeaderBytes;
-  h[layout::kHdrLeafNodes] = node_end;  // no instance nodes after the interleaved box and primitive nodes
+  // A BLAS's box and primitive nodes are interleaved (no instance nodes); a top level's instance nodes follow its box nodes.
+  h[layout::kHdrLeafNodes] = as.bottom_level ? node_end : layout::kHeaderBytes + as.box_nodes * rdna4::kNodeBytes;
   h[layout::kHdrGeometryInfo] = node_end;
   h[layout::kHdrLeafPointers] = leaf_pointers_at;
   h[layout::kHdrBoxNodes] = as.box_nodes;
-  h[layout::kHdrLeafNodeCount] = as.primitive_nodes;
+  h[layout::kHdrLeafNodeCount] = as.bottom_level ? as.primitive_nodes : instances;
   h[layout::kHdrVersion] = layout::kAccelStructVersion;
   h[layout::kHdrRtIpLevel] = kRtIp31;
   for (int axis = 0; axis < 3; ++axis) {
@@ -108,6 +132,18 @@ AccelStructChunk accel_struct_chunk(const AccelStruct& as, uint64_t va) {
   h[layout::kHdrInfo2] = layout::kInfo2Bvh8;
   for (uint32_t d : h) append_le32(out, d);
 
+  if (!as.bottom_level) {
+    append_top_level_nodes(out, as);
+    // GPURT's blasMetadataSize: the bytes before each BLAS chunk's header. RRA counts an instance whose record
+    // says 0 (as hwbvh's blobs do, having no metadata) as inactive.
+    std::vector<blob::InstanceSideband> records = as.sideband;
+    for (blob::InstanceSideband& r : records) r.blas_metadata_size = layout::kMetadataBytes;
+    const std::vector<std::byte> sideband = blob::encode_instance_sideband(records);
+    out.insert(out.end(), sideband.begin(), sideband.end());
+    for (uint32_t i = 0; i < instances; ++i)
+      append_le32(out, rdna4::make_node_pointer(h[layout::kHdrLeafNodes] + i * rdna4::kNodeBytes, rdna4::kTypeInstance));
+    return chunk;
+  }
   out.insert(out.end(), as.nodes.begin() + layout::kHeaderBytes, as.nodes.end());
   uint32_t first = 0;
   for (uint32_t g = 0; g < geometries; ++g) {
@@ -146,15 +182,12 @@ void append_chunk_entry(std::vector<std::byte>& table, const char* name, uint32_
   append_le64(table, uncompressed_size);  // RDF: 0 when not compressed
 }
 
-}  // namespace
-
-AccelStruct accel_struct_from_blob(const blob::Blob& b, const std::string& file) {
-  if (b.target != blob::Target::Rtip31)
-    throw_bad_input(file, fmt::format("target {}: .rra export needs an rtip31 blob (RRA reads RT IP 3.1 BVHs "
-                                      "in this form; build with --target rtip31)",
-                                      blob::target_name(b.target)));
+// One BLAS: a complete node section and its triangles, whose geometry ids are first_geometry ...
+// first_geometry + geometry_count - 1.
+AccelStruct bottom_level(std::span<const std::byte> nodes, std::span<const blob::GeometrySection::Tri> triangles,
+                         uint32_t first_geometry, uint32_t geometry_count, const std::string& file) {
   AccelStruct as;
-  as.nodes = b.require(blob::SectionType::Nodes, file).data;
+  as.nodes = nodes;
   const std::vector<uint32_t> section = blob::bytes_to_dwords(as.nodes);
   std::string error;
   const auto header = rdna4::read_node_section_header(section.data(), section.size(), &error);
@@ -163,16 +196,18 @@ AccelStruct accel_struct_from_blob(const blob::Blob& b, const std::string& file)
   as.primitive_nodes = header->primitive_nodes;
   as.bounds = header->bounds;
 
-  const blob::GeometrySection geometry =
-      blob::decode_geometry(b.require(blob::SectionType::Geometry, file).data, file);
-  for (const blob::GeometrySection::Tri& t : geometry.triangles) {
-    if (t.geometry >= as.geometry_primitives.size()) as.geometry_primitives.resize(t.geometry + 1, 0);
-    ++as.geometry_primitives[t.geometry];
+  as.geometry_primitives.assign(geometry_count, 0);
+  for (const blob::GeometrySection::Tri& t : triangles) {
+    const uint32_t g = t.geometry - first_geometry;  // wraps to a large value below first_geometry
+    if (g >= geometry_count)
+      throw_bad_input(file, fmt::format("geometry section: a triangle of geometry {} in a BLAS of geometries {}..{}",
+                                        t.geometry, first_geometry, first_geometry + geometry_count - 1));
+    ++as.geometry_primitives[g];
     if (!t.degenerate()) ++as.active_primitives;
   }
   std::vector<uint32_t> first(as.geometry_primitives.size(), 0);
   for (std::size_t g = 1; g < first.size(); ++g) first[g] = first[g - 1] + as.geometry_primitives[g - 1];
-  as.leaf_pointers.assign(geometry.triangles.size(), rdna4::kInvalidNode);
+  as.leaf_pointers.assign(triangles.size(), rdna4::kInvalidNode);
   as.opaque_geometries.assign(as.geometry_primitives.size(), true);
   walk_tree(section, file, [&](uint32_t pointer, const rdna4::DecodedPair& pair) {
     for (const rdna4::DecodedTriangle& t : pair.tri) {
@@ -185,6 +220,65 @@ AccelStruct accel_struct_from_blob(const blob::Blob& b, const std::string& file)
     }
   });
   return as;
+}
+
+// The top level of a two-level blob: its instance nodes must follow its box nodes in sideband order, as RRA
+// indexes the sideband by an instance node's place after the box nodes.
+AccelStruct top_level(std::span<const std::byte> nodes, const blob::Levels& levels,
+                      std::vector<blob::InstanceSideband> sideband, const std::string& file) {
+  AccelStruct as;
+  as.bottom_level = false;
+  as.nodes = nodes;
+  const std::vector<uint32_t> section = blob::bytes_to_dwords(nodes);
+  std::string error;
+  const auto header = rdna4::read_node_section_header(section.data(), section.size(), &error);
+  if (!header) throw_bad_input(file, "top level: " + error);
+  if (header->instance_nodes != levels.instances.size() || sideband.size() != levels.instances.size())
+    throw_bad_input(file, fmt::format("top level: {} instance nodes, the levels section {}, the sideband {}",
+                                      header->instance_nodes, levels.instances.size(), sideband.size()));
+  as.box_nodes = header->box_nodes;
+  as.bounds = header->bounds;
+  const uint64_t first_instance = uint64_t{1 + header->box_nodes} * rdna4::kNodeBytes;
+  walk_tree(
+      section, file,
+      [&](uint32_t pointer, const rdna4::DecodedPair&) {
+        throw_bad_input(file, fmt::format("top level: triangle pair 0x{:08x}", pointer));
+      },
+      [&](uint32_t pointer) {
+        if (rdna4::node_byte_offset(pointer) < first_instance)
+          throw_bad_input(file, fmt::format("top level: instance node 0x{:08x} among the box nodes", pointer));
+      });
+  as.sideband = std::move(sideband);
+  // Structure 0 is this top level, BLAS k structure k + 1.
+  for (const blob::InstanceLevel& instance : levels.instances) as.instance_blas.push_back(instance.blas + 1);
+  return as;
+}
+
+}  // namespace
+
+std::vector<AccelStruct> accel_structs_from_blob(const blob::Blob& b, const std::string& file) {
+  if (b.target != blob::Target::Rtip31)
+    throw_bad_input(file, fmt::format("target {}: .rra export needs an rtip31 blob (RRA reads RT IP 3.1 BVHs "
+                                      "in this form; build with --target rtip31)",
+                                      blob::target_name(b.target)));
+  const std::span<const std::byte> nodes = b.require(blob::SectionType::Nodes, file).data;
+  const blob::GeometrySection geometry =
+      blob::decode_geometry(b.require(blob::SectionType::Geometry, file).data, file);
+  uint32_t geometry_count = 0;
+  for (const blob::GeometrySection::Tri& t : geometry.triangles) geometry_count = std::max(geometry_count, t.geometry + 1);
+  const blob::Section* levels_section = b.find(blob::SectionType::Levels);
+  if (levels_section == nullptr) return {bottom_level(nodes, geometry.triangles, 0, geometry_count, file)};
+
+  const blob::Levels levels = blob::decode_levels(levels_section->data, file, nodes.size(), geometry_count,
+                                                  static_cast<uint32_t>(geometry.triangles.size()));
+  std::vector<AccelStruct> structs{top_level(
+      nodes.first(levels.top_bytes), levels,
+      blob::decode_instance_sideband(b.require(blob::SectionType::InstanceSideband, file).data, file), file)};
+  for (const blob::BlasRange& blas : levels.blases)
+    structs.push_back(bottom_level(nodes.subspan(blas.address, blas.bytes),
+                                   std::span(geometry.triangles).subspan(blas.first_triangle, blas.triangle_count),
+                                   blas.first_geometry, blas.geometry_count, file));
+  return structs;
 }
 
 std::vector<std::byte> serialize(std::span<const AccelStruct> structs, std::span<const std::byte> hwbvh_sections,
@@ -230,11 +324,11 @@ std::vector<std::byte> serialize(std::span<const AccelStruct> structs, std::span
 
 std::vector<std::byte> export_blob(const blob::Blob& b, const std::string& blob_name, const WriteOptions& options,
                                    std::span<const HistoryDispatch> ray_history) {
-  const AccelStruct as = accel_struct_from_blob(b, blob_name);
+  const std::vector<AccelStruct> structs = accel_structs_from_blob(b, blob_name);
   blob::Blob rest{b.target, {}};
   for (const blob::Section& s : b.sections)
     if (s.type != blob::SectionType::Nodes) rest.sections.push_back(s);
-  return serialize(std::span(&as, 1), blob::serialize(rest), options, ray_history);
+  return serialize(structs, blob::serialize(rest), options, ray_history);
 }
 
 void write_file(const std::filesystem::path& path, const blob::Blob& b, const std::string& blob_name,

@@ -437,42 +437,51 @@ TEST_F(Cli, HugeScenesTraceOnEveryCommand) {
 // hwbvh export, plain and --compress, and a driver-style capture (the HwbvhSections chunk taken out of the chunk
 // table): `stats` gives the blob's figures on all three (oracle included: the capture's triangles are decoded from
 // its nodes), `info` the blob's report on the exports and the tree's figures on the capture.
+// One level (an OBJ scene) and two (a glTF scene: a TLAS chunk and a chunk per BLAS).
 TEST_F(Cli, ExportedAndCapturedRraFilesGiveTheBlobsStats) {
-  const std::string obj = scene("rotated-objects.obj");
-  ASSERT_FALSE(obj.empty()) << "scenes/rotated-objects.obj is missing";
-  const std::string blob = path("r.hwbvh"), rra = path("r.rra"), zstd = path("r-zstd.rra"), capture = path("c.rra");
-  ASSERT_EQ(hwbvh("build " + quote(obj) + " -o " + quote(blob) + " --quiet").code, 0);
-  ASSERT_EQ(hwbvh("export " + quote(blob) + " -o " + quote(rra)).code, 0);
-  const CliRun zipped = hwbvh("export " + quote(blob) + " -o " + quote(zstd) + " --compress");
-  ASSERT_EQ(zipped.code, 0) << zipped.err;
-  EXPECT_LT(std::filesystem::file_size(zstd), std::filesystem::file_size(rra));
-  const std::string bytes = read_text(rra);
-  std::vector<std::byte> file(bytes.size());
-  std::memcpy(file.data(), bytes.data(), bytes.size());
-  const std::vector<std::byte> stripped = test::without_hwbvh_sections(std::move(file));
-  write("c.rra", std::string(reinterpret_cast<const char*>(stripped.data()), stripped.size()));
+  for (const std::string name : {"rotated-objects.obj", "thousand-rocks.gltf"}) {
+    SCOPED_TRACE(name);
+    const std::string source = scene(name);
+    ASSERT_FALSE(source.empty()) << "scenes/" << name << " is missing";
+    const std::string blob = path(name + ".hwbvh"), rra = path(name + ".rra"), zstd = path(name + "-zstd.rra");
+    const std::string capture = path(name + "-capture.rra");
+    ASSERT_EQ(hwbvh("build " + quote(source) + " -o " + quote(blob) + " --quiet").code, 0);
+    ASSERT_EQ(hwbvh("export " + quote(blob) + " -o " + quote(rra)).code, 0);
+    const CliRun zipped = hwbvh("export " + quote(blob) + " -o " + quote(zstd) + " --compress");
+    ASSERT_EQ(zipped.code, 0) << zipped.err;
+    EXPECT_LT(std::filesystem::file_size(zstd), std::filesystem::file_size(rra));
+    const std::string bytes = read_text(rra);
+    std::vector<std::byte> file(bytes.size());
+    std::memcpy(file.data(), bytes.data(), bytes.size());
+    const std::vector<std::byte> stripped = test::without_hwbvh_sections(std::move(file));
+    write(name + "-capture.rra", std::string(reinterpret_cast<const char*>(stripped.data()), stripped.size()));
 
-  const auto stats = [&](const std::string& file) {
-    const CliRun r = hwbvh("stats " + quote(file) + " --rays primary,shadow --width 48 --height 32 --json --quiet");
-    EXPECT_EQ(r.code, 0) << file << ": " << r.err;
-    nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
-    j.erase("file");
-    for (nlohmann::json& kind : j["ray_types"]) kind.erase("wall_clock");  // timings differ between runs
-    return j;
-  };
-  const nlohmann::json expected = stats(blob);
-  ASSERT_TRUE(expected.contains("ray_types")) << expected.dump();
-  for (const std::string& file : {rra, zstd, capture}) EXPECT_EQ(stats(file), expected) << file;
+    const auto stats = [&](const std::string& file) {
+      const CliRun r = hwbvh("stats " + quote(file) + " --rays primary,shadow --width 48 --height 32 --json --quiet");
+      EXPECT_EQ(r.code, 0) << file << ": " << r.err;
+      nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+      j.erase("file");
+      for (nlohmann::json& kind : j["ray_types"]) kind.erase("wall_clock");  // timings differ between runs
+      return j;
+    };
+    const nlohmann::json expected = stats(blob);
+    ASSERT_TRUE(expected.contains("ray_types")) << expected.dump();
+    for (const std::string& file : {rra, zstd, capture}) EXPECT_EQ(stats(file), expected) << file;
 
-  const CliRun report = hwbvh("info " + quote(zstd));
-  ASSERT_EQ(report.code, 0) << report.err;
-  EXPECT_THAT(report.out, HasSubstr("SAH cost"));
-  const CliRun info = hwbvh("info " + quote(capture));
-  ASSERT_EQ(info.code, 0) << info.err;
-  for (const char* field :
-       {"RRA capture", "box nodes", "primitive nodes", "tree depth", "primitives", "chunk RawAccelStruct"})
-    EXPECT_THAT(info.out, HasSubstr(field));
-  EXPECT_THAT(info.out, Not(HasSubstr("chunk HwbvhSections")));
+    const CliRun report = hwbvh("info " + quote(zstd));
+    ASSERT_EQ(report.code, 0) << report.err;
+    EXPECT_THAT(report.out, HasSubstr("SAH cost"));
+    const CliRun info = hwbvh("info " + quote(capture));
+    ASSERT_EQ(info.code, 0) << info.err;
+    for (const char* field : {"RRA capture", "box nodes", "primitive nodes", "tree depth", "primitives",
+                              "chunk RawAccelStruct"})
+      EXPECT_THAT(info.out, HasSubstr(field));
+    EXPECT_THAT(info.out, Not(HasSubstr("chunk HwbvhSections")));
+    if (name.ends_with(".gltf")) {
+      EXPECT_THAT(info.out, HasSubstr("top level, RT IP 3.1"));
+      EXPECT_THAT(info.out, HasSubstr("instance nodes"));
+    }
+  }
 }
 
 // hwbvh stats --export-rra: from a rays file of the two rays of tests/rra/golden/one-triangle-history.rra, that

@@ -1,6 +1,7 @@
 // Hostile .rra files: each is refused with a clear message (hwbvh::Error, BadInput), never a crash. Built by
 // changing bytes of the golden one-triangle file (tests/rra/golden/one-triangle.rra, layout in docs/rra.md), of
-// its zstd-compressed export, or of its copy with a two-ray history (one-triangle-history.rra).
+// its zstd-compressed export, of its copy with a two-ray history (one-triangle-history.rra), or of a small
+// two-level capture (a TLAS and two BLASes).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -8,9 +9,12 @@
 #include <functional>
 #include <iterator>
 
+#include <glm/gtc/matrix_transform.hpp>
+
 #include "fixtures/paths.h"
 #include "hwbvh/blob/bytes.h"
 #include "hwbvh/core/error.h"
+#include "hwbvh/pipeline/pipeline.h"
 #include "hwbvh/rra/rra.h"
 
 namespace hwbvh::rra {
@@ -147,6 +151,80 @@ TEST(HostileRra, BadRayHistoryChunksAreRefused) {
   refused([&](auto& b) { put32(b, tokens + 76, 0x00060006u); put32(b, tokens + 104, 0x80000000u); },
           "ray 0: a begin token before the previous ray's end token");  // ray 0's end made an any-hit status token
   refused([&](auto& b) { put32(b, tokens + 104, 1); }, "ray 1: a node token outside");
+}
+
+// A two-level file: three instances of one triangle's BLAS and one of a quad's, exported as a driver would write
+// it (no HwbvhSections chunk: the reader takes everything from the TLAS and BLAS chunks).
+std::vector<std::byte> instanced() {
+  static const std::vector<std::byte> file = [] {
+    InstancedScene s;
+    s.source = "two-meshes";
+    Scene triangle = load_obj_from_memory("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n", "triangle.obj");
+    Scene quad = load_obj_from_memory("v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nf 1 2 3 4\n", "quad.obj");
+    s.meshes = {std::move(triangle), std::move(quad)};
+    for (uint32_t i = 0; i < 4; ++i) {
+      s.instances.push_back({.name = "i",
+                             .mesh = i / 3,
+                             .world = glm::translate(glm::dmat4(1.0), glm::dvec3(2.0 * i, 0, 0)),
+                             .instance_id = i});
+    }
+    const blob::Blob b = pipeline::build_instanced_blob(s, {}).blob;
+    return serialize(accel_structs_from_blob(b, "two-meshes"), {});
+  }();
+  return file;
+}
+
+// Chunk-table entry of the `k`-th RawAccelStruct chunk (0: the TLAS, then the BLASes).
+std::size_t accel_entry(const std::vector<std::byte>& b, std::size_t k) {
+  const std::size_t table = blob::load_le32(b, 16);
+  return table + (2 + k) * 64;
+}
+std::size_t accel_data(const std::vector<std::byte>& b, std::size_t k) { return blob::load_le32(b, accel_entry(b, k) + 40); }
+// File offset of instance node `i`'s byte `byte` in the TLAS chunk.
+std::size_t instance_byte(const std::vector<std::byte>& b, uint32_t i, std::size_t byte) {
+  const std::size_t data = accel_data(b, 0);
+  return data + 128 + blob::load_le32(b, data + 128 + 36) + 128 * i + byte;
+}
+
+TEST(HostileRra, InstancedCaptureIsAccepted) {
+  const blob::Blob b = to_blob(parse(instanced(), "i.rra"), "i.rra");
+  EXPECT_NE(b.find(blob::SectionType::Levels), nullptr);
+  EXPECT_NE(b.find(blob::SectionType::InstanceSideband), nullptr);
+}
+
+TEST(HostileRra, BadInstanceNodesAreRefused) {
+  const auto put64 = [](auto& b, std::size_t at, uint64_t v) {
+    put32(b, at, static_cast<uint32_t>(v));
+    put32(b, at + 4, static_cast<uint32_t>(v >> 32));
+  };
+  const std::vector<std::byte> file = instanced();
+  const uint64_t base = blob::load_le64(file, instance_byte(file, 1, 48));
+  // The BLAS address: one node off, the TLAS itself, nothing.
+  expect_refused([&](auto& b) { put64(b, instance_byte(b, 1, 48), base + 16); }, "the header of no BLAS chunk", file);
+  expect_refused([&](auto& b) { put64(b, instance_byte(b, 1, 48), (uint64_t{1} << 32 | 128) >> 3); },
+                 "the header of no BLAS chunk", file);
+  expect_refused([&](auto& b) { put64(b, instance_byte(b, 1, 48), 0); }, "the header of no BLAS chunk", file);
+  // The TLAS header: instance nodes not where its offsets say, a sideband too short, a chunk cut short.
+  const std::size_t header = accel_data(file, 0) + 128;
+  expect_refused([&](auto& b) { put32(b, header + 36, blob::load_le32(b, header + 36) + 128); }, "instance nodes at",
+                 file);
+  expect_refused([&](auto& b) { put32(b, header + 44, blob::load_le32(b, header + 44) - 64); },
+                 "instance sideband of", file);
+  expect_refused([&](auto& b) { put32(b, accel_entry(b, 0) + 48, blob::load_le32(b, accel_entry(b, 0) + 48) - 100); },
+                 "instance sideband", file);
+  // Sideband records: a non-finite matrix, two instances with the same index.
+  const std::size_t sideband = header + blob::load_le32(file, header + 40);
+  expect_refused([&](auto& b) { put32(b, sideband + 64 + 16, 0x7FC00000u); }, "non-finite", file);
+  expect_refused([&](auto& b) { put32(b, sideband + 64, 0); }, "instance index", file);
+  // A BLAS chunk flagged top level; the TLAS dropped from the chunk table (several BLASes, nothing placing them).
+  expect_refused([&](auto& b) { put32(b, accel_data(b, 1) - 4, 0); }, "disagree on top or bottom level", file);
+  expect_refused(
+      [&](auto& b) {
+        const std::size_t entry = accel_entry(b, 0);
+        b.erase(b.begin() + static_cast<std::ptrdiff_t>(entry), b.begin() + static_cast<std::ptrdiff_t>(entry + 64));
+        put32(b, 24, blob::load_le32(b, 24) - 64);
+      },
+      "BLASes and no top-level structure", file);
 }
 
 }  // namespace

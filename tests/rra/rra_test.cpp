@@ -34,6 +34,16 @@ blob::Blob build(const Scene& scene, bool obb) {
   return pipeline::build_blob(scene, o).blob;
 }
 
+// An OBJ scene builds one level; a glTF scene two, its meshes BLASes under a top level (docs/blob-format.md §6.6).
+blob::Blob build_scene(const std::string& name, bool obb) {
+  const std::filesystem::path path = test::project_scene(name);
+  if (path.extension() != ".gltf") return build(load_obj(path), obb);
+  pipeline::BuildBlobOptions o;
+  o.encode.obb = obb;
+  o.encode.threads = 1;
+  return pipeline::build_instanced_blob(load_gltf_instanced(path), o).blob;
+}
+
 std::vector<std::byte> export_bytes(const blob::Blob& b, bool compress = false) {
   return export_blob(b, "test", {compress});
 }
@@ -47,11 +57,12 @@ struct RoundTripCase {
   bool obb;
 };
 
+void PrintTo(const RoundTripCase& c, std::ostream* os) { *os << c.scene << (c.obb ? " OBB on" : " OBB off"); }
+
 class RraRoundTrip : public ::testing::TestWithParam<RoundTripCase> {};
 
 TEST_P(RraRoundTrip, NodeBytesAndPerRayCountersAreIdentical) {
-  const Scene scene = load_obj(test::project_scene(GetParam().scene));
-  const blob::Blob original = build(scene, GetParam().obb);
+  const blob::Blob original = build_scene(GetParam().scene, GetParam().obb);
   const blob::Blob back = to_blob(parse(export_bytes(original), "test.rra"), "test.rra");
   ASSERT_EQ(back.sections.size(), original.sections.size());
   for (std::size_t i = 0; i < original.sections.size(); ++i) {
@@ -87,15 +98,21 @@ TEST_P(RraRoundTrip, NodeBytesAndPerRayCountersAreIdentical) {
 class RraCapture : public ::testing::TestWithParam<RoundTripCase> {};
 
 TEST_P(RraCapture, WithoutHwbvhSectionsTracesTheSame) {
-  const Scene scene = load_obj(test::project_scene(GetParam().scene));
-  const blob::Blob original = build(scene, GetParam().obb);
+  const blob::Blob original = build_scene(GetParam().scene, GetParam().obb);
   const blob::Blob capture = to_blob(parse(test::without_hwbvh_sections(export_bytes(original)), "c.rra"), "c.rra");
-  ASSERT_EQ(capture.sections.size(), 2u);  // nodes and the decoded geometry
-  EXPECT_TRUE(capture.require(blob::SectionType::Nodes, "c").data ==
-              original.require(blob::SectionType::Nodes, "o").data);
+  // The nodes (instance nodes' BLAS addresses re-based back) and the decoded geometry; for two levels also the
+  // levels and the instance sideband, as the blob has them.
+  const bool two_level = original.find(blob::SectionType::Levels) != nullptr;
+  ASSERT_EQ(capture.sections.size(), two_level ? 4u : 2u);
+  for (const blob::SectionType type : {blob::SectionType::Nodes, blob::SectionType::Levels,
+                                       blob::SectionType::InstanceSideband}) {
+    if (type == blob::SectionType::Nodes || two_level) {
+      EXPECT_TRUE(capture.require(type, "c").data == original.require(type, "o").data) << blob::section_type_name(type);
+    }
+  }
   const emu::LoadedBvh a = emu::load_bvh(original, "original"), b = emu::load_bvh(capture, "capture");
   ASSERT_EQ(b.geometry.triangles.size(), a.geometry.triangles.size());
-  const emu::Oracle oa(a.geometry, "original", 1), ob(b.geometry, "capture", 1);
+  const emu::Oracle oa = emu::Oracle::of(a, 1), ob = emu::Oracle::of(b, 1);
   const RayBatch rays = primary_rays(auto_frame(a.bounds, 4.0f / 3.0f), 64, 48);
   const auto ta = a.trace(rays.rays, rays.wave_begin, {}, Executor(1));
   const auto tb = b.trace(rays.rays, rays.wave_begin, {}, Executor(1));
@@ -121,15 +138,21 @@ INSTANTIATE_TEST_SUITE_P(Scenes, RraRoundTrip,
                                            RoundTripCase{"cornell-box.obj", true}, RoundTripCase{"cornell-box.obj", false},
                                            RoundTripCase{"alpha-cards.obj", true}, RoundTripCase{"alpha-cards.obj", false},
                                            RoundTripCase{"overflow-fan.obj", true},
-                                           RoundTripCase{"overflow-fan.obj", false}),
+                                           RoundTripCase{"overflow-fan.obj", false},
+                                           RoundTripCase{"instanced-garden.gltf", true},
+                                           RoundTripCase{"instanced-garden.gltf", false},
+                                           RoundTripCase{"thousand-rocks.gltf", true},
+                                           RoundTripCase{"thousand-rocks.gltf", false}),
                          case_name);
-// Not alpha-cards: a capture carries no any-hit shader data (docs/rra.md §4).
+// Not alpha-cards nor instanced-garden: a capture carries no any-hit shader data (docs/rra.md §4).
 INSTANTIATE_TEST_SUITE_P(Scenes, RraCapture,
                          ::testing::Values(RoundTripCase{"rotated-objects.obj", true},
                                            RoundTripCase{"rotated-objects.obj", false},
                                            RoundTripCase{"cornell-box.obj", true}, RoundTripCase{"cornell-box.obj", false},
                                            RoundTripCase{"overflow-fan.obj", true},
-                                           RoundTripCase{"overflow-fan.obj", false}),
+                                           RoundTripCase{"overflow-fan.obj", false},
+                                           RoundTripCase{"thousand-rocks.gltf", true},
+                                           RoundTripCase{"thousand-rocks.gltf", false}),
                          case_name);
 
 // Little-endian reads written here, not shared with the reader under test.
@@ -140,9 +163,25 @@ uint32_t u32(std::span<const std::byte> b, uint64_t at) {
 }
 uint64_t u64(std::span<const std::byte> b, uint64_t at) { return u32(b, at) | uint64_t{u32(b, at + 4)} << 32; }
 
-// Checks every chunk of `file` against the layouts of RADV's radv_rra.c and RRA's loader (bvh_bundle.cpp,
-// ibvh.h, gpurt_accel_struct.h, acceleration_structure_header.cpp IsValidImpl), and every node pointer.
+// The node sections the file's RawAccelStruct chunks hold, in order: a one-level blob's nodes, or a two-level
+// blob's top level and then each BLAS (docs/rra.md §2).
+std::vector<std::span<const std::byte>> structures_of(const blob::Blob& source, blob::Levels& levels) {
+  const std::vector<std::byte>& nodes = source.require(blob::SectionType::Nodes, "source").data;
+  const blob::Section* levels_section = source.find(blob::SectionType::Levels);
+  if (levels_section == nullptr) return {nodes};
+  levels = blob::decode_levels(levels_section->data, "source", nodes.size(), ~0u, ~0u);
+  std::vector<std::span<const std::byte>> out{std::span(nodes).first(levels.top_bytes)};
+  for (const blob::BlasRange& blas : levels.blases) out.push_back(std::span(nodes).subspan(blas.address, blas.bytes));
+  return out;
+}
+
+// Checks every chunk of `file` against the layouts of RADV's radv_rra.c and radv_rra_gfx12.c and RRA's loader
+// (bvh_bundle.cpp, ibvh.h, gpurt_accel_struct.h, acceleration_structure_header.cpp IsValidImpl,
+// rtip31/encoded_rt_ip_31_top_level_bvh.cpp), every node pointer, and every instance's BLAS address.
 void check_every_chunk(std::span<const std::byte> file, const blob::Blob& source) {
+  blob::Levels levels;
+  const std::vector<std::span<const std::byte>> structures = structures_of(source, levels);
+  const bool two_level = structures.size() > 1;
   ASSERT_GE(file.size(), 32u);
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(file.data()), 8), "AMD_RDF ");
   EXPECT_EQ(u32(file, 8), 3u);
@@ -151,6 +190,8 @@ void check_every_chunk(std::span<const std::byte> file, const blob::Blob& source
   ASSERT_EQ(table + table_size, file.size()) << "chunk table at the end";
   ASSERT_EQ(table_size % 64, 0u);
   std::vector<std::string> names;
+  std::vector<uint64_t> header_addresses;  // per RawAccelStruct chunk: its virtual address + header offset
+  std::vector<uint64_t> instance_addresses;  // per instance node: the BLAS address it names
   uint64_t next = 32;  // chunks follow each other from the header to the table, offsets ascending
   for (uint64_t e = table; e < file.size(); e += 64) {
     const std::string name(reinterpret_cast<const char*>(file.data() + e), strnlen(reinterpret_cast<const char*>(file.data() + e), 16));
@@ -174,22 +215,26 @@ void check_every_chunk(std::span<const std::byte> file, const blob::Blob& source
       EXPECT_NE(device.find("RDNA 4"), std::string::npos);
       EXPECT_NE(device.find("hwbvh"), std::string::npos);
     } else if (name == "RawAccelStruct") {
+      const std::size_t index = header_addresses.size();
+      ASSERT_LT(index, structures.size());
+      const bool top = two_level && index == 0;  // the top level's chunk comes first
+      const std::span<const std::byte> nodes = structures[index];
       EXPECT_EQ(version, 0xF0005u);
       EXPECT_LE(version >> 16, 16u);
       ASSERT_EQ(hs, 28u);
       const auto ch = file.subspan(ho, hs);
       const uint64_t va = u64(ch, 0);
+      header_addresses.push_back(va + u32(ch, 16));  // RRA's key for the structure (bvh_bundle.cpp)
       EXPECT_EQ(u32(ch, 8), 0u);    // metadata offset
       EXPECT_EQ(u32(ch, 12), 12u);  // metadata bytes RRA reads
       EXPECT_EQ(u32(ch, 16), 128u);
       EXPECT_EQ(u32(ch, 20), 128u);
-      EXPECT_EQ(u32(ch, 24), 1u);  // BLAS
+      EXPECT_EQ(u32(ch, 24), top ? 0u : 1u);  // TLAS 0, BLAS 1
       EXPECT_EQ(u64(data, 0), va);
       EXPECT_EQ(u32(data, 8), 128u);
       const auto h = data.subspan(128, 128);
-      const std::vector<std::byte>& nodes = source.require(blob::SectionType::Nodes, "source").data;
       const uint32_t interior = u32(h, 32), leaf = u32(h, 36), geo = u32(h, 40), ptrs = u32(h, 44);
-      EXPECT_EQ(u32(h, 0) & 1u, 1u);
+      EXPECT_EQ(u32(h, 0) & 1u, top ? 0u : 1u);
       EXPECT_EQ(u32(h, 4), 128u);  // metadata size = header offset
       EXPECT_EQ(interior, 128u);
       EXPECT_LE(interior, leaf);
@@ -197,24 +242,59 @@ void check_every_chunk(std::span<const std::byte> file, const blob::Blob& source
       EXPECT_LE(geo, ptrs);
       EXPECT_EQ(geo, nodes.size());
       const uint32_t prims = u32(h, 12), descs = u32(h, 24);
-      EXPECT_EQ(ptrs, geo + 12 * descs);
+      const uint32_t box_nodes = blob::load_le32(nodes, 12), instances = blob::load_le32(nodes, 44);
       EXPECT_EQ(u32(h, 8), ptrs + 4 * prims);  // size from the header to the end
       EXPECT_EQ(ds, 128 + uint64_t{u32(h, 8)});
       EXPECT_GE(u32(h, 8), 256u);
       EXPECT_LE(u32(h, 16), prims);
-      EXPECT_EQ(u32(h, 48), blob::load_le32(nodes, 12));  // box nodes, from the node-section header
-      EXPECT_EQ(u32(h, 56), blob::load_le32(nodes, 16));  // primitive nodes
-      EXPECT_EQ(u32(h, 72), 6u);                          // RT IP 3.1
-      EXPECT_EQ(u32(h, 100) & 2u, 2u);                    // BVH8
-      ASSERT_TRUE(std::equal(nodes.begin() + 128, nodes.end(), data.begin() + 256)) << "node bytes verbatim";
-      uint64_t sum = 0;
-      for (uint32_t g = 0; g < descs; ++g) sum += u32(data, 128 + geo + 12 * g) & 0x1FFFFFFFu;
-      EXPECT_EQ(sum, prims);
-      // Every child pointer of every box node reached from the root lands on a node inside the node data.
+      EXPECT_EQ(u32(h, 48), box_nodes);  // from the node-section header
+      EXPECT_EQ(u32(h, 72), 6u);         // RT IP 3.1
+      EXPECT_EQ(u32(h, 100) & 2u, 2u);   // BVH8
+      if (top) {
+        // Instance nodes after the box nodes, one sideband record each where a BLAS has its geometry infos.
+        EXPECT_EQ(u32(h, 28), 2u);  // VK_GEOMETRY_TYPE_INSTANCES_KHR
+        EXPECT_EQ(prims, instances);
+        EXPECT_EQ(u32(h, 56), instances);
+        EXPECT_EQ(leaf, 128 + 128 * box_nodes);
+        EXPECT_EQ(geo - leaf, 128 * instances);
+        EXPECT_EQ(ptrs, geo + 64 * instances);
+      } else {
+        EXPECT_EQ(u32(h, 28), 0u);  // triangles
+        EXPECT_EQ(leaf, geo);       // box and primitive nodes interleaved
+        EXPECT_EQ(ptrs, geo + 12 * descs);
+        EXPECT_EQ(u32(h, 56), blob::load_le32(nodes, 16));  // primitive nodes
+        uint64_t sum = 0;
+        for (uint32_t g = 0; g < descs; ++g) sum += u32(data, 128 + geo + 12 * g) & 0x1FFFFFFFu;
+        EXPECT_EQ(sum, prims);
+      }
+      // Node bytes verbatim, but for each instance node's BLAS address (bytes 48..55, its flags kept).
       const auto node_data = data.subspan(128, geo);  // addressed from the header, like the pointers
+      for (std::size_t at = 128; at < nodes.size(); ++at) {
+        const std::size_t slot_byte = (at - 128) % 128;
+        const bool base_pointer = top && at >= leaf && slot_byte >= 48 && slot_byte < 56;
+        if (!base_pointer) {
+          ASSERT_EQ(node_data[at], nodes[at]) << "node byte " << at;
+        }
+      }
+      for (uint32_t i = 0; top && i < instances; ++i) {
+        const uint64_t written = u64(node_data, leaf + 128 * i + 48), blob_pointer = u64(nodes, leaf + 128 * i + 48);
+        EXPECT_EQ(written >> 54, blob_pointer >> 54) << "instance flags of node " << i;
+        instance_addresses.push_back((written & ((1ull << 54) - 1)) << 3);
+        // Sideband: the blob's record but for blasMetadataSize, the BLAS chunk's metadata bytes (0 = inactive).
+        const auto record = data.subspan(128 + geo + 64 * i, 64);
+        const auto blob_record = source.require(blob::SectionType::InstanceSideband, "s").data;
+        EXPECT_EQ(u32(record, 8), 128u);
+        EXPECT_TRUE(std::equal(record.begin(), record.begin() + 8, blob_record.begin() + 64 * i));
+        EXPECT_TRUE(std::equal(record.begin() + 12, record.end(), blob_record.begin() + 64 * i + 12));
+        EXPECT_EQ(u32(data, 128 + ptrs + 4 * i), (leaf + 128 * i) >> 3 | 6u) << "leaf-node list entry " << i;
+      }
+      // Every child pointer of every box node reached from the root lands on a node inside this chunk's nodes:
+      // box nodes on box nodes, leaves in a BLAS on primitive nodes, in a TLAS on its instance nodes.
       const auto in_nodes = [&](uint32_t p) {
-        const uint64_t at = rdna4::node_byte_offset(p);
-        return at >= 128 && at + 128 <= node_data.size();
+        const uint64_t byte = rdna4::node_byte_offset(p);
+        if ((p & 7u) == rdna4::kTypeBox) return byte >= 128 && byte + 128 <= (top ? leaf : geo);
+        if (top) return (p & 7u) == rdna4::kTypeInstance && byte >= leaf && byte + 128 <= geo;
+        return (p & 7u) <= 3u && byte >= 128 && byte + 128 <= geo;
       };
       std::vector<uint32_t> boxes{rdna4::kRootPointer};
       std::set<uint32_t> leaves;
@@ -229,26 +309,39 @@ void check_every_chunk(std::span<const std::byte> file, const blob::Blob& source
           else leaves.insert(p);
         }
       }
-      EXPECT_EQ(boxes.size(), u32(h, 48));
-      for (uint32_t i = 0; i < prims; ++i) {
+      EXPECT_EQ(boxes.size(), box_nodes);
+      if (top) {
+        EXPECT_EQ(leaves.size(), instances) << "every instance node reached once";
+      }
+      for (uint32_t i = 0; !top && i < prims; ++i) {
         const uint32_t p = u32(data, 128 + ptrs + 4 * i);
         if (p == rdna4::kInvalidNode) continue;
-        EXPECT_TRUE(in_nodes(p) && (p & 7u) <= 3u) << "leaf-node list entry " << i;
+        EXPECT_TRUE(in_nodes(p)) << "leaf-node list entry " << i;
       }
     }
   }
   EXPECT_EQ(next, table);
-  std::vector<std::string> expected{"ApiInfo", "AsicInfo", "RawAccelStruct", "HwbvhSections"};
+  std::vector<std::string> expected{"ApiInfo", "AsicInfo"};
+  expected.insert(expected.end(), structures.size(), "RawAccelStruct");
+  expected.push_back("HwbvhSections");
   while (expected.size() < names.size()) {  // ray-history dispatches, each a pair
     expected.push_back("HistoryMetadata");
     expected.push_back("HistoryTokensRaw");
   }
   EXPECT_EQ(names, expected);
+  // Each instance names the header address of the BLAS chunk of its BLAS (structure blas + 1), as RRA resolves it.
+  ASSERT_EQ(instance_addresses.size(), levels.instances.size());
+  ASSERT_EQ(header_addresses.size(), structures.size());
+  for (std::size_t i = 0; i < instance_addresses.size(); ++i)
+    EXPECT_EQ(instance_addresses[i], header_addresses[levels.instances[i].blas + 1]) << "instance node " << i;
+  EXPECT_EQ(std::set<uint64_t>(header_addresses.begin(), header_addresses.end()).size(), header_addresses.size())
+      << "every structure at its own address";
 }
 
 TEST(RraFile, EveryChunkDecodesWithTheFieldsRraValidates) {
-  for (const char* name : {"rotated-objects.obj", "cornell-box.obj"}) {
-    const blob::Blob b = build(load_obj(test::project_scene(name)), true);
+  for (const char* name : {"rotated-objects.obj", "cornell-box.obj", "instanced-garden.gltf", "thousand-rocks.gltf"}) {
+    SCOPED_TRACE(name);
+    const blob::Blob b = build_scene(name, true);
     check_every_chunk(export_bytes(b), b);
   }
 }
@@ -279,7 +372,7 @@ TEST(RraFile, NonRtip31BlobIsRefusedNamingTheTarget) {
   o.target = blob::Target::Xe3;
   const blob::Blob b = pipeline::build_blob(load_obj_from_memory(kOneTriangle, "t.obj"), o).blob;
   try {
-    (void)accel_struct_from_blob(b, "t.hwbvh");
+    (void)accel_structs_from_blob(b, "t.hwbvh");
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::BadInput);
@@ -367,7 +460,7 @@ class RraRayHistoryRoundTrip : public ::testing::TestWithParam<RoundTripCase> {}
 // A stats run with every generated ray type, written as history and read back: per ray the ray, its hit and the
 // counters the tokens carry equal the stats run's, and the blob reads back unchanged beside the history.
 TEST_P(RraRayHistoryRoundTrip, CountersAndHitsReadBackRayByRay) {
-  const blob::Blob b = build(load_obj(test::project_scene(GetParam().scene)), GetParam().obb);
+  const blob::Blob b = build_scene(GetParam().scene, GetParam().obb);
   stats::StatsOptions so;
   so.kinds = {stats::RayKind::Primary, stats::RayKind::AmbientOcclusion, stats::RayKind::Shadow,
               stats::RayKind::Random};
@@ -395,7 +488,7 @@ TEST_P(RraRayHistoryRoundTrip, CountersAndHitsReadBackRayByRay) {
     EXPECT_EQ(d.height, camera ? so.height : 1u);
     ASSERT_EQ(d.rays.size(), ks.results.size());
     ASSERT_GT(d.rays.size(), 0u);
-    uint64_t steps = 0;
+    uint64_t steps = 0, instance_intersections = 0;
     for (std::size_t i = 0; i < d.rays.size(); ++i) {
       const HistoryRay& h = d.rays[i];
       const emu::RayResult& r = ks.results[i];
@@ -409,7 +502,9 @@ TEST_P(RraRayHistoryRoundTrip, CountersAndHitsReadBackRayByRay) {
       ASSERT_EQ(h.iterations, r.counters.steps) << "ray " << i;
       ASSERT_EQ(h.instance_intersections, r.counters.instance_node_steps);
       ASSERT_EQ(h.hit, r.hit) << "ray " << i;
+      ASSERT_EQ(h.accel_struct_address, accel_struct_address(0));  // the TLAS of a two-level blob
       steps += h.iterations;
+      instance_intersections += h.instance_intersections;
       if (!r.hit) continue;
       ASSERT_EQ(h.t, r.t);
       ASSERT_EQ(h.primitive_index, r.primitive_id);
@@ -418,13 +513,15 @@ TEST_P(RraRayHistoryRoundTrip, CountersAndHitsReadBackRayByRay) {
       ASSERT_EQ(h.hit_kind, r.front_face ? 0xFEu : 0xFFu);
     }
     EXPECT_GT(steps, 0u) << stats::ray_kind_name(ks.kind);
+    EXPECT_EQ(instance_intersections > 0, b.find(blob::SectionType::Levels) != nullptr);
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Scenes, RraRayHistoryRoundTrip,
                          ::testing::Values(RoundTripCase{"cornell-box.obj", true},
                                            RoundTripCase{"cornell-box.obj", false},
-                                           RoundTripCase{"alpha-cards.obj", true}),
+                                           RoundTripCase{"alpha-cards.obj", true},
+                                           RoundTripCase{"instanced-garden.gltf", true}),
                          case_name);
 
 }  // namespace

@@ -3,7 +3,8 @@
 // the form Mesa's RADV writes them (src/amd/vulkan/radv_rra.c, radv_rra_gfx12.c) and RRA loads them
 // (GPUOpen-Tools/radeon_raytracing_analyzer, source/backend/bvh/bvh_bundle.cpp and bvh/rtip31/). Layout,
 // field values and what RRA shows for our files: docs/rra.md. Node bytes are copied verbatim, never re-encoded:
-// hwbvh's node section already addresses nodes the way RRA does (root box node at byte 128 of the header).
+// hwbvh's node section already addresses nodes the way RRA does (root box node at byte 128 of the header). The one
+// field re-based is an instance node's BLAS address, which RRA resolves as the virtual address of a BLAS chunk.
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "hwbvh/blob/blob.h"
+#include "hwbvh/blob/instance_sections.h"
 #include "hwbvh/core/geometry.h"
 #include "hwbvh/rra/ray_history.h"
 
@@ -29,16 +31,20 @@ inline constexpr char kAsicInfoChunk[] = "AsicInfo";
 /// alpha data and reports. RRA looks chunks up by name and never reads this one.
 inline constexpr char kHwbvhSectionsChunk[] = "HwbvhSections";
 
-/// One acceleration structure to write. Only bottom levels exist yet; a top level adds its instance nodes and
-/// sideband here when instanced scenes do.
+/// One acceleration structure to write: a BLAS, or the top level of a two-level blob (docs/rra.md §2, §3).
 struct AccelStruct {
   bool bottom_level = true;
   /// The RT IP 3.1 node section as in a blob (docs/blob-format.md §6): slot 0 is hwbvh's own header, which the
-  /// file replaces by the GPURT-style header; the nodes from byte 128 are written verbatim.
+  /// file replaces by the GPURT-style header; the nodes from byte 128 are written verbatim, but for the BLAS
+  /// address of each instance node.
   std::span<const std::byte> nodes;
   uint32_t box_nodes = 0;
   uint32_t primitive_nodes = 0;
   Aabb bounds;
+  /// Top level: per instance node, in node order (they follow the box nodes), its sideband record and the index
+  /// in serialize()'s `structs` of the BLAS it points at, whose chunk address replaces the node's BLAS address.
+  std::vector<blob::InstanceSideband> sideband;
+  std::vector<uint32_t> instance_blas;
   /// Per geometry, its primitives (triangles, degenerate ones included: they keep their ids).
   std::vector<uint32_t> geometry_primitives;
   uint32_t active_primitives = 0;  ///< primitives in the tree
@@ -47,9 +53,10 @@ struct AccelStruct {
   std::vector<uint32_t> leaf_pointers;
 };
 
-/// The acceleration structure of an rtip31 blob. Throws hwbvh::Error(BadInput) naming `file` for another
-/// target or a node section whose tree is malformed.
-AccelStruct accel_struct_from_blob(const blob::Blob& blob, const std::string& file);
+/// The acceleration structures of an rtip31 blob: its one BLAS, or for a two-level blob its top level followed by
+/// its BLASes in the Levels section's order. Throws hwbvh::Error(BadInput) naming `file` for another target or a
+/// node section whose tree is malformed.
+std::vector<AccelStruct> accel_structs_from_blob(const blob::Blob& blob, const std::string& file);
 
 inline constexpr uint32_t kCompressionZstd = 1;  ///< RDF chunk-table compression method
 
@@ -94,6 +101,11 @@ struct ReadAccelStruct {
   uint32_t primitives = 0, active_primitives = 0, geometries = 0;
   std::vector<uint32_t> geometry_primitives;  ///< per geometry, from its geometry info
   Aabb bounds;
+  /// The address instance nodes name this structure by: the chunk's virtual address plus its header offset.
+  uint64_t address = 0;
+  // Top level only (`primitives` counts its instance nodes):
+  uint32_t first_instance_node = 0;  ///< byte in `nodes` of the first instance node; the others follow
+  std::vector<blob::InstanceSideband> sideband;  ///< per instance node, as in the file
 };
 
 struct File {
@@ -107,11 +119,13 @@ struct File {
 bool has_rdf_magic(std::span<const std::byte> bytes);
 /// Parses and checks; throws hwbvh::Error(BadInput) naming `name` and the problem. Unknown chunks are skipped.
 File parse(std::span<const std::byte> bytes, const std::string& name);
-/// The file as a blob: its one bottom-level structure's nodes behind a rebuilt node-section header, plus the
-/// sections of its HwbvhSections chunk (whose section table goes to `layout` if given). A file without that chunk
-/// (a driver's capture) gets a Geometry section of the triangles decoded from its primitive nodes, with the
-/// geometry and primitive ids the nodes carry; ids no node holds become degenerate placeholders. Throws
-/// hwbvh::Error(BadInput) for anything else.
+/// The file as a blob: its one bottom-level structure's nodes behind a rebuilt node-section header, or its one
+/// top-level structure and every BLAS as a two-level blob (the instance nodes' BLAS addresses re-based from the
+/// chunks' addresses to the node section's), plus the sections of its HwbvhSections chunk (whose section table
+/// goes to `layout` if given). A file without that chunk (a driver's capture) gets a Geometry section of the
+/// triangles decoded from its primitive nodes, with the geometry and primitive ids the nodes carry (ids no node
+/// holds become degenerate placeholders), and for a top level the Levels and InstanceSideband sections. Throws
+/// hwbvh::Error(BadInput) for anything else: several BLASes without a top level, an instance naming no BLAS.
 blob::Blob to_blob(const File& file, const std::string& name, blob::FileLayout* layout = nullptr);
 /// Reads a .hwbvh blob or a .rra file, told apart by their magic; `layout` as blob::read_file (for a .rra
 /// file: its size and the sections of its HwbvhSections chunk).
