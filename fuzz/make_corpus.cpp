@@ -141,12 +141,17 @@ void write_scene(Corpus& corpus, const fs::path& obj) {
 }
 
 // Syntax the project's scenes do not exercise.
-// fuzz_instanced's seed: the glTF text built as a two-level rtip31 blob; and fuzz_rra's, that blob as .rra files.
+// fuzz_instanced's seeds: the glTF text built as a two-level blob of every target; and fuzz_rra's, the rtip31 blob
+// as .rra files.
 void write_instanced(Corpus& corpus, const std::string& name, const std::string& gltf) {
   const InstancedScene scene = load_gltf_instanced_from_memory(gltf, name + ".gltf");
-  const blob::Blob b = pipeline::build_instanced_blob(scene, {}).blob;
-  corpus.write("instanced", name + "-rtip31.blob", blob::serialize(b));
-  write_rra(corpus, name + "-instanced", b);
+  for (const blob::Target target : {blob::Target::Rtip31, blob::Target::Rtip20, blob::Target::Xe3}) {
+    pipeline::BuildBlobOptions options;
+    options.target = target;
+    const blob::Blob b = pipeline::build_instanced_blob(scene, options).blob;
+    corpus.write("instanced", name + "-" + blob::target_name(target) + ".blob", blob::serialize(b));
+    if (target == blob::Target::Rtip31) write_rra(corpus, name + "-instanced", b);
+  }
 }
 
 void write_handmade(Corpus& corpus) {
