@@ -125,7 +125,11 @@ class RayTraversal {
   void process_primitive_hits(const IntersectDwords& dw);
   /// The instance step (§7.2, §7.3): transforms the ray and gives the result whose push8 pushes only the BLAS root
   /// (or nothing when the filter node missed), with the BLAS's memory and merged flags in place for the pop.
+  template <bool kDefaultIntersect>
   IntersectResult enter_instance();
+  /// The same on the node decoded: completes `res`.
+  template <bool kDefaultIntersect>
+  void enter_instance(const DecodedInstance& instance, IntersectResult& res);
   void leave_instance();  ///< back in the top level: the world ray, the top level's memory and flags
   void walk_back(uint32_t prev);
   void finish(NodeFault fault, uint32_t node);
