@@ -183,8 +183,7 @@ void NodeDecodeCache::rebind(const NodeMemory& memory) {
 const DecodedInstance* NodeDecodeCache::fill_instance(uint32_t pointer, NodeFault& fault) {
   std::optional<DecodedInstance> decoded = DecodedInstance::at(memory_, pointer, fault);
   if (!decoded) return nullptr;
-  std::unique_ptr<DecodedInstance>& entry =
-      instances_[rdna4::node_byte_offset(pointer) / rdna4::kNodeBytes - first_instance_slot_];
+  std::unique_ptr<DecodedInstance>& entry = instances_[instance_slot(pointer)];
   entry = std::make_unique<DecodedInstance>(*decoded);
   return entry.get();
 }

@@ -17,6 +17,9 @@ namespace {
 using rdna4::kInvalidNode;
 using rdna4::NodeKind;
 
+// Inside a BLAS of triangles the flags carry SKIP_PROCEDURAL: with default options, a constant copy for that case.
+constexpr PointerFlags kTriangleBlasFlags{.skip_procedural = true};
+
 bool has_nan(Vec3 v) { return std::isnan(v.x) || std::isnan(v.y) || std::isnan(v.z); }
 
 // tmin by moving the origin (§7.1): the intersector itself only knows [0, extent].
@@ -50,7 +53,7 @@ RayTraversal::RayTraversal(const NodeMemory& memory, uint32_t root, const Ray& r
       cache_(cache),
       options_(&options),
       flags_(options.flags),
-      default_flags_(options.flags == PointerFlags{}),
+      flags_kind_(kind_of(options.flags)),
       top_memory_(&memory),
       top_cache_(cache),
       stack_(options.stack),
@@ -151,9 +154,10 @@ void RayTraversal::enter_instance(const DecodedInstance& instance, IntersectResu
   // kept: a filter hit, not culled) and the merged flags.
   const uint64_t base = uint64_t{inst.dw[2]} | uint64_t{inst.dw[3]} << 32;
   flags_ = PointerFlags::from_bits(rdna4::base_pointer_flags(base));
-  default_flags_ = flags_ == PointerFlags{};
+  flags_kind_ = kind_of(flags_);
   const BlasTable::Blas& blas = memory_->blases->blases[instance.blas];
   memory_ = &blas.memory;
+  level_address_ = static_cast<uint64_t>(memory_->dwords.data() - top_memory_->dwords.data()) * 4;
   cache_ = top_cache_ != nullptr ? &top_cache_->blas_cache(instance.blas) : nullptr;
   in_blas_ = true;
   instance_node_ = node_;
@@ -166,8 +170,9 @@ void RayTraversal::enter_instance(const DecodedInstance& instance, IntersectResu
 void RayTraversal::leave_instance() {
   ray_ = top_ray_;
   flags_ = options_->flags;
-  default_flags_ = flags_ == PointerFlags{};
+  flags_kind_ = kind_of(flags_);
   memory_ = top_memory_;
+  level_address_ = 0;
   cache_ = top_cache_;
   in_blas_ = false;
   geometry_base_ = 0;
@@ -202,31 +207,33 @@ bool RayTraversal::default_intersect(const TraceOptions& options) {
   return options.flags == PointerFlags{} && options.intersect == IntersectOptions{};
 }
 
+RayTraversal::FlagsKind RayTraversal::kind_of(const PointerFlags& flags) {
+  return flags == PointerFlags{} ? FlagsKind::Default : flags == kTriangleBlasFlags ? FlagsKind::TriangleBlas
+                                                                                   : FlagsKind::Other;
+}
+
 template <bool kDefaultIntersect>
 IntersectResult RayTraversal::intersect() const {
   if (cache_ == nullptr) return image_bvh8_intersect_ray(*memory_, flags_, ray_, node_, options_->intersect);
   if constexpr (kDefaultIntersect) {
-    if (!default_flags_) {
-      // Inside a BLAS the flags carry SKIP_PROCEDURAL (a triangle BLAS): a constant copy for that case too.
-      static constexpr PointerFlags kTriangleBlasFlags{.skip_procedural = true};
-      if (flags_ == kTriangleBlasFlags) return detail::intersect_cached(*cache_, kTriangleBlasFlags, ray_, node_, {});
-      return detail::intersect_cached(*cache_, flags_, ray_, node_, options_->intersect);
-    }
     // Constants: the compiler drops the culling, the other sort modes and triangle test, and the box growth
-    // arithmetic from this copy of the intersector.
+    // arithmetic from these copies of the intersector.
     static constexpr PointerFlags kFlags{};
     static constexpr IntersectOptions kIntersect{};
-    return detail::intersect_cached(*cache_, kFlags, ray_, node_, kIntersect);
-  } else {
-    return detail::intersect_cached(*cache_, flags_, ray_, node_, options_->intersect);
+    switch (flags_kind_) {
+      case FlagsKind::Default: return detail::intersect_cached(*cache_, kFlags, ray_, node_, kIntersect);
+      case FlagsKind::TriangleBlas: return detail::intersect_cached(*cache_, kTriangleBlasFlags, ray_, node_, kIntersect);
+      case FlagsKind::Other: break;
+    }
   }
+  return detail::intersect_cached(*cache_, flags_, ray_, node_, options_->intersect);
 }
 
 template <bool kDefaultIntersect>
 StepInfo RayTraversal::step_as() {
   StepInfo info{node_, rdna4::node_kind(node_), last_ != kInvalidNode, false};
   ray_.operands.extent = info.walk_back ? t_max_ : closest_t_;  // walk-back re-visits with the original t_max
-  step_address_ = static_cast<uint64_t>(memory_->dwords.data() - top_memory_->dwords.data()) * 4;
+  step_address_ = level_address_;
   const bool in_blas = in_blas_ || memory_->blases == nullptr;
   IntersectResult res =
       info.kind == NodeKind::Instance ? enter_instance<kDefaultIntersect>() : intersect<kDefaultIntersect>();

@@ -285,7 +285,7 @@ class NodeDecodeCache {
   const DecodedInstance* instance(uint32_t pointer, NodeFault& fault) {
     // An entry is made only for a pointer that at() accepted, and only one aligned instance pointer (low four bits
     // 0110) addresses a slot: a hit needs no other check. The hit path is inline.
-    const uint64_t n = rdna4::node_byte_offset(pointer) / rdna4::kNodeBytes - first_instance_slot_;
+    const uint64_t n = instance_slot(pointer);
     fault = NodeFault::None;
     if ((pointer & 0xFu) == rdna4::kTypeInstance && n < instances_.size() && instances_[n] != nullptr) {
       return instances_[n].get();
@@ -316,9 +316,9 @@ class NodeDecodeCache {
     fault = NodeFault::None;
     return pair_key_[slot] == pointer ? pairs_[slot].get() : fill_pair(slot, pointer, fault);
   }
-  /// Starts loading into the CPU's caches the key and entry that box() or pair() will read for `pointer`: a hint
-  /// that changes no result. A traversal gives it a lane's next node as soon as it is known, so that the memory
-  /// is on its way while the wave's other lanes take their steps.
+  /// Starts loading into the CPU's caches the key and entry that box() or pair() will read for `pointer` (for an
+  /// instance node, the entry instance() decoded): a hint that changes no result. A traversal gives it a lane's
+  /// next node as soon as it is known, so that the memory is on its way while the wave's other lanes step.
   [[gnu::always_inline]] void prefetch(uint32_t pointer) const {
     if (rdna4::node_kind(pointer) == rdna4::NodeKind::Box) {
       const uint32_t slot = box_slot(pointer);
@@ -328,6 +328,11 @@ class NodeDecodeCache {
       const uint32_t slot = pair_slot(pointer);
       __builtin_prefetch(&pair_key_[slot]);
       prefetch_lines<sizeof(Pair)>(pairs_[slot].bytes);
+    } else if (rdna4::node_kind(pointer) == rdna4::NodeKind::Instance) {
+      const uint64_t n = instance_slot(pointer);
+      if (n < instances_.size() && instances_[n] != nullptr) {
+        prefetch_lines<sizeof(DecodedInstance)>(reinterpret_cast<const std::byte*>(instances_[n].get()));
+      }
     }
   }
 
@@ -340,6 +345,10 @@ class NodeDecodeCache {
   uint32_t pair_slot(uint32_t pointer) const {
     const uint32_t key = (pointer >> 4) << 3 | rdna4::pair_index(pointer);
     return (key * pair_multiplier_ >> pair_shift_) & pair_mask_;
+  }
+  // An instance node's index among the top level's instance slots (wraps around below the first).
+  uint64_t instance_slot(uint32_t pointer) const {
+    return rdna4::node_byte_offset(pointer) / rdna4::kNodeBytes - first_instance_slot_;
   }
   // Every 64-byte cache line of [p, p + Bytes). Inlined by force, as prefetch() is: GCC finds a function that does
   // nothing but prefetch free of side effects and deletes its calls.
