@@ -80,7 +80,7 @@ inline bool nan_free_slabs(Vec3 origin, Vec3 inverse) {
 // ray in the traversal's own code. The axes are chosen before the divisions, so that they are independent.
 inline void prepare_ray(PreparedRay& ray, Vec3 origin, Vec3 direction, uint32_t instance_mask) {
   ray.operands = {origin, direction, kInf, instance_mask};
-  // One vector, indexed by the axes: GCC reloaded loose components from two stores at once, a stall per ray.
+  // The direction as one vector, read by axis index below.
   const F4 d = {direction.x, direction.y, direction.z, 1.0f};
   const F4 magnitude = bit_cast4<F4>(bit_cast4<U4>(d) & 0x7FFFFFFFu);
   const float x = magnitude[0], y = magnitude[1], z = magnitude[2];

@@ -222,7 +222,8 @@ IntersectResult RayTraversal::intersect() const {
     static constexpr IntersectOptions kIntersect{};
     switch (flags_kind_) {
       case FlagsKind::Default: return detail::intersect_cached(*cache_, kFlags, ray_, node_, kIntersect);
-      case FlagsKind::TriangleBlas: return detail::intersect_cached(*cache_, kTriangleBlasFlags, ray_, node_, kIntersect);
+      case FlagsKind::TriangleBlas:
+        return detail::intersect_cached(*cache_, kTriangleBlasFlags, ray_, node_, kIntersect);
       case FlagsKind::Other: break;
     }
   }
