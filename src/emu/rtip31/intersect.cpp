@@ -4,7 +4,6 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <string>
 
 #include "hwbvh/core/bits.h"
@@ -15,7 +14,7 @@
 
 namespace hwbvh::emu {
 
-using detail::kInf, detail::intersected, detail::empty_result, detail::near_plane_sides, detail::reciprocal;
+using detail::intersected, detail::empty_result;
 using rdna4::kInvalidNode;
 
 
@@ -66,18 +65,6 @@ uint32_t BlasTable::instance_of(uint32_t pointer) const {
   return slot - first_instance_slot < instance_index.size() ? instance_index[slot - first_instance_slot] : kNone;
 }
 
-PointerFlags PointerFlags::from_bits(uint32_t bits) {
-  auto bit = [bits](int i) { return ((bits >> i) & 1u) != 0; };
-  return {bit(0), bit(1), bit(2), bit(3), bit(4), bit(5), bit(6), bit(7), bit(8), bit(9)};
-}
-
-uint32_t PointerFlags::bits() const {
-  return uint32_t{force_opaque} | uint32_t{force_non_opaque} << 1 | uint32_t{disable_triangle_cull} << 2 |
-         uint32_t{flip_facedness} << 3 | uint32_t{cull_back_facing} << 4 | uint32_t{cull_front_facing} << 5 |
-         uint32_t{cull_opaque} << 6 | uint32_t{cull_non_opaque} << 7 | uint32_t{skip_triangles} << 8 |
-         uint32_t{skip_procedural} << 9;
-}
-
 const char* triangle_test_name(TriangleTest test) {
   return test == TriangleTest::Gpurt ? "gpurt" : "watertight";
 }
@@ -106,21 +93,8 @@ PreparedRay::PreparedRay(const RayOperands& ray) : PreparedRay(ray.origin, ray.d
   operands.extent = ray.extent;
 }
 
-PreparedRay::PreparedRay(Vec3 origin, Vec3 direction, uint32_t instance_mask)
-    : operands{origin, direction, std::numeric_limits<float>::infinity(), instance_mask},
-      inverse(reciprocal(direction)),
-      near_is_max(near_plane_sides(inverse)) {
-  const float d[3] = {direction.x, direction.y, direction.z};  // not glm's [], a switch per access
-  const float x = std::abs(d[0]), y = std::abs(d[1]), z = std::abs(d[2]);
-  kz = (z > x && z > y) ? 2 : (y > x ? 1 : 0);  // ties go to the lower axis
-  kx = kz == 2 ? 0 : kz + 1;
-  ky = kx == 2 ? 0 : kx + 1;
-  if (d[kz] < 0.0f) std::swap(kx, ky);  // an odd permutation for a reversed ray keeps the winding
-  const simd4::F4 shear = simd4::F4{d[kx], d[ky], 1.0f, 1.0f} / simd4::F4{d[kz], d[kz], d[kz], 1.0f};
-  shear_x = shear[0];  // d[kx] / d[kz]
-  shear_y = shear[1];  // d[ky] / d[kz]
-  shear_z = shear[2];  // 1 / d[kz]
-  nan_free_slabs = detail::nan_free_slabs(operands.origin, inverse);
+PreparedRay::PreparedRay(Vec3 origin, Vec3 direction, uint32_t instance_mask) {
+  detail::prepare_ray(*this, origin, direction, instance_mask);
 }
 
 BoxTraits BoxTraits::of(const rdna4::BoxChildren& box) {
@@ -201,29 +175,22 @@ void NodeDecodeCache::rebind(const NodeMemory& memory) {
   if (memory.blases != nullptr) {
     blas_caches_.resize(memory.blases->blases.size());
     instances_.resize(memory.blases->instance_index.size());
+    first_instance_slot_ = memory.blases->first_instance_slot;
   }
 }
 
-const DecodedInstance* NodeDecodeCache::instance(uint32_t pointer, NodeFault& fault) {
-  fault = NodeFault::None;
-  const uint32_t index = memory_.blases != nullptr ? memory_.blases->instance_of(pointer) : BlasTable::kNone;
-  if (index == BlasTable::kNone) return nullptr;
-  const uint32_t n = static_cast<uint32_t>(rdna4::node_byte_offset(pointer) / rdna4::kNodeBytes) -
-                     memory_.blases->first_instance_slot;
-  std::unique_ptr<DecodedInstance>& entry = instances_[n];
-  if (entry == nullptr) {
-    const uint32_t* node = memory_.find(pointer, fault);
-    if (node == nullptr) return nullptr;
-    entry = std::make_unique<DecodedInstance>(DecodedInstance::of(node));
-  }
+const DecodedInstance* NodeDecodeCache::fill_instance(uint32_t pointer, NodeFault& fault) {
+  std::optional<DecodedInstance> decoded = DecodedInstance::at(memory_, pointer, fault);
+  if (!decoded) return nullptr;
+  std::unique_ptr<DecodedInstance>& entry = instances_[instance_slot(pointer)];
+  entry = std::make_unique<DecodedInstance>(*decoded);
   return entry.get();
 }
 
-NodeDecodeCache& NodeDecodeCache::blas_cache(uint32_t blas) {
-  std::unique_ptr<NodeDecodeCache>& cache = blas_caches_[blas];
-  if (cache == nullptr) cache = std::make_unique<NodeDecodeCache>(memory_.blases->blases[blas].memory, wanted_boxes_,
-                                                                  wanted_pairs_);
-  return *cache;
+NodeDecodeCache& NodeDecodeCache::make_blas_cache(uint32_t blas) {
+  blas_caches_[blas] = std::make_unique<NodeDecodeCache>(memory_.blases->blases[blas].memory, wanted_boxes_,
+                                                         wanted_pairs_);
+  return *blas_caches_[blas];
 }
 
 const NodeDecodeCache::Box* NodeDecodeCache::fill_box(uint32_t slot, uint32_t pointer, NodeFault& fault) {
@@ -252,8 +219,26 @@ DecodedInstance DecodedInstance::of(const uint32_t* node) {
   return d;
 }
 
+std::optional<DecodedInstance> DecodedInstance::at(const NodeMemory& memory, uint32_t pointer, NodeFault& fault) {
+  if (memory.blases == nullptr) {
+    fault = NodeFault::UnsupportedNode;
+    return std::nullopt;
+  }
+  const uint32_t index = memory.blases->instance_of(pointer);
+  if (index == BlasTable::kNone) {
+    fault = NodeFault::StrayInstance;
+    return std::nullopt;
+  }
+  const uint32_t* node = memory.find(pointer, fault);
+  if (node == nullptr) return std::nullopt;
+  DecodedInstance d = of(node);
+  d.index = index;
+  d.blas = memory.blases->find(rdna4::base_pointer_address(d.node.blas_base_pointer));
+  return d;
+}
+
 InstanceIntersect intersect_instance(const NodeMemory& memory, const PointerFlags& flags, const RayOperands& ray,
-                                     uint32_t node_pointer, const IntersectOptions& options) {
+                                     uint32_t node_pointer, const IntersectOptions& options, PreparedRay* object_ray) {
   NodeFault fault;
   const uint32_t* node = memory.find(node_pointer, fault);
   if (node == nullptr) {
@@ -262,42 +247,9 @@ InstanceIntersect intersect_instance(const NodeMemory& memory, const PointerFlag
     out.fault = fault;
     return out;
   }
-  return intersect_instance(DecodedInstance::of(node), flags, ray, options);
-}
-
-InstanceIntersect intersect_instance(const DecodedInstance& instance, const PointerFlags& flags,
-                                     const RayOperands& ray, const IntersectOptions& options) {
-  InstanceIntersect out;
-  out.dw.fill(kInvalidNode);
-  const rdna4::DecodedInstanceNode& inst = instance.node;
-  out.parent_pointer = inst.parent_pointer;
-  const uint32_t instance_flags = rdna4::base_pointer_flags(inst.blas_base_pointer);
-  const bool procedural_blas = (instance_flags & rdna4::kPointerFlagSkipTriangles) != 0;
-  out.culled = (inst.instance_mask & ray.instance_mask) == 0 || (!procedural_blas && flags.skip_triangles) ||
-               (procedural_blas && flags.skip_procedural);
-  if (!out.culled) {
-    const rdna4::Mat3x4& w = inst.world_to_object;
-    const Vec3 o = ray.origin, d = ray.direction;
-    Vec3 origin, direction;
-    for (int r = 0; r < 3; ++r) {
-      origin[r] = std::fma(o.x, w[r][0], std::fma(o.y, w[r][1], std::fma(o.z, w[r][2], w[r][3])));
-      direction[r] = std::fma(d.x, w[r][0], std::fma(d.y, w[r][1], d.z * w[r][2]));
-    }
-    // The filter node's four boxes, tested like a box node's eight (§5.3 steps 5..8) with the object-space ray.
-    IntersectResult filter;
-    PreparedRay& object_ray = out.ray.emplace(origin, direction, ray.instance_mask);
-    object_ray.operands.extent = ray.extent;
-    detail::intersect_box(instance.filter, rdna4::Mat3Rows{}, instance.traits, flags, object_ray, options, filter);
-    out.dw[7] = (filter.dw[0] & 0xFFu) | (filter.dw[1] & 0xFFu) << 8 | (filter.dw[2] & 0xFFu) << 16 |
-                (filter.dw[3] & 0xFFu) << 24;
-  }
-  // A culled instance returns a miss (GPURT's emulation would still test the filter, docs/rtip31-format.md §5.5).
-  const uint64_t blas = (inst.blas_base_pointer & ~(uint64_t{0x3FF} << 54)) |
-                        uint64_t{rdna4::merge_instance_flags(flags.bits(), instance_flags)} << 54;
-  out.dw[2] = static_cast<uint32_t>(blas);
-  out.dw[3] = static_cast<uint32_t>(blas >> 32);
-  out.dw[6] = inst.user_data;
-  return out;
+  PreparedRay scratch;
+  return detail::intersect_instance(DecodedInstance::of(node), flags, ray, options,
+                                    object_ray != nullptr ? *object_ray : scratch);
 }
 
 IntersectResult image_bvh8_intersect_ray(NodeDecodeCache& cache, const PointerFlags& flags, const PreparedRay& ray,

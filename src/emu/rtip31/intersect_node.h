@@ -29,12 +29,15 @@ inline constexpr uint32_t kSignBit = 0x80000000u;
 // Child box flags (§2.3).
 inline constexpr uint32_t kOnlyOpaque = 1, kOnlyNonOpaque = 2, kOnlyTriangles = 4, kOnlyProcedural = 8;
 
-// §5.3 step 2: early culling of a child by its box flags against the pointer flags.
-inline bool box_flags_cull(uint32_t f, const PointerFlags& pf) {
-  const bool only_opaque = ((f & kOnlyOpaque) != 0 || pf.force_opaque) && !pf.force_non_opaque;
-  const bool only_non_opaque = ((f & kOnlyNonOpaque) != 0 || pf.force_non_opaque) && !pf.force_opaque;
-  return (only_opaque && pf.cull_opaque) || (only_non_opaque && pf.cull_non_opaque) ||
-         ((f & kOnlyTriangles) != 0 && pf.skip_triangles) || ((f & kOnlyProcedural) != 0 && pf.skip_procedural);
+// §5.3 step 2: early culling of four children by their box flags `f` against the pointer flags; all ones in the
+// lanes of culled children. Lane by lane (no branch per child: BLAS steps run it, under SKIP_PROCEDURAL).
+inline U4 box_flags_cull4(U4 f, const PointerFlags& pf) {
+  const auto all = [](bool b) { return U4{} - uint32_t{b}; };  // every lane all ones when b
+  const auto has = [f](uint32_t bit) { return bit_cast4<U4>((f & bit) != 0); };
+  const U4 only_opaque = (has(kOnlyOpaque) | all(pf.force_opaque)) & all(!pf.force_non_opaque);
+  const U4 only_non_opaque = (has(kOnlyNonOpaque) | all(pf.force_non_opaque)) & all(!pf.force_opaque);
+  return (only_opaque & all(pf.cull_opaque)) | (only_non_opaque & all(pf.cull_non_opaque)) |
+         (has(kOnlyTriangles) & all(pf.skip_triangles)) | (has(kOnlyProcedural) & all(pf.skip_procedural));
 }
 
 // Rotates origin and direction into an OBB frame in exactly the fma order of §3.3 (z innermost). Inline, so that
@@ -71,6 +74,32 @@ inline bool nan_free_slabs(Vec3 origin, Vec3 inverse) {
   const F4 abs_o = bit_cast4<F4>(bit_cast4<U4>(o) & magnitude);
   const F4 abs_inv = bit_cast4<F4>(bit_cast4<U4>(inv) & magnitude);
   return lane_bits((abs_o <= kMax) & (abs_inv <= kMax) & (inv != 0.0f)) == 0xFu;  // NaN compares false
+}
+
+// PreparedRay's fields from the ray's parts (intersect.h), inline so that the instance step prepares its object-space
+// ray in the traversal's own code. The axes are chosen before the divisions, so that they are independent.
+inline void prepare_ray(PreparedRay& ray, Vec3 origin, Vec3 direction, uint32_t instance_mask) {
+  ray.operands = {origin, direction, kInf, instance_mask};
+  // The direction as one vector, read by axis index below.
+  const F4 d = {direction.x, direction.y, direction.z, 1.0f};
+  const F4 magnitude = bit_cast4<F4>(bit_cast4<U4>(d) & 0x7FFFFFFFu);
+  const float x = magnitude[0], y = magnitude[1], z = magnitude[2];
+  // Selects, not branches, which random directions would mispredict; ties go to the lower axis.
+  const int kz = (z > x) & (z > y) ? 2 : int{y > x};
+  const int next_x = kz == 2 ? 0 : kz + 1, next_y = next_x == 2 ? 0 : next_x + 1;
+  const bool reversed = d[kz] < 0.0f;  // an odd permutation for a reversed ray keeps the winding
+  ray.kz = kz;
+  ray.kx = reversed ? next_y : next_x;
+  ray.ky = reversed ? next_x : next_y;
+  // IEEE divisions, lanes of two independent vector divisions.
+  const F4 inverse = (F4{} + 1.0f) / d;
+  const F4 shear = F4{d[ray.kx], d[ray.ky], 1.0f, 1.0f} / d[kz];
+  ray.inverse = {inverse[0], inverse[1], inverse[2]};
+  ray.shear_x = shear[0];  // d[kx] / d[kz]
+  ray.shear_y = shear[1];  // d[ky] / d[kz]
+  ray.shear_z = shear[2];  // 1 / d[kz]
+  ray.near_is_max = near_plane_sides(ray.inverse);
+  ray.nan_free_slabs = nan_free_slabs(origin, ray.inverse);
 }
 
 // The eight sort entries: (ext << 32 | pointer) and the key.
@@ -370,9 +399,8 @@ inline void intersect_box(const rdna4::BoxChildren& box, const rdna4::Mat3Rows& 
 
   // Early culling by box flags (§5.3 step 2), only when a pointer flag can cull.
   if (pf.cull_opaque || pf.cull_non_opaque || pf.skip_triangles || pf.skip_procedural) {
-    for (int k = 0; k < 8; ++k) {
-      if (box_flags_cull(box.box_flags[k], pf)) pass[k / 4][k % 4] = 0;
-    }
+    pass[0] &= ~box_flags_cull4(load4<U4>(&box.box_flags[0]), pf);
+    pass[1] &= ~box_flags_cull4(load4<U4>(&box.box_flags[4]), pf);
   }
   // The hit pointers (INVALID_NODE is all ones), then adjacent duplicates removed (child reuse, §5.3 step 6).
   // Every entry becomes the next one's "previous", whether it was removed or not (a removed entry equalled its
@@ -395,6 +423,45 @@ inline void intersect_box(const rdna4::BoxChildren& box, const rdna4::Mat3Rows& 
   // Another sentinel among the children (a malformed node) leaves the stack its general rules.
   res.pointer_slots = traits.sentinel_free ? pointer_slots : IntersectResult::kSlotsUnknown;
   res.box_tests = 8;
+}
+
+// intersect_instance (intersect.h) on a decoded instance node, with the object-space ray prepared into `object_ray`
+// unless the instance is culled. Inline, so that the traversal's instance step runs in its wave loop's code (in the
+// AVX2 copy: each fma one instruction, the slab test eight-wide).
+inline InstanceIntersect intersect_instance(const DecodedInstance& instance, const PointerFlags& flags,
+                                            const RayOperands& ray, const IntersectOptions& options,
+                                            PreparedRay& object_ray) {
+  InstanceIntersect out;
+  out.dw.fill(kInvalidNode);
+  const rdna4::DecodedInstanceNode& inst = instance.node;
+  out.parent_pointer = inst.parent_pointer;
+  const uint32_t instance_flags = rdna4::base_pointer_flags(inst.blas_base_pointer);
+  const bool procedural_blas = (instance_flags & rdna4::kPointerFlagSkipTriangles) != 0;
+  out.culled = (inst.instance_mask & ray.instance_mask) == 0 || (!procedural_blas && flags.skip_triangles) ||
+               (procedural_blas && flags.skip_procedural);
+  if (!out.culled) {
+    const rdna4::Mat3x4& w = inst.world_to_object;
+    const Vec3 o = ray.origin, d = ray.direction;
+    Vec3 origin, direction;
+    for (int r = 0; r < 3; ++r) {
+      origin[r] = std::fma(o.x, w[r][0], std::fma(o.y, w[r][1], std::fma(o.z, w[r][2], w[r][3])));
+      direction[r] = std::fma(d.x, w[r][0], std::fma(d.y, w[r][1], d.z * w[r][2]));
+    }
+    // The filter node's four boxes, tested like a box node's eight (§5.3 steps 5..8) with the object-space ray.
+    IntersectResult filter;
+    prepare_ray(object_ray, origin, direction, ray.instance_mask);
+    object_ray.operands.extent = ray.extent;
+    intersect_box(instance.filter, rdna4::Mat3Rows{}, instance.traits, flags, object_ray, options, filter);
+    out.dw[7] = (filter.dw[0] & 0xFFu) | (filter.dw[1] & 0xFFu) << 8 | (filter.dw[2] & 0xFFu) << 16 |
+                (filter.dw[3] & 0xFFu) << 24;
+  }
+  // A culled instance returns a miss (GPURT's emulation would still test the filter, docs/rtip31-format.md §5.5).
+  const uint64_t blas = (inst.blas_base_pointer & ~(uint64_t{0x3FF} << 54)) |
+                        uint64_t{rdna4::merge_instance_flags(flags.bits(), instance_flags)} << 54;
+  out.dw[2] = static_cast<uint32_t>(blas);
+  out.dw[3] = static_cast<uint32_t>(blas >> 32);
+  out.dw[6] = inst.user_data;
+  return out;
 }
 
 // Component-wise helpers with a fixed evaluation order (left to right).

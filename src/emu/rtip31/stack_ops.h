@@ -124,6 +124,13 @@ struct StackOps {
         return *next;
       }
     }
+    // An instance node's result outside walk-back (§7.3): the BLAS root or INVALID_NODE in slot 7, SKIP_0_7 in slot
+    // 6 and nothing below, of which push8 pushes the root alone, if any (the skip code stops the rest).
+    if (last == rdna4::kInvalidNode && r[6] == rdna4::kSkip0To7 &&
+        (simd4::equal_bits8(r.data(), rdna4::kInvalidNode) & 0x3Fu) == 0x3Fu) {
+      if (!rdna4::is_sentinel(r[7])) push_n(s, 1, [root = r[7]] { return root; });
+      return pop(s);
+    }
     push8(s, last, r, primitive_range);
     return pop(s);
   }

@@ -17,6 +17,9 @@ namespace {
 using rdna4::kInvalidNode;
 using rdna4::NodeKind;
 
+// Inside a BLAS of triangles the flags carry SKIP_PROCEDURAL: with default options, a constant copy for that case.
+constexpr PointerFlags kTriangleBlasFlags{.skip_procedural = true};
+
 bool has_nan(Vec3 v) { return std::isnan(v.x) || std::isnan(v.y) || std::isnan(v.z); }
 
 // tmin by moving the origin (§7.1): the intersector itself only knows [0, extent].
@@ -49,14 +52,14 @@ RayTraversal::RayTraversal(const NodeMemory& memory, uint32_t root, const Ray& r
     : memory_(&memory),
       cache_(cache),
       options_(&options),
-      ray_(origin_at_tmin(ray), ray.direction, options.instance_mask),
-      top_ray_(ray_),
       flags_(options.flags),
-      default_flags_(options.flags == PointerFlags{}),
+      flags_kind_(kind_of(options.flags)),
       top_memory_(&memory),
       top_cache_(cache),
       stack_(options.stack),
       node_(root) {
+  // Inline here: through the constructor's call, GCC reloaded the direction's parts across two stores (a stall).
+  detail::prepare_ray(ray_, origin_at_tmin(ray), ray.direction, options.instance_mask);
   if (has_nan(ray.origin) || has_nan(ray.direction)) {
     done_ = true;
     return;
@@ -106,65 +109,70 @@ void RayTraversal::process_primitive_hits(const IntersectDwords& dw) {
   }
 }
 
+template <bool kDefaultIntersect>
 IntersectResult RayTraversal::enter_instance() {
   IntersectResult res;
   res.kind = NodeKind::Instance;
-  if (memory_->blases == nullptr) {  // an instance node in a BLAS or a one-level BVH
-    res.fault = NodeFault::UnsupportedNode;
+  if (cache_ == nullptr) {
+    // Away from the cached path: GCC cleared a local optional's 512 bytes on every instance step.
+    const std::optional<DecodedInstance> decoded = DecodedInstance::at(*memory_, node_, res.fault);
+    if (decoded) enter_instance<kDefaultIntersect>(*decoded, res);
     return res;
   }
-  const BlasTable& table = *memory_->blases;
-  const uint32_t instance = table.instance_of(node_);
-  if (instance == BlasTable::kNone) {
-    res.fault = NodeFault::StrayInstance;
-    return res;
+  if (const DecodedInstance* decoded = cache_->instance(node_, res.fault)) {
+    enter_instance<kDefaultIntersect>(*decoded, res);
   }
-  InstanceIntersect inst;
-  if (cache_ != nullptr) {
-    const DecodedInstance* decoded = cache_->instance(node_, res.fault);
-    if (decoded == nullptr) return res;  // instance_of accepted the pointer: only find()'s faults remain
-    inst = intersect_instance(*decoded, flags_, ray_.operands, options_->intersect);
-  } else {
-    inst = intersect_instance(*memory_, flags_, ray_.operands, node_, options_->intersect);
-    res.fault = inst.fault;
-    if (res.fault != NodeFault::None) return res;
-  }
+  return res;
+}
+
+template <bool kDefaultIntersect>
+void RayTraversal::enter_instance(const DecodedInstance& instance, IntersectResult& res) {
   res.box_tests = kInstanceBoxTests;
+  // The object-space ray is prepared in place; the world ray waits in top_ray_ (restored unless the BLAS is entered).
+  top_ray_ = ray_;
+  // Default options: the top level's flags are the defaults too (an instance node has no other level above it).
+  static constexpr PointerFlags kFlags{};
+  static constexpr IntersectOptions kIntersect{};
+  const InstanceIntersect inst =
+      kDefaultIntersect ? detail::intersect_instance(instance, kFlags, top_ray_.operands, kIntersect, ray_)
+                        : detail::intersect_instance(instance, flags_, top_ray_.operands, options_->intersect, ray_);
   // Only the BLAS root goes onto the stack (slot 7, then SKIP_0_7 in slot 6 stops the pushes).
   const uint32_t root = rdna4::blas_root_from_filter_result(inst.dw[7]);
   res.dw.fill(kInvalidNode);
   res.dw[7] = root;
   res.dw[6] = rdna4::kSkip0To7;
-  if (root == kInvalidNode) return res;  // culled or the filter missed: the next pop stays in the top level
-  const uint64_t base = uint64_t{inst.dw[2]} | uint64_t{inst.dw[3]} << 32;
-  const uint32_t blas = table.find(rdna4::base_pointer_address(base));
-  if (blas == BlasTable::kNone) {
+  if (root == kInvalidNode) {  // culled or the filter missed: the next pop stays in the top level
+    ray_ = top_ray_;
+    return;
+  }
+  if (instance.blas == BlasTable::kNone) {
     res.fault = NodeFault::UnknownBlas;
-    return res;
+    return;
   }
   ++result_.counters.instance_transitions;
-  // The pop that follows returns the root: from there the lane reads the BLAS with the object-space ray and the
-  // merged flags.
-  top_ray_ = ray_;
-  ray_ = *inst.ray;  // object space, the extent kept (a filter hit: not culled)
+  // The pop that follows returns the root: from there the lane reads the BLAS with the object-space ray (its extent
+  // kept: a filter hit, not culled) and the merged flags.
+  const uint64_t base = uint64_t{inst.dw[2]} | uint64_t{inst.dw[3]} << 32;
   flags_ = PointerFlags::from_bits(rdna4::base_pointer_flags(base));
-  default_flags_ = flags_ == PointerFlags{};
-  memory_ = &table.blases[blas].memory;
-  cache_ = top_cache_ != nullptr ? &top_cache_->blas_cache(blas) : nullptr;
+  flags_kind_ = kind_of(flags_);
+  const BlasTable::Blas& blas = memory_->blases->blases[instance.blas];
+  memory_ = &blas.memory;
+  level_address_ = static_cast<uint64_t>(memory_->dwords.data() - top_memory_->dwords.data()) * 4;
+  cache_ = top_cache_ != nullptr ? &top_cache_->blas_cache(instance.blas) : nullptr;
   in_blas_ = true;
   instance_node_ = node_;
-  instance_index_ = instance;
+  instance_index_ = instance.index;
   instance_parent_ = inst.parent_pointer;
-  geometry_base_ = table.blases[blas].first_geometry;
+  geometry_base_ = blas.first_geometry;
   any_hit_record_.clear();  // a BLAS is traversed once per instance: its primitives are new candidates
-  return res;
 }
 
 void RayTraversal::leave_instance() {
   ray_ = top_ray_;
   flags_ = options_->flags;
-  default_flags_ = flags_ == PointerFlags{};
+  flags_kind_ = kind_of(flags_);
   memory_ = top_memory_;
+  level_address_ = 0;
   cache_ = top_cache_;
   in_blas_ = false;
   geometry_base_ = 0;
@@ -199,33 +207,37 @@ bool RayTraversal::default_intersect(const TraceOptions& options) {
   return options.flags == PointerFlags{} && options.intersect == IntersectOptions{};
 }
 
+RayTraversal::FlagsKind RayTraversal::kind_of(const PointerFlags& flags) {
+  return flags == PointerFlags{} ? FlagsKind::Default : flags == kTriangleBlasFlags ? FlagsKind::TriangleBlas
+                                                                                   : FlagsKind::Other;
+}
+
 template <bool kDefaultIntersect>
 IntersectResult RayTraversal::intersect() const {
   if (cache_ == nullptr) return image_bvh8_intersect_ray(*memory_, flags_, ray_, node_, options_->intersect);
   if constexpr (kDefaultIntersect) {
-    if (!default_flags_) {
-      // Inside a BLAS the flags carry SKIP_PROCEDURAL (a triangle BLAS): a constant copy for that case too.
-      static constexpr PointerFlags kTriangleBlasFlags{.skip_procedural = true};
-      if (flags_ == kTriangleBlasFlags) return detail::intersect_cached(*cache_, kTriangleBlasFlags, ray_, node_, {});
-      return detail::intersect_cached(*cache_, flags_, ray_, node_, options_->intersect);
-    }
     // Constants: the compiler drops the culling, the other sort modes and triangle test, and the box growth
-    // arithmetic from this copy of the intersector.
+    // arithmetic from these copies of the intersector.
     static constexpr PointerFlags kFlags{};
     static constexpr IntersectOptions kIntersect{};
-    return detail::intersect_cached(*cache_, kFlags, ray_, node_, kIntersect);
-  } else {
-    return detail::intersect_cached(*cache_, flags_, ray_, node_, options_->intersect);
+    switch (flags_kind_) {
+      case FlagsKind::Default: return detail::intersect_cached(*cache_, kFlags, ray_, node_, kIntersect);
+      case FlagsKind::TriangleBlas:
+        return detail::intersect_cached(*cache_, kTriangleBlasFlags, ray_, node_, kIntersect);
+      case FlagsKind::Other: break;
+    }
   }
+  return detail::intersect_cached(*cache_, flags_, ray_, node_, options_->intersect);
 }
 
 template <bool kDefaultIntersect>
 StepInfo RayTraversal::step_as() {
   StepInfo info{node_, rdna4::node_kind(node_), last_ != kInvalidNode, false};
   ray_.operands.extent = info.walk_back ? t_max_ : closest_t_;  // walk-back re-visits with the original t_max
-  step_address_ = static_cast<uint64_t>(memory_->dwords.data() - top_memory_->dwords.data()) * 4;
+  step_address_ = level_address_;
   const bool in_blas = in_blas_ || memory_->blases == nullptr;
-  IntersectResult res = info.kind == NodeKind::Instance ? enter_instance() : intersect<kDefaultIntersect>();
+  IntersectResult res =
+      info.kind == NodeKind::Instance ? enter_instance<kDefaultIntersect>() : intersect<kDefaultIntersect>();
   NodeFault fault = res.fault;
   if (fault == NodeFault::None && res.kind == NodeKind::Unsupported) fault = NodeFault::UnsupportedNode;
   if (fault != NodeFault::None) {

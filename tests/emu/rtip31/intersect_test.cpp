@@ -728,6 +728,21 @@ TEST(IntersectDispatch, ReboundDecodeCacheEqualsANewOne) {
   }
 }
 
+// A default PreparedRay is the default operands prepared: a lane holds it until it prepares its own ray in place.
+TEST(IntersectDispatch, DefaultPreparedRayIsTheDefaultOperandsPrepared) {
+  const PreparedRay fresh, prepared{RayOperands{}};
+  EXPECT_EQ(fresh.operands.origin, prepared.operands.origin);
+  EXPECT_EQ(fresh.operands.direction, prepared.operands.direction);
+  EXPECT_EQ(fresh.operands.extent, prepared.operands.extent);
+  EXPECT_EQ(fresh.operands.instance_mask, prepared.operands.instance_mask);
+  EXPECT_EQ(fresh.inverse, prepared.inverse);
+  EXPECT_EQ(fresh.near_is_max, prepared.near_is_max);
+  EXPECT_EQ((std::array{fresh.kx, fresh.ky, fresh.kz}), (std::array{prepared.kx, prepared.ky, prepared.kz}));
+  EXPECT_EQ((std::array{fresh.shear_x, fresh.shear_y, fresh.shear_z}),
+            (std::array{prepared.shear_x, prepared.shear_y, prepared.shear_z}));
+  EXPECT_EQ(fresh.nan_free_slabs, prepared.nan_free_slabs);
+}
+
 TEST(IntersectDispatch, UnsupportedTypesReturnAllOnes) {
   const NodeImage img = one_pair_node();
   const IntersectDwords all_ones{I, I, I, I, I, I, I, I, I, I};

@@ -206,6 +206,7 @@ TEST(LdsStack, Push8Pop1EqualsPush8ThenPop) {
       if (op % 40 == 0) fused = stepwise = LdsStack(StackOptions{size});  // fresh rings, where max_depth still grows
       Slots data;
       for (uint32_t& x : data) x = slot();
+      if (pick(rng) < 15) data = {I, I, I, I, I, I, rdna4::kSkip0To7, slot()};  // an instance node's result
       const uint32_t r = pick(rng);
       const uint32_t last = r < 70 ? I : r < 85 ? rdna4::kEndSearch | pick(rng) % 4 : data[pick(rng) % 8];
       const uint32_t node = ds_bvh_stack_push8_pop1(fused, last, data);

@@ -92,16 +92,18 @@ TEST(TwoLevel, TheInstanceNodeCullsOnTheMaskToo) {
   const LoadedBvh& bvh = two_quads_bvh();
   const uint32_t instance1 = rdna4::make_node_pointer(3 * 128, rdna4::kTypeInstance);
   RayOperands ray{{4.5f, 0.0f, 5.0f}, {0.0f, 0.0f, -1.0f}, 100.0f, 0x01};
-  InstanceIntersect culled = intersect_instance(bvh.memory(), {}, ray, instance1, {});
+  PreparedRay object_ray;  // the default operands: origin 0, direction +z
+  InstanceIntersect culled = intersect_instance(bvh.memory(), {}, ray, instance1, {}, &object_ray);
   EXPECT_TRUE(culled.culled);
   EXPECT_EQ(culled.dw[7], 0xFFFFFFFFu);
-  EXPECT_FALSE(culled.ray.has_value());  // the operands stay as they were
+  EXPECT_EQ(object_ray.operands.origin, Vec3{0.0f});  // the operands stay as they were: nothing written back
+  EXPECT_EQ(object_ray.operands.direction, (Vec3{0.0f, 0.0f, 1.0f}));
   ray.instance_mask = 0x02;
-  const InstanceIntersect entered = intersect_instance(bvh.memory(), {}, ray, instance1, {});
+  const InstanceIntersect entered = intersect_instance(bvh.memory(), {}, ray, instance1, {}, &object_ray);
   EXPECT_FALSE(entered.culled);
   EXPECT_EQ(rdna4::blas_root_from_filter_result(entered.dw[7]), rdna4::kRootPointer);
-  EXPECT_EQ(entered.ray->operands.origin, (Vec3{-0.5f, 0.0f, 5.0f}));  // x' = -(x - 4)
-  EXPECT_EQ(entered.ray->operands.direction, (Vec3{-0.0f, 0.0f, -1.0f}));
+  EXPECT_EQ(object_ray.operands.origin, (Vec3{-0.5f, 0.0f, 5.0f}));  // x' = -(x - 4)
+  EXPECT_EQ(object_ray.operands.direction, (Vec3{-0.0f, 0.0f, -1.0f}));
   // The BLAS pointer carries SKIP_PROCEDURAL (a triangle BLAS) merged with the ray's flags (none).
   EXPECT_EQ(rdna4::base_pointer_flags(uint64_t{entered.dw[2]} | uint64_t{entered.dw[3]} << 32),
             rdna4::kPointerFlagSkipProcedural);

@@ -100,10 +100,18 @@ struct PointerFlags {
   bool skip_triangles = false;         ///< bit 62
   bool skip_procedural = false;        ///< bit 63
 
-  /// From the 10-bit value `base_ptr >> 54`.
-  static PointerFlags from_bits(uint32_t bits);
+  /// From the 10-bit value `base_ptr >> 54`. (Inline: every instance step merges flags.)
+  static PointerFlags from_bits(uint32_t bits) {
+    auto bit = [bits](int i) { return ((bits >> i) & 1u) != 0; };
+    return {bit(0), bit(1), bit(2), bit(3), bit(4), bit(5), bit(6), bit(7), bit(8), bit(9)};
+  }
   /// The 10-bit value that goes into base pointer bits 54..63.
-  [[nodiscard]] uint32_t bits() const;
+  [[nodiscard]] uint32_t bits() const {
+    return uint32_t{force_opaque} | uint32_t{force_non_opaque} << 1 | uint32_t{disable_triangle_cull} << 2 |
+           uint32_t{flip_facedness} << 3 | uint32_t{cull_back_facing} << 4 | uint32_t{cull_front_facing} << 5 |
+           uint32_t{cull_opaque} << 6 | uint32_t{cull_non_opaque} << 7 | uint32_t{skip_triangles} << 8 |
+           uint32_t{skip_procedural} << 9;
+  }
   friend bool operator==(const PointerFlags&, const PointerFlags&) = default;
 };
 
@@ -185,7 +193,8 @@ IntersectResult image_bvh8_intersect_ray(const NodeMemory& memory, const Pointer
 /// traversal prepares it once per ray; the results are the same as recomputing it on every node.
 struct PreparedRay {
   RayOperands operands;  ///< extent may change between calls; origin and direction must not
-  Vec3 inverse{0.0f};    ///< 1 / direction, per component (IEEE division)
+  /// 1 / direction, per component (IEEE division)
+  Vec3 inverse{std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity(), 1.0f};
   /// Per axis, 1 when the slab's near plane is its max (inverse < 0 or NaN), else 0: axis-aligned nodes only.
   std::array<uint8_t, 3> near_is_max{};
   int kx = 0, ky = 1, kz = 2;  ///< watertight: kz = the largest |direction| component; (kx, ky) keep the winding
@@ -194,6 +203,9 @@ struct PreparedRay {
   /// be NaN, so axis-aligned nodes skip the NaN bookkeeping of the slab test (the outcome is the same).
   bool nan_free_slabs = false;
 
+  /// The default operands (origin 0, direction +z, extent +inf, mask 0xFF), prepared: a lane's ray before it is
+  /// prepared in place by code that sees the internal inline version of the constructor.
+  PreparedRay() = default;
   explicit PreparedRay(const RayOperands& ray);
   /// The same with extent = +inf, from the parts, which a call passes in registers: a caller that has just
   /// computed them does not store them piecewise for the constructor to load them whole (a store-forwarding stall).
@@ -215,34 +227,36 @@ struct BoxTraits {
 };
 
 /// What the instance path reads of an instance node, decoded once: the node's fields and its filter node as a box
-/// node's children.
+/// node's children; for an instance node of a top level (at()), also what the traversal looks up for it.
 struct DecodedInstance {
   rdna4::DecodedInstanceNode node;
   rdna4::BoxChildren filter;
   BoxTraits traits;
+  uint32_t index = BlasTable::kNone;  ///< the instance's index (BlasTable::instance_of)
+  uint32_t blas = BlasTable::kNone;   ///< the BLAS its base pointer names (BlasTable::find), or kNone
   static DecodedInstance of(const uint32_t* node);
+  /// The instance node `pointer` of a top level with its index and BLAS, or nothing with `fault` = UnsupportedNode
+  /// when `memory` is no top level (blases null), StrayInstance when `pointer` addresses no instance node of it,
+  /// else find()'s faults.
+  static std::optional<DecodedInstance> at(const NodeMemory& memory, uint32_t pointer, NodeFault& fault);
 };
 
-/// The instance path of the instruction (§5.5) with the ray operands it writes back.
+/// The instance path of the instruction (§5.5).
 struct InstanceIntersect {
   /// DW2, DW3 the BLAS base pointer with merged flags; DW6 the hit-group contribution; DW7 the filter node's four
   /// child bytes (0xFFFFFFFF: culled or missed); the rest 0xFFFFFFFF.
   IntersectDwords dw{};
-  /// The object-space ray operands after the instruction, prepared as the filter test used them; none when culled
-  /// (the operands are then unchanged).
-  std::optional<PreparedRay> ray;
   bool culled = false;   ///< by the instance mask or the BLAS type: the ray is not transformed
   uint32_t parent_pointer = rdna4::kInvalidNode;  ///< bytes 56..59, for the walk-back (not read by the hardware)
   NodeFault fault = NodeFault::None;
 };
 /// §5.5 on instance node `node_pointer`: cull on the mask and the BLAS type, transform the ray by the
 /// world-to-object matrix (fma order of §5.5), test the filter node like a box node (§5.3 steps 5..8), merge the
-/// flags (§1.4).
+/// flags (§1.4). `object_ray`, if given, receives the ray operands the instruction writes back, prepared as the
+/// filter test used them (left alone when the instance is culled or the node faults).
 InstanceIntersect intersect_instance(const NodeMemory& memory, const PointerFlags& flags, const RayOperands& ray,
-                                     uint32_t node_pointer, const IntersectOptions& options);
-/// The same on an instance node decoded in advance (NodeDecodeCache::instance).
-InstanceIntersect intersect_instance(const DecodedInstance& instance, const PointerFlags& flags,
-                                     const RayOperands& ray, const IntersectOptions& options);
+                                     uint32_t node_pointer, const IntersectOptions& options,
+                                     PreparedRay* object_ray = nullptr);
 /// Slab tests of one instance node: its filter node's four boxes (§5.6).
 inline constexpr uint32_t kInstanceBoxTests = 4;
 
@@ -264,10 +278,20 @@ class NodeDecodeCache {
 
   [[nodiscard]] const NodeMemory& memory() const { return memory_; }
   /// The cache of BLAS `blas` (an index into memory().blases), made when first asked for and kept with this one.
-  NodeDecodeCache& blas_cache(uint32_t blas);
-  /// The decoded instance node `pointer` of a top level (memory().blases set), or null with `fault` set (find()'s
-  /// faults) or with no fault when `pointer` addresses no instance node of the top level.
-  const DecodedInstance* instance(uint32_t pointer, NodeFault& fault);
+  NodeDecodeCache& blas_cache(uint32_t blas) {
+    return blas_caches_[blas] != nullptr ? *blas_caches_[blas] : make_blas_cache(blas);  // every BLAS entry asks
+  }
+  /// DecodedInstance::at(memory(), pointer, fault), decoded once per instance node, or null with its fault.
+  const DecodedInstance* instance(uint32_t pointer, NodeFault& fault) {
+    // An entry is made only for a pointer that at() accepted, and only one aligned instance pointer (low four bits
+    // 0110) addresses a slot: a hit needs no other check. The hit path is inline.
+    const uint64_t n = instance_slot(pointer);
+    fault = NodeFault::None;
+    if ((pointer & 0xFu) == rdna4::kTypeInstance && n < instances_.size() && instances_[n] != nullptr) {
+      return instances_[n].get();
+    }
+    return fill_instance(pointer, fault);
+  }
 
   struct Box {
     rdna4::BoxChildren children;
@@ -292,9 +316,9 @@ class NodeDecodeCache {
     fault = NodeFault::None;
     return pair_key_[slot] == pointer ? pairs_[slot].get() : fill_pair(slot, pointer, fault);
   }
-  /// Starts loading into the CPU's caches the key and entry that box() or pair() will read for `pointer`: a hint
-  /// that changes no result. A traversal gives it a lane's next node as soon as it is known, so that the memory
-  /// is on its way while the wave's other lanes take their steps.
+  /// Starts loading into the CPU's caches the key and entry that box() or pair() will read for `pointer` (for an
+  /// instance node, the entry instance() decoded): a hint that changes no result. A traversal gives it a lane's
+  /// next node as soon as it is known, so that the memory is on its way while the wave's other lanes step.
   [[gnu::always_inline]] void prefetch(uint32_t pointer) const {
     if (rdna4::node_kind(pointer) == rdna4::NodeKind::Box) {
       const uint32_t slot = box_slot(pointer);
@@ -304,6 +328,11 @@ class NodeDecodeCache {
       const uint32_t slot = pair_slot(pointer);
       __builtin_prefetch(&pair_key_[slot]);
       prefetch_lines<sizeof(Pair)>(pairs_[slot].bytes);
+    } else if (rdna4::node_kind(pointer) == rdna4::NodeKind::Instance) {
+      const uint64_t n = instance_slot(pointer);
+      if (n < instances_.size() && instances_[n] != nullptr) {
+        prefetch_lines<sizeof(DecodedInstance)>(reinterpret_cast<const std::byte*>(instances_[n].get()));
+      }
     }
   }
 
@@ -316,6 +345,10 @@ class NodeDecodeCache {
   uint32_t pair_slot(uint32_t pointer) const {
     const uint32_t key = (pointer >> 4) << 3 | rdna4::pair_index(pointer);
     return (key * pair_multiplier_ >> pair_shift_) & pair_mask_;
+  }
+  // An instance node's index among the top level's instance slots (wraps around below the first).
+  uint64_t instance_slot(uint32_t pointer) const {
+    return rdna4::node_byte_offset(pointer) / rdna4::kNodeBytes - first_instance_slot_;
   }
   // Every 64-byte cache line of [p, p + Bytes). Inlined by force, as prefetch() is: GCC finds a function that does
   // nothing but prefetch free of side effects and deletes its calls.
@@ -332,6 +365,8 @@ class NodeDecodeCache {
   // The miss paths: decode `pointer` into entry `slot`.
   const Box* fill_box(uint32_t slot, uint32_t pointer, NodeFault& fault);
   const Pair* fill_pair(uint32_t slot, uint32_t pointer, NodeFault& fault);
+  const DecodedInstance* fill_instance(uint32_t pointer, NodeFault& fault);
+  NodeDecodeCache& make_blas_cache(uint32_t blas);
 
   NodeMemory memory_;
   uint32_t wanted_boxes_, wanted_pairs_;       ///< the constructor's sizes, before capping by the memory
@@ -352,6 +387,7 @@ class NodeDecodeCache {
   std::unique_ptr<Slot<Pair>[]> pairs_;
   std::vector<std::unique_ptr<NodeDecodeCache>> blas_caches_;  ///< per BLAS of memory_.blases, made on first use
   std::vector<std::unique_ptr<DecodedInstance>> instances_;     ///< per instance node, decoded on first use
+  uint64_t first_instance_slot_ = 0;                            ///< memory_.blases->first_instance_slot
 };
 
 /// image_bvh8_intersect_ray on the cache's node memory, reading decoded nodes through the cache; the same result.

@@ -125,7 +125,11 @@ class RayTraversal {
   void process_primitive_hits(const IntersectDwords& dw);
   /// The instance step (§7.2, §7.3): transforms the ray and gives the result whose push8 pushes only the BLAS root
   /// (or nothing when the filter node missed), with the BLAS's memory and merged flags in place for the pop.
+  template <bool kDefaultIntersect>
   IntersectResult enter_instance();
+  /// The same on the node decoded: completes `res`.
+  template <bool kDefaultIntersect>
+  void enter_instance(const DecodedInstance& instance, IntersectResult& res);
   void leave_instance();  ///< back in the top level: the world ray, the top level's memory and flags
   void walk_back(uint32_t prev);
   void finish(NodeFault fault, uint32_t node);
@@ -137,7 +141,10 @@ class RayTraversal {
   PreparedRay ray_;  ///< the ray after the tmin offset, in the current level's space; extent is set per step
   PreparedRay top_ray_;  ///< the world-space ray while the lane is inside a BLAS (§7.3 restores it)
   PointerFlags flags_;         ///< the current level's pointer flags: the ray's, merged with an instance's in a BLAS
-  bool default_flags_ = true;  ///< flags_ == PointerFlags{}
+  /// Which compiled copy of the intersector flags_ take (intersect()), kept with flags_ rather than compared per step.
+  enum class FlagsKind : uint8_t { Default, TriangleBlas, Other };
+  FlagsKind flags_kind_ = FlagsKind::Default;
+  static FlagsKind kind_of(const PointerFlags& flags);
   // Two-level state (§7.3): the top level's memory, cache and ray while the lane is inside a BLAS.
   const NodeMemory* top_memory_;
   NodeDecodeCache* top_cache_;
@@ -146,7 +153,8 @@ class RayTraversal {
   uint32_t instance_index_ = 0;
   uint32_t geometry_base_ = 0;  ///< BlasTable::Blas::first_geometry of the BLAS the lane is in
   uint32_t instance_parent_ = rdna4::kInvalidNode;  ///< that instance node's parent pointer (walk-back)
-  uint64_t step_address_ = 0;  ///< byte address of the latest step's level (record_fetches)
+  uint64_t level_address_ = 0;  ///< byte address of the current level (its header) in the node section
+  uint64_t step_address_ = 0;   ///< level_address_ of the latest step (record_fetches)
   float tmin_ = 0.0f;
   float t_max_ = 0.0f;
   float closest_t_ = 0.0f;
