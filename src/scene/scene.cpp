@@ -34,14 +34,6 @@ AnyScene load_any_scene(const std::filesystem::path& path, const SceneLoadOption
   return load_gltf_instanced(path, warn);
 }
 
-Scene load_scene(const std::filesystem::path& path, const SceneLoadOptions& options, const WarningFn& warn) {
-  if (is_instanced_scene_file(path) && !options.flatten) {
-    throw_bad_input(path.string(), "this command reads one-level scenes only: pass --flatten to use one BLAS of "
-                                   "every instance's triangles in world space");
-  }
-  return std::get<Scene>(load_any_scene(path, options, warn));
-}
-
 bool Scene::is_degenerate(uint32_t tri) const {
   // Double keeps the test exact for all but extreme coordinates: float differences and their products fit.
   const glm::dvec3 a(vertex(tri, 0));

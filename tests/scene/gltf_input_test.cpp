@@ -212,19 +212,20 @@ TEST(GltfInput, DifferentCutoffsNeedTheOption) {
   EXPECT_FLOAT_EQ(make_alpha_test(s, 0.5f).cutoff, 0.5f);
 }
 
-TEST(GltfInput, LoadSceneNeedsFlattenForGltf) {
+TEST(GltfInput, SceneFilesAreToldApartByTheirExtensionInAnyCase) {
   ScratchDir dir;
   GltfFile f = test::one_triangle_file();
   f.node("\"mesh\":0");
   const auto path = dir.path() / "scene.GLTF";
   write(path, f.json());
   EXPECT_TRUE(is_scene_file(path));
+  EXPECT_TRUE(is_instanced_scene_file(path));
   EXPECT_TRUE(is_scene_file("a.glb"));
   EXPECT_TRUE(is_scene_file("a.obj"));
+  EXPECT_FALSE(is_instanced_scene_file("a.OBJ"));
   EXPECT_FALSE(is_scene_file("a.hwbvh"));
-  test::expect_bad_input([&] { (void)load_scene(path, {}); }, path.string(),
-                         "this command reads one-level scenes only: pass --flatten");
-  EXPECT_EQ(load_scene(path, {.flatten = true}).triangles.size(), 1u);
+  EXPECT_TRUE(std::holds_alternative<InstancedScene>(load_any_scene(path, {})));
+  EXPECT_EQ(std::get<Scene>(load_any_scene(path, {.flatten = true})).triangles.size(), 1u);
 }
 
 // The shipped instanced scene (scenes/README.md): every rock triangle faces away from its instance's origin (the

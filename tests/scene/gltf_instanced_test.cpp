@@ -1,5 +1,5 @@
 // glTF as a two-level scene (docs/gltf.md): one object-space mesh per glTF mesh that the default scene uses, one
-// instance per node that places it; flatten() of scenes made in code; load_any_scene and load_scene.
+// instance per node that places it; flatten() of scenes made in code; load_any_scene.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -202,7 +202,7 @@ struct SceneLoadOptions {
   bool flatten = false;
 };
 
-/// True for the file names load_scene reads: `.obj`, `.gltf`, `.glb` (any case).
+/// True for the file names load_any_scene reads: `.obj`, `.gltf`, `.glb` (any case).
 bool is_scene_file(const std::filesystem::path& path);
 /// True for the files that load as two-level scenes unless flattened: `.gltf`, `.glb` (any case).
 bool is_instanced_scene_file(const std::filesystem::path& path);
@@ -212,9 +212,5 @@ using AnyScene = std::variant<Scene, InstancedScene>;
 /// load_obj, load_gltf (flatten) or load_gltf_instanced, by the file's extension.
 AnyScene load_any_scene(const std::filesystem::path& path, const SceneLoadOptions& options,
                         const WarningFn& warn = {});
-
-/// load_any_scene for one-level scenes; throws hwbvh::Error (BadInput) naming the file for a two-level one (a
-/// command that cannot use instances asks for --flatten).
-Scene load_scene(const std::filesystem::path& path, const SceneLoadOptions& options, const WarningFn& warn = {});
 
 }  // namespace hwbvh
