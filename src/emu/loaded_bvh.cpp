@@ -39,9 +39,9 @@ std::vector<Vec3> LoadedBvh::world_positions() const {
   std::vector<Vec3> out;
   for (uint32_t n = 0; n < sideband.size(); ++n) {
     const blob::BlasRange& blas = levels->blases[levels->instances[n].blas];
-    const rdna4::Mat3x4& m = sideband[n].object_to_world;
+    const Mat3x4& m = sideband[n].object_to_world;
     for (uint32_t t = blas.first_triangle; t < blas.first_triangle + blas.triangle_count; ++t) {
-      for (uint32_t v : geometry.triangles[t].v) out.push_back(rdna4::affine_point(m, geometry.positions[v]));
+      for (uint32_t v : geometry.triangles[t].v) out.push_back(affine_point(m, geometry.positions[v]));
     }
   }
   return out;
@@ -52,7 +52,7 @@ Vec3 LoadedBvh::hit_normal(const RayResult& hit) const {
   if (!levels || hit.instance_index >= instance_node_.size()) return n;
   // The inverse transpose of the linear part, up to a positive factor: the cofactor matrix of the object-to-world
   // matrix times its determinant's sign, so that mirrored instances keep the normal's facing.
-  const rdna4::Mat3x4& m = sideband[instance_node_[hit.instance_index]].object_to_world;
+  const Mat3x4& m = sideband[instance_node_[hit.instance_index]].object_to_world;
   const glm::dmat3 a(m[0][0], m[1][0], m[2][0], m[0][1], m[1][1], m[2][1], m[0][2], m[1][2], m[2][2]);
   const glm::dmat3 cof = glm::transpose(glm::inverse(a)) * glm::determinant(a);
   const glm::dvec3 w = cof * glm::dvec3(n.x, n.y, n.z);
@@ -186,22 +186,11 @@ void load_two_levels(const blob::Blob& blob, const std::string& file, LoadedBvh&
 void check_xe3_instance_leaves(const LoadedBvh& out, const Xe3Section& top, const Xe3Blases& table) {
   const xe3::TreeCheckResult check = xe3::check_encoded_tree(top.dwords, nullptr);
   if (!check.ok()) throw_bad_input(out.file, "top level: " + check.problems.front());
-  std::vector<int64_t> leaf_blocks;
-  std::vector<int64_t> pending{top.header.root_block};
-  while (!pending.empty()) {  // the check above guarantees a tree of internal nodes and InstanceLeafs in range
-    const int64_t block = pending.back();
-    pending.pop_back();
-    const xe3::DecodedInternalNode node = xe3::decode_internal_node(
-        top.dwords.subspan(static_cast<std::size_t>(block) * xe3::kBlockDwords).first<xe3::kBlockDwords>());
-    for (uint32_t c = 0; c < xe3::kNodeWidth; ++c) {
-      if (!node.valid[c]) continue;
-      (node.child_type(c) == xe3::kNodeTypeInstance ? leaf_blocks : pending).push_back(node.child_block(block, c));
-    }
-  }
-  std::sort(leaf_blocks.begin(), leaf_blocks.end());
-  for (uint32_t n = 0; n < leaf_blocks.size(); ++n) {
-    const xe3::DecodedInstanceLeaf leaf = xe3::decode_instance_leaf(
-        top.dwords.subspan(static_cast<std::size_t>(leaf_blocks[n]) * xe3::kBlockDwords).first<xe3::kInstanceLeafDwords>());
+  // A clean check reached exactly the header's InstanceLeafs, each inside the top level.
+  for (uint32_t n = 0; n < check.instance_leaf_blocks.size(); ++n) {
+    const std::size_t first = std::size_t{check.instance_leaf_blocks[n]} * xe3::kBlockDwords;
+    const xe3::DecodedInstanceLeaf leaf =
+        xe3::decode_instance_leaf(top.dwords.subspan(first).first<xe3::kInstanceLeafDwords>());
     const uint32_t blas = out.levels->instances[n].blas;
     const Xe3Blases::Blas& b = table.blases[blas];
     const uint64_t root = b.address + uint64_t{b.section.header.root_block} * xe3::kBlockBytes;

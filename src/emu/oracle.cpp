@@ -165,11 +165,11 @@ Aabb world_bounds(const blob::GeometrySection& geometry, const OracleInstances& 
   for (std::size_t n = 0; n < instances.sideband.size(); ++n) {
     const Aabb& box = blas_bounds[instances.levels->instances[n].blas];
     if (box.empty()) continue;
-    const rdna4::Mat3x4& m = instances.sideband[n].object_to_world;
+    const Mat3x4& m = instances.sideband[n].object_to_world;
     for (int corner = 0; corner < 8; ++corner) {
       const Vec3 p{(corner & 1 ? box.max : box.min).x, (corner & 2 ? box.max : box.min).y,
                    (corner & 4 ? box.max : box.min).z};
-      world.grow(rdna4::affine_point(m, p));
+      world.grow(affine_point(m, p));
     }
   }
   return world;

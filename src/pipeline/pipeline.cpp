@@ -393,8 +393,8 @@ Scene bottom_levels(const InstancedScene& scene, std::vector<uint32_t>& first_ge
 }
 
 // Row-major 3x4 of an affine glm matrix (columns: glm's first index), rounded to float.
-rdna4::Mat3x4 rows_3x4(const glm::dmat4& m) {
-  rdna4::Mat3x4 out{};
+Mat3x4 rows_3x4(const glm::dmat4& m) {
+  Mat3x4 out{};
   for (int r = 0; r < 3; ++r)
     for (int c = 0; c < 4; ++c) out[r][c] = static_cast<float>(m[c][r]);
   return out;

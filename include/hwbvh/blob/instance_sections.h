@@ -30,7 +30,7 @@ struct InstanceSideband {
   uint32_t instance_id = 0;         ///< 24 bits: DXR InstanceID() / Vulkan instanceCustomIndex
   uint32_t flags = 0;               ///< 8 bits: D3D12_RAYTRACING_INSTANCE_FLAGS
   uint32_t blas_metadata_size = 0;  ///< GPURT: bytes of driver metadata before the BLAS header; 0 here
-  rdna4::Mat3x4 object_to_world{};
+  Mat3x4 object_to_world{};
   friend bool operator==(const InstanceSideband&, const InstanceSideband&) = default;
 };
 

@@ -1,6 +1,7 @@
 #pragma once
-// Vectors (glm), axis-aligned boxes and rays shared by every module.
+// Vectors (glm), axis-aligned boxes, rays and 3x4 affine matrices shared by every module.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -100,6 +101,21 @@ inline Vec3 triangle_normal(Vec3 a, Vec3 b, Vec3 c) {
   if (std::isfinite(n.x) && std::isfinite(n.y) && std::isfinite(n.z)) return n;
   const glm::dvec3 da(a);
   return Vec3(glm::normalize(glm::cross(glm::dvec3(b) - da, glm::dvec3(c) - da)));
+}
+
+/// Row-major 3x4 affine matrix, as instance nodes and leaves of every target store their transforms:
+/// p'[r] = m[r][0] x + m[r][1] y + m[r][2] z + m[r][3].
+using Mat3x4 = std::array<std::array<float, 4>, 3>;
+
+/// m applied to the point p, in double and rounded once to float: how tools outside the emulator (the oracle's
+/// scene bounds, world-space triangle lists) place an instance's vertices.
+inline Vec3 affine_point(const Mat3x4& m, const Vec3& p) {
+  Vec3 out;
+  for (std::size_t r = 0; r < 3; ++r) {
+    out[static_cast<int>(r)] =
+        static_cast<float>(double{m[r][0]} * p.x + double{m[r][1]} * p.y + double{m[r][2]} * p.z + m[r][3]);
+  }
+  return out;
 }
 
 }  // namespace hwbvh

@@ -121,7 +121,7 @@ NodeFetch bvh4_fetch(uint32_t pointer, uint64_t level_address) {
 }
 
 // The instance's matrix applied to a point (w = 1) or a direction (w = 0), in f32 as the shader's mul() does.
-Vec3 transform(const rdna4::Mat3x4& m, Vec3 v, float w) {
+Vec3 transform(const Mat3x4& m, Vec3 v, float w) {
   Vec3 out;
   for (std::size_t r = 0; r < 3; ++r) out[static_cast<int>(r)] = m[r][0] * v.x + m[r][1] * v.y + m[r][2] * v.z + m[r][3] * w;
   return out;

@@ -440,7 +440,7 @@ inline InstanceIntersect intersect_instance(const DecodedInstance& instance, con
   out.culled = (inst.instance_mask & ray.instance_mask) == 0 || (!procedural_blas && flags.skip_triangles) ||
                (procedural_blas && flags.skip_procedural);
   if (!out.culled) {
-    const rdna4::Mat3x4& w = inst.world_to_object;
+    const Mat3x4& w = inst.world_to_object;
     const Vec3 o = ray.origin, d = ray.direction;
     Vec3 origin, direction;
     for (int r = 0; r < 3; ++r) {

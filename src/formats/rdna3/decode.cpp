@@ -15,8 +15,8 @@ Vec3 vec3_at(const std::array<uint32_t, N>& node, std::size_t byte) {
   return {bits_float(dword_at(node, byte)), bits_float(dword_at(node, byte + 4)), bits_float(dword_at(node, byte + 8))};
 }
 
-rdna4::Mat3x4 matrix_at(const BoxNodeDwords& node, std::size_t byte) {
-  rdna4::Mat3x4 m{};
+Mat3x4 matrix_at(const BoxNodeDwords& node, std::size_t byte) {
+  Mat3x4 m{};
   for (std::size_t r = 0; r < 3; ++r)
     for (std::size_t c = 0; c < 4; ++c) m[r][c] = bits_float(dword_at(node, byte + 16 * r + 4 * c));
   return m;

@@ -18,7 +18,7 @@ namespace {
 constexpr std::size_t kWorldToObjectLinear = 16, kObjectToWorldTranslation = 52, kObjectToWorldLinear = 80,
                       kWorldToObjectTranslation = 116;
 
-void put_columns(InstanceLeafDwords& dw, const Affine3x4& m, std::size_t linear_byte, std::size_t translation_byte) {
+void put_columns(InstanceLeafDwords& dw, const Mat3x4& m, std::size_t linear_byte, std::size_t translation_byte) {
   for (std::size_t c = 0; c < 3; ++c)
     for (std::size_t r = 0; r < 3; ++r) dw[linear_byte / 4 + 3 * c + r] = float_bits(m[r][c]);
   for (std::size_t r = 0; r < 3; ++r) dw[translation_byte / 4 + r] = float_bits(m[r][3]);

@@ -61,6 +61,7 @@ class Walker : formats::TreeWalker<TreeCheckResult> {
       problem("the header counts " + std::to_string(h_.instance_leaves) + " instance leaves, the tree reaches " +
               std::to_string(result_.instance_leaves));
     }
+    std::sort(result_.instance_leaf_blocks.begin(), result_.instance_leaf_blocks.end());
     check_stoc_data_coverage();
     if (scene_) {
       check_containment();
@@ -159,6 +160,7 @@ class Walker : formats::TreeWalker<TreeCheckResult> {
     }
     if (!claim(block, kInstanceLeafBlocks)) return below;
     ++result_.instance_leaves;
+    result_.instance_leaf_blocks.push_back(block);
     const DecodedInstanceLeaf leaf = decode_instance_leaf(node_at<kInstanceLeafDwords>(block));
     below.geometry_masks = leaf.mask;
     const std::string leaf_name = "instance leaf at " + at(block);

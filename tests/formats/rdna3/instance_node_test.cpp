@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "fixtures/counting_matrix.h"
 #include "hwbvh/build/builder.h"
 #include "hwbvh/core/bits.h"
 #include "hwbvh/core/error.h"
@@ -16,16 +17,9 @@
 namespace hwbvh::rdna3 {
 namespace {
 
-Mat3x4 matrix(float first) {
-  Mat3x4 m{};
-  for (std::size_t r = 0; r < 3; ++r)
-    for (std::size_t c = 0; c < 4; ++c) m[r][c] = first + static_cast<float>(4 * r + c);
-  return m;
-}
-
 TEST(Rdna3InstanceNode, GoldenBytes) {
   InstanceNodeInput in;
-  in.world_to_object = matrix(1.0f);
+  in.world_to_object = test::counting_matrix(1.0f);
   in.instance_id = 0x123456;
   in.instance_mask = 0x81;
   in.contribution = 0xABCDEF;
@@ -34,7 +28,7 @@ TEST(Rdna3InstanceNode, GoldenBytes) {
   in.instance_index = 7;
   in.blas_node_pointer = kRootPointer;
   in.blas_metadata_size = 0;
-  in.object_to_world = matrix(-6.0f);
+  in.object_to_world = test::counting_matrix(-6.0f);
   const InstanceNodeDwords dw = encode_instance_node(in);
   for (uint32_t k = 0; k < 12; ++k) {
     EXPECT_EQ(dw[k], float_bits(1.0f + static_cast<float>(k))) << "world-to-object dword " << k;

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <random>
 
+#include "fixtures/counting_matrix.h"
 #include "hwbvh/blob/instance_sections.h"
 #include "hwbvh/build/builder.h"
 #include "hwbvh/core/bits.h"
@@ -19,13 +20,6 @@
 namespace hwbvh::xe3 {
 namespace {
 
-Affine3x4 counting(float first) {
-  Affine3x4 m{};
-  for (std::size_t r = 0; r < 3; ++r)
-    for (std::size_t c = 0; c < 4; ++c) m[r][c] = first + static_cast<float>(4 * r + c);
-  return m;
-}
-
 InstanceLeafInput golden_input() {
   return {.contribution = 0x123456,
           .mask = 0xA5,
@@ -34,8 +28,8 @@ InstanceLeafInput golden_input() {
           .bvh = 0xBEEF00001000ull,
           .instance_id = 0xCAFE,
           .instance_index = 7,
-          .world_to_object = counting(1.0f),    // rows (1 2 3 4) (5 6 7 8) (9 10 11 12)
-          .object_to_world = counting(13.0f)};  // rows (13 14 15 16) (17 18 19 20) (21 22 23 24)
+          .world_to_object = test::counting_matrix(1.0f),    // rows (1 2 3 4) (5 6 7 8) (9 10 11 12)
+          .object_to_world = test::counting_matrix(13.0f)};  // rows (13 14 15 16) (17 18 19 20) (21 22 23 24)
 }
 
 uint32_t f(float v) { return float_bits(v); }

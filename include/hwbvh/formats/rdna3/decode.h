@@ -53,7 +53,7 @@ std::optional<std::array<Vec3, 3>> source_vertices(const DecodedTriangle& triang
 
 /// An instance node (pointer type 6) as the traversal shader reads it.
 struct DecodedInstanceNode {
-  rdna4::Mat3x4 world_to_object{};  ///< bytes 0..47
+  Mat3x4 world_to_object{};  ///< bytes 0..47
   uint32_t instance_id = 0;         ///< bytes 48..51 [23:0]
   uint32_t instance_mask = 0;       ///< bytes 48..51 [31:24]
   uint32_t contribution = 0;        ///< bytes 52..55 [23:0]
@@ -62,7 +62,7 @@ struct DecodedInstanceNode {
   uint32_t instance_index = 0;      ///< bytes 64..67
   uint32_t blas_node_pointer = 0;   ///< bytes 68..71
   uint32_t blas_metadata_size = 0;  ///< bytes 72..75
-  rdna4::Mat3x4 object_to_world{};  ///< bytes 80..127
+  Mat3x4 object_to_world{};  ///< bytes 80..127
 };
 
 DecodedInstanceNode decode_instance_node(const BoxNodeDwords& node);

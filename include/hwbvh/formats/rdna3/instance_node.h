@@ -23,7 +23,6 @@ namespace hwbvh::rdna3 {
 
 inline constexpr uint32_t kInstanceNodeBytes = 128;
 using InstanceNodeDwords = BoxNodeDwords;  ///< 128 bytes, like an FP32 box node
-using rdna4::Mat3x4;
 
 struct InstanceNodeInput {
   Mat3x4 world_to_object{};

@@ -26,20 +26,6 @@ inline constexpr uint32_t kPointerFlagFlipFacedness = 1u << 3;         ///< bit 
 inline constexpr uint32_t kPointerFlagSkipTriangles = 1u << 8;         ///< bit 62: the BLAS holds procedurals
 inline constexpr uint32_t kPointerFlagSkipProcedural = 1u << 9;        ///< bit 63: the BLAS holds triangles
 
-/// Row-major 3x4 affine matrix: p'[r] = m[r][0] x + m[r][1] y + m[r][2] z + m[r][3].
-using Mat3x4 = std::array<std::array<float, 4>, 3>;
-
-/// m applied to the point p, in double and rounded once to float: how tools outside the emulator (the oracle's
-/// scene bounds, world-space triangle lists) place an instance's vertices.
-inline Vec3 affine_point(const Mat3x4& m, const Vec3& p) {
-  Vec3 out;
-  for (std::size_t r = 0; r < 3; ++r) {
-    out[static_cast<int>(r)] =
-        static_cast<float>(double{m[r][0]} * p.x + double{m[r][1]} * p.y + double{m[r][2]} * p.z + m[r][3]);
-  }
-  return out;
-}
-
 /// The 64-bit base pointer of §1.4: address >> 3 in bits [53:0] (the address is a multiple of 8), flags in [63:54].
 constexpr uint64_t make_base_pointer(uint64_t address, uint32_t flags) {
   return (address >> 3) | uint64_t{flags & 0x3FFu} << 54;

@@ -80,7 +80,7 @@ struct DecodedStoc3Leaf {
 
 DecodedStoc3Leaf decode_stoc3_leaf(std::span<const uint32_t, kStoc3LeafDwords> leaf);
 
-/// The 128-byte InstanceLeaf (instance_leaf.h). Matrices are row-major 3x4 like Affine3x4, put together from the
+/// The 128-byte InstanceLeaf (instance_leaf.h). Matrices are row-major 3x4 like Mat3x4, put together from the
 /// columns and the translation the leaf stores apart.
 struct DecodedInstanceLeaf {
   uint32_t contribution = 0;    ///< DW0 [23:0]
@@ -94,8 +94,8 @@ struct DecodedInstanceLeaf {
   uint64_t bvh = 0;             ///< bytes 64..69
   uint32_t instance_id = 0;     ///< bytes 72..75
   uint32_t instance_index = 0;  ///< bytes 76..79
-  std::array<std::array<float, 4>, 3> world_to_object{};  ///< bytes 16..51 and 116..127
-  std::array<std::array<float, 4>, 3> object_to_world{};  ///< bytes 80..115 and 52..63
+  Mat3x4 world_to_object{};     ///< bytes 16..51 and 116..127
+  Mat3x4 object_to_world{};     ///< bytes 80..115 and 52..63
 };
 DecodedInstanceLeaf decode_instance_leaf(std::span<const uint32_t, 32> leaf);
 

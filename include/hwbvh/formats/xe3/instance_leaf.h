@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <span>
 
+#include "hwbvh/core/geometry.h"
 #include "hwbvh/formats/xe3/layout.h"
 
 namespace hwbvh::xe3 {
@@ -38,9 +39,6 @@ inline constexpr uint32_t kInstanceFlagForceNonOpaque = 0x08;
 inline constexpr uint32_t kInstanceFlagForce2StateStoc = 0x10;
 inline constexpr uint32_t kInstanceFlagDisableStoc = 0x20;
 
-/// Row-major 3x4 affine matrix: p'[r] = m[r][0] x + m[r][1] y + m[r][2] z + m[r][3].
-using Affine3x4 = std::array<std::array<float, 4>, 3>;
-
 struct InstanceLeafInput {
   uint32_t contribution = 0;   ///< 24 bits: instanceContributionToHitGroupIndex
   uint32_t mask = 0xFF;        ///< 8 bits
@@ -49,8 +47,8 @@ struct InstanceLeafInput {
   uint64_t bvh = 0;            ///< 48 bits: bvhPtr
   uint32_t instance_id = 0;
   uint32_t instance_index = 0;
-  Affine3x4 world_to_object{};
-  Affine3x4 object_to_world{};
+  Mat3x4 world_to_object{};
+  Mat3x4 object_to_world{};
 };
 
 /// Encodes the 128 bytes. Throws hwbvh::Error (Runtime: a caller bug) for a contribution above 24 bits, a mask or

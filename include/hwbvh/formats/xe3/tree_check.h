@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "hwbvh/formats/tree_check.h"
 #include "hwbvh/scene/scene.h"
@@ -24,6 +25,7 @@ struct TreeCheckResult : formats::TreeCheckSummary {
   uint32_t stoc3_leaves = 0;    ///< 128-byte STOC3 leaves reached
   uint32_t quads = 0;           ///< leaves holding two triangles
   uint32_t instance_leaves = 0;  ///< 128-byte InstanceLeafs reached (a top level's)
+  std::vector<uint32_t> instance_leaf_blocks;  ///< their blocks, ascending (the sideband's order)
 };
 
 /// Walks the section from the root. Checks: the header; InstanceLeafs (a top level's): blockIncr 2, MBZ and unused
