@@ -16,6 +16,7 @@
 #include "hwbvh/blob/geometry_section.h"
 #include "hwbvh/blob/instance_sections.h"
 #include "hwbvh/blob/opacity_sections.h"
+#include "hwbvh/build/instance_bounds.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/parallel.h"
 #include "hwbvh/formats/rdna3/encode.h"
@@ -400,8 +401,8 @@ Mat3x4 rows_3x4(const glm::dmat4& m) {
   return out;
 }
 
-// A box's eight corners mapped by `world`, each coordinate rounded outward to float so that the corners' bounds
-// contain the exact image of the box.
+// A box's eight corners mapped by `world`, rounded to float: the instance's points and candidate rotation for the
+// OBB choice of RT IP 3.1 top-level box nodes.
 std::array<Vec3, 8> world_corners(const Aabb& box, const glm::dmat4& world) {
   std::array<Vec3, 8> corners{};
   for (int k = 0; k < 8; ++k) {
@@ -522,10 +523,12 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
   // The top level over the instances' world bounds; the BLASes follow it in the Nodes section.
   std::vector<rdna4::TlasInstanceInput> inputs(scene.instances.size());
   std::vector<Aabb> world_boxes(scene.instances.size());
+  std::vector<std::vector<Vec3>> cover(scene.meshes.size());
+  for (std::size_t m = 0; m < scene.meshes.size(); ++m) cover[m] = build::cover_points(scene.meshes[m]);
   for (std::size_t i = 0; i < scene.instances.size(); ++i) {
     const MeshInstance& inst = scene.instances[i];
     inputs[i].world_corners = world_corners(blas_bounds[inst.mesh], inst.world);
-    for (const Vec3& c : inputs[i].world_corners) world_boxes[i].grow(c);
+    world_boxes[i] = build::transformed_bounds(cover[inst.mesh], inst.world);
   }
   blob::Levels levels;
   // The BLASes follow a top level of `top_bytes`.

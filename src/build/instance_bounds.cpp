@@ -1,0 +1,88 @@
+#include "hwbvh/build/instance_bounds.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <iterator>
+#include <limits>
+
+namespace hwbvh::build {
+namespace {
+
+constexpr int kGrid = 4;
+constexpr std::size_t kPointsPerCell = 8;
+
+// The float nearest `x` on the side of `toward` (-inf: at most x, +inf: at least x); beyond the float range, the
+// largest float or infinity.
+float round_toward(double x, float toward) {
+  constexpr double kMax = std::numeric_limits<float>::max();
+  const float f = static_cast<float>(std::clamp(x, -kMax, kMax));
+  if (toward < 0 ? static_cast<double>(f) > x : static_cast<double>(f) < x) return std::nextafter(f, toward);
+  return f;
+}
+
+int cell_of(float v, float lo, float extent) {
+  if (!(extent > 0.0f)) return 0;
+  const int c = static_cast<int>((static_cast<double>(v) - lo) / extent * kGrid);
+  return std::clamp(c, 0, kGrid - 1);
+}
+
+}  // namespace
+
+std::vector<Vec3> cover_points(const Scene& mesh) {
+  // Each used vertex once, in index order, so the points do not depend on how triangles share them.
+  std::vector<uint32_t> used;
+  used.reserve(mesh.triangles.size() * 3);
+  for (const Triangle& t : mesh.triangles) used.insert(used.end(), std::begin(t.v), std::end(t.v));
+  std::sort(used.begin(), used.end());
+  used.erase(std::unique(used.begin(), used.end()), used.end());
+
+  const Aabb box = mesh.bounds();
+  const Vec3 extent = box.extent();
+  struct Cell {
+    std::vector<Vec3> points;  // up to kPointsPerCell distinct positions, then cleared in favour of `bounds`
+    Aabb bounds;
+    bool overflowed = false;
+  };
+  std::array<Cell, kGrid * kGrid * kGrid> cells;
+  for (uint32_t v : used) {
+    const Vec3 p = mesh.positions[v];
+    Cell& cell = cells[(cell_of(p.z, box.min.z, extent.z) * kGrid + cell_of(p.y, box.min.y, extent.y)) * kGrid +
+                       cell_of(p.x, box.min.x, extent.x)];
+    cell.bounds.grow(p);
+    if (cell.overflowed || std::find(cell.points.begin(), cell.points.end(), p) != cell.points.end()) continue;
+    if (cell.points.size() < kPointsPerCell) {
+      cell.points.push_back(p);
+    } else {
+      cell.overflowed = true;
+      cell.points.clear();
+    }
+  }
+  std::vector<Vec3> out;
+  for (const Cell& cell : cells) {
+    if (!cell.overflowed) {
+      out.insert(out.end(), cell.points.begin(), cell.points.end());
+      continue;
+    }
+    for (int k = 0; k < 8; ++k) {
+      out.push_back({(k & 1) ? cell.bounds.max.x : cell.bounds.min.x, (k & 2) ? cell.bounds.max.y : cell.bounds.min.y,
+                     (k & 4) ? cell.bounds.max.z : cell.bounds.min.z});
+    }
+  }
+  return out;
+}
+
+Aabb transformed_bounds(std::span<const Vec3> points, const glm::dmat4& object_to_world) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  Aabb out;
+  for (const Vec3& p : points) {
+    const glm::dvec4 w = object_to_world * glm::dvec4(p.x, p.y, p.z, 1.0);
+    for (int a = 0; a < 3; ++a) {
+      out.min[a] = std::min(out.min[a], round_toward(w[a], -kInf));
+      out.max[a] = std::max(out.max[a], round_toward(w[a], kInf));
+    }
+  }
+  return out;
+}
+
+}  // namespace hwbvh::build
