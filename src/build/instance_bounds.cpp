@@ -72,6 +72,30 @@ std::vector<Vec3> cover_points(const Scene& mesh) {
   return out;
 }
 
+std::vector<Aabb> coarsen_boxes(std::vector<Aabb> boxes, std::size_t count) {
+  Aabb all;
+  for (const Aabb& b : boxes) all.grow(b);
+  const float scale = range_scale(all);  // areas stay finite near the float range
+  while (boxes.size() > std::max<std::size_t>(count, 1)) {
+    std::size_t best_i = 0, best_j = 1;
+    float best = std::numeric_limits<float>::infinity();
+    for (std::size_t i = 0; i < boxes.size(); ++i) {
+      for (std::size_t j = i + 1; j < boxes.size(); ++j) {
+        Aabb merged = boxes[i];
+        merged.grow(boxes[j]);
+        if (const float area = merged.surface_area(scale); area < best) {
+          best = area;
+          best_i = i;
+          best_j = j;
+        }
+      }
+    }
+    boxes[best_i].grow(boxes[best_j]);
+    boxes.erase(boxes.begin() + static_cast<std::ptrdiff_t>(best_j));
+  }
+  return boxes;
+}
+
 Aabb transformed_bounds(std::span<const Vec3> points, const glm::dmat4& object_to_world) {
   constexpr float kInf = std::numeric_limits<float>::infinity();
   Aabb out;

@@ -158,6 +158,7 @@ struct TargetBuild {
   uint64_t pairs = 0;
   uint64_t obb_box_nodes = 0;
   uint64_t stoc_bytes = 0;       // xe3: STOC-only bytes in the Nodes section
+  std::vector<Aabb> root_children;  // rtip31: the root's children's boxes, full precision (an instance's filter node)
   double seconds_obb = 0.0;
   double seconds_encode = 0.0;
 };
@@ -170,6 +171,8 @@ TargetBuild build_rtip31(const Scene& scene, const BuildBlobOptions& options, co
   t.build = built.stats;
   notify(progress, Phase::Encoding);
   rdna4::EncodedBvh encoded = rdna4::encode(scene, built.bvh, options.encode);
+  const auto& root = built.bvh.nodes.front();
+  for (uint32_t c = 0; c < root.child_count; ++c) t.root_children.push_back(root.children[c].bounds);
   t.dwords = std::move(encoded.dwords);
   t.box_nodes = encoded.stats.box_nodes;
   t.leaf_nodes = encoded.stats.primitive_nodes;
@@ -492,6 +495,7 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
   TargetBuild total;
   std::vector<std::vector<uint32_t>> blas_dwords;
   std::vector<Aabb> blas_bounds;
+  std::vector<std::vector<Aabb>> filter_boxes;  // rtip31
   for (std::size_t m = 0; m < scene.meshes.size(); ++m) {
     Opacity mesh_opacity;
     if (!opacity.states.empty()) {
@@ -500,6 +504,7 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
     }
     TargetBuild b = build_target(scene.meshes[m], options, mesh_opacity, progress);
     blas_bounds.push_back(blas_header_bounds(options.target, b.dwords, scene.source, m));
+    filter_boxes.push_back(build::coarsen_boxes(std::move(b.root_children), 4));
     total.build.degenerate_triangles += b.build.degenerate_triangles;
     total.build.bvh_triangles += b.build.bvh_triangles;
     total.build.references += b.build.references;
@@ -602,7 +607,8 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
       node.blas_base_pointer =
           rdna4::make_base_pointer(levels.blases[inst.mesh].address, instance_pointer_flags(inst.flags));
       node.instance_mask = inst.mask;
-      node.blas_bounds = blas_bounds[inst.mesh];
+      std::copy(filter_boxes[inst.mesh].begin(), filter_boxes[inst.mesh].end(), node.filter_boxes.begin());
+      node.filter_box_count = static_cast<uint32_t>(filter_boxes[inst.mesh].size());
       inputs[i].box_flags = instance_box_flags(blas_dwords[inst.mesh], inst.flags);
     }
     notify(progress, Phase::Encoding);

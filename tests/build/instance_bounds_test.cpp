@@ -123,6 +123,44 @@ TEST(InstanceBounds, BeyondTheFloatRangeIsInfinite) {
   EXPECT_TRUE(std::isinf(box.max.x));
 }
 
+TEST(InstanceBounds, CoarsenMergesTheCheapestPairsFirst) {
+  // Eight unit boxes along x with gaps of 0, 5, 0, 5, 0, 5, 0: the touching pairs merge first, into four boxes
+  // of length 2 that still cover all eight.
+  std::vector<Aabb> boxes;
+  float x = 0.0f;
+  for (int i = 0; i < 8; ++i) {
+    boxes.push_back({{x, 0.0f, 0.0f}, {x + 1.0f, 1.0f, 1.0f}});
+    x += (i % 2 == 0) ? 1.0f : 6.0f;
+  }
+  const std::vector<Aabb> four = coarsen_boxes(boxes, 4);
+  ASSERT_EQ(four.size(), 4u);
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_EQ(four[k].min, boxes[2 * k].min) << k;
+    EXPECT_EQ(four[k].max, boxes[2 * k + 1].max) << k;
+  }
+  EXPECT_EQ(coarsen_boxes(boxes, 8).size(), 8u);
+  EXPECT_EQ(coarsen_boxes({boxes[0], boxes[1]}, 4).size(), 2u);
+  const std::vector<Aabb> one = coarsen_boxes(boxes, 1);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].min, boxes[0].min);
+  EXPECT_EQ(one[0].max, boxes[7].max);
+}
+
+TEST(InstanceBounds, CoarsenKeepsAreasFiniteNearTheFloatRange) {
+  // Areas of these boxes overflow float unless scaled (every area infinite would merge the first pair, 0 and 1):
+  // the touching boxes 1 and 2 must merge, not the far box 0.
+  const float big = 1e37f;
+  const std::vector<Aabb> boxes{{{big * 2, 0, 0}, {big * 3, big, big}},
+                                {{-big, 0, 0}, {-big * 0.5f, big, big}},
+                                {{-big * 0.5f, 0, 0}, {0, big, big}}};
+  const std::vector<Aabb> two = coarsen_boxes(boxes, 2);
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[0].min, boxes[0].min);
+  EXPECT_EQ(two[0].max, boxes[0].max);
+  EXPECT_EQ(two[1].min, boxes[1].min);
+  EXPECT_EQ(two[1].max, boxes[2].max);
+}
+
 TEST(InstanceBounds, MeshWithoutTrianglesHasNoCover) { EXPECT_TRUE(cover_points(Scene{}).empty()); }
 
 }  // namespace

@@ -5,10 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
 
 #include "fixtures/paths.h"
 #include "hwbvh/blob/instance_sections.h"
 #include "hwbvh/core/parallel.h"
+#include "hwbvh/formats/rdna4/decode.h"
+#include "hwbvh/formats/rdna4/instance_node.h"
 #include "hwbvh/formats/rdna4/node_section.h"
 #include "hwbvh/pipeline/pipeline.h"
 
@@ -77,6 +80,43 @@ TEST(InstancedBuild, EveryBlasIsItsMeshsOneLevelBuild) {
                            nodes.begin() + static_cast<std::ptrdiff_t>(levels.blases[m].address)))
         << m;
   }
+}
+
+TEST(InstancedBuild, FilterNodesCoverTheirBlas) {
+  // Each instance node's filter boxes (object space, decoded from the bytes) hold every triangle of its BLAS, each
+  // triangle inside one box (no spatial splits at medium quality), and some instance has more than one box.
+  const InstancedScene scene = load_gltf_instanced(test::project_scene("instanced-garden.gltf"));
+  BuildBlobOptions options;
+  options.build.quality = build::BuildQuality::Medium;
+  const BuildBlobResult two = build_instanced_blob(scene, options);
+  const auto& bytes = section(two.blob, blob::SectionType::Nodes).data;
+  const blob::Levels levels = blob::decode_levels(section(two.blob, blob::SectionType::Levels).data, "test",
+                                                  bytes.size(), UINT32_MAX, UINT32_MAX);
+  std::vector<uint32_t> dwords(bytes.size() / 4);
+  std::memcpy(dwords.data(), bytes.data(), bytes.size());
+  const uint64_t first_slot = 1 + two.report.levels->top_box_nodes;
+  std::size_t multi_box = 0;
+  for (uint64_t slot = first_slot; slot < levels.top_bytes / rdna4::kNodeBytes; ++slot) {
+    const rdna4::DecodedInstanceNode node = rdna4::decode_instance_node(&dwords[slot * rdna4::kNodeDwords]);
+    const uint64_t address = rdna4::base_pointer_address(node.blas_base_pointer);
+    std::size_t m = 0;
+    while (m < levels.blases.size() && levels.blases[m].address != address) ++m;
+    ASSERT_LT(m, levels.blases.size()) << "instance slot " << slot;
+    const rdna4::DecodedBoxNode filter = rdna4::decode_box_node(node.filter_box);
+    ASSERT_EQ(filter.child_count, 4u);
+    multi_box += filter.child_box[0].min != filter.child_box[3].min || filter.child_box[0].max != filter.child_box[3].max;
+    const Scene& mesh = scene.meshes[m];
+    for (uint32_t t = 0; t < mesh.triangles.size(); ++t) {
+      if (mesh.is_degenerate(t)) continue;
+      bool inside = false;
+      for (uint32_t k = 0; k < 4 && !inside; ++k) {
+        inside = filter.child_box[k].contains(mesh.vertex(t, 0)) && filter.child_box[k].contains(mesh.vertex(t, 1)) &&
+                 filter.child_box[k].contains(mesh.vertex(t, 2));
+      }
+      EXPECT_TRUE(inside) << "BLAS " << m << " triangle " << t << " outside the filter of instance slot " << slot;
+    }
+  }
+  EXPECT_GT(multi_box, 0u);
 }
 
 }  // namespace

@@ -25,6 +25,13 @@ inline constexpr std::size_t kMaxCoverPoints = 512;
 /// never more than kMaxCoverPoints. Deterministic. Empty for a mesh without triangles.
 std::vector<Vec3> cover_points(const Scene& mesh);
 
+/// At most `count` boxes whose union covers `boxes`: the pair whose union has the least surface area is merged
+/// until `count` remain (ties: the first pair in index order). For an RT IP 3.1 instance's filter node, from its
+/// BLAS root's children: GPURT's filter mode takes the four nodes of the top two levels of the BLAS's binary tree
+/// (`WriteBlasInstanceFilterNode`, EncodeHwBvh3_1.hlsl); the binary tree is gone once collapsed, so hwbvh groups
+/// the wide root's children instead. Deterministic; `boxes` as they are when there are at most `count`.
+std::vector<Aabb> coarsen_boxes(std::vector<Aabb> boxes, std::size_t count);
+
 /// Bounds of `points` mapped by the affine `object_to_world`, computed in double and rounded outward to float, so
 /// that they contain the exact image of every point.
 Aabb transformed_bounds(std::span<const Vec3> points, const glm::dmat4& object_to_world);

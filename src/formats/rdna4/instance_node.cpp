@@ -1,6 +1,8 @@
 // RT IP 3.1 instance node (docs/rtip31-format.md §2.9, §5.5).
 #include "hwbvh/formats/rdna4/instance_node.h"
 
+#include <algorithm>
+
 #include "hwbvh/core/bits.h"
 #include "hwbvh/formats/rdna4/box_node.h"
 #include "hwbvh/formats/rdna4/decode.h"
@@ -27,12 +29,14 @@ NodeDwords encode_instance_node(const InstanceNodeInput& input) {
   dw[13] = static_cast<uint32_t>(input.blas_base_pointer >> 32);
   dw[14] = input.parent_pointer;
   dw[15] = (input.user_data & 0xFFFFFFu) | (input.instance_mask & 0xFFu) << 24;
-  // Pass-through filter: four children with the BLAS root's box, each naming the root's node index. A 4-child box
-  // node has the same origin, exponents and child-info layout; only the place of the fields differs.
+  // Four children, each naming the root's node index; the last box repeats in the slots past the count, as a hit on
+  // any child means the same. A 4-child box node has the same origin, exponents and child-info layout; only the
+  // place of the fields differs.
+  const uint32_t boxes = std::clamp(input.filter_box_count, 1u, kFilterChildren);
   BoxNodeInput filter;
   filter.child_count = kFilterChildren;
   for (uint32_t k = 0; k < kFilterChildren; ++k) {
-    filter.children[k] = {.box = input.blas_bounds,
+    filter.children[k] = {.box = input.filter_boxes[std::min(k, boxes - 1)],
                           .node_type = input.blas_root >> 4,
                           .range_length = 0,
                           .box_flags = 0,

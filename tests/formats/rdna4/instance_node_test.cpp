@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "hwbvh/core/bits.h"
@@ -19,7 +20,7 @@ InstanceNodeInput example_input() {
   in.parent_pointer = 0x15;
   in.user_data = 0x123456;
   in.instance_mask = 0x5A;
-  in.blas_bounds = {{-1.0f, -1.0f, -1.0f}, {1.0f, 2.0f, 3.0f}};
+  in.filter_boxes[0] = {{-1.0f, -1.0f, -1.0f}, {1.0f, 2.0f, 3.0f}};
   in.blas_root = kRootPointer;
   return in;
 }
@@ -38,8 +39,26 @@ TEST(InstanceNode, GoldenBytes) {
   EXPECT_EQ(encode_instance_node(example_input()), kExpected);
 }
 
+TEST(InstanceNode, GoldenBytesFilterMode) {
+  // Two boxes, the halves x < 0 and x > 0 of the example's box: the same origin and exponents (x: 2^11 cells per
+  // unit). Child 0 spans x cells 0..2047 (qmax stored 0x7FF), child 1 cells 2048..4095 (qmin 0x800, qmax 0xFFF);
+  // children 2 and 3 repeat child 1. Dwords 0..19 are the example's.
+  InstanceNodeInput in = example_input();
+  in.filter_boxes[0] = {{-1.0f, -1.0f, -1.0f}, {0.0f, 2.0f, 3.0f}};
+  in.filter_boxes[1] = {{0.0f, -1.0f, -1.0f}, {1.0f, 2.0f, 3.0f}};
+  in.filter_box_count = 2;
+  const NodeDwords dw = encode_instance_node(in);
+  const NodeDwords pass_through = encode_instance_node(example_input());
+  EXPECT_TRUE(std::equal(dw.begin(), dw.begin() + 20, pass_through.begin()));
+  constexpr std::array<uint32_t, 12> kChildren = {0x00000000, 0xFF7FF000, 0x01FFFBFF, 0x00000800,
+                                                  0xFFFFF000, 0x01FFFBFF, 0x00000800, 0xFFFFF000,
+                                                  0x01FFFBFF, 0x00000800, 0xFFFFF000, 0x01FFFBFF};
+  EXPECT_TRUE(std::equal(kChildren.begin(), kChildren.end(), dw.begin() + 20));
+}
+
 // decode(encode(x)) gives x's fields back, and a filter of four children that all name the BLAS root's node index
-// (pointer 0x15 >> 4 = 1 with leaf_base 0) and whose dequantized boxes contain the BLAS bounds.
+// (pointer 0x15 >> 4 = 1 with leaf_base 0) and whose dequantized boxes contain the filter boxes, the last one
+// repeated past the count.
 void expect_round_trip(const InstanceNodeInput& in) {
   const NodeDwords dw = encode_instance_node(in);
   const DecodedInstanceNode d = decode_instance_node(dw.data());
@@ -58,8 +77,9 @@ void expect_round_trip(const InstanceNodeInput& in) {
     EXPECT_EQ(children.pointer[k], in.blas_root >> 4) << k;
     EXPECT_EQ(blas_root_from_filter_result(children.pointer[k]), in.blas_root);
     for (int a = 0; a < 3; ++a) {
-      EXPECT_LE(children.min[a][k], in.blas_bounds.min[a]) << "child " << k << " axis " << a;
-      EXPECT_GE(children.max[a][k], in.blas_bounds.max[a]) << "child " << k << " axis " << a;
+      const Aabb& box = in.filter_boxes[std::min(k, in.filter_box_count - 1)];
+      EXPECT_LE(children.min[a][k], box.min[a]) << "child " << k << " axis " << a;
+      EXPECT_GE(children.max[a][k], box.max[a]) << "child " << k << " axis " << a;
     }
   }
 }
@@ -77,8 +97,11 @@ TEST(InstanceNode, RoundTrip) {
     in.parent_pointer = bits(rng);
     in.user_data = bits(rng) & 0xFFFFFF;
     in.instance_mask = bits(rng) & 0xFF;
-    const Vec3 lo{value(rng), value(rng), value(rng)};
-    in.blas_bounds = {lo, lo + Vec3{extent(rng), extent(rng), i % 5 == 0 ? 0.0f : extent(rng)}};
+    in.filter_box_count = 1 + static_cast<uint32_t>(i % 4);
+    for (uint32_t k = 0; k < in.filter_box_count; ++k) {
+      const Vec3 lo{value(rng), value(rng), value(rng)};
+      in.filter_boxes[k] = {lo, lo + Vec3{extent(rng), extent(rng), i % 5 == 0 ? 0.0f : extent(rng)}};
+    }
     in.blas_root = (1 + bits(rng) % 15) << 4 | kTypeBox;  // the filter's 4-bit node type holds root >> 4
     SCOPED_TRACE(i);
     expect_round_trip(in);

@@ -39,7 +39,7 @@ TlasInstanceInput make_instance(uint32_t i, const glm::mat4& object_to_world, co
   in.node.blas_base_pointer = make_base_pointer(0x10000 + uint64_t{i} * 0x1000, kPointerFlagSkipProcedural);
   in.node.user_data = i;
   in.node.instance_mask = mask;
-  in.node.blas_bounds = blas;
+  in.node.filter_boxes[0] = blas;
   return in;
 }
 

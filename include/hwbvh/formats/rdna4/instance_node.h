@@ -9,7 +9,9 @@
 //                  (exponents, child count - 1 in [29:28]) and four child infos (§2.3) whose node_type holds the
 //                  BLAS root's node index (root pointer >> 4) and whose range_length is 0
 //
-// hwbvh writes the filter node in GPURT's pass-through mode: all four children carry the BLAS root's box.
+// hwbvh writes the filter node in GPURT's filter mode: up to four boxes that together cover the BLAS, so a ray that
+// misses them all skips the BLAS without a step in it; one box, the BLAS root's, repeated in all four children is
+// GPURT's pass-through mode.
 #include <array>
 #include <cstdint>
 
@@ -46,7 +48,10 @@ struct InstanceNodeInput {
   uint32_t parent_pointer = kInvalidNode;
   uint32_t user_data = 0;               ///< 24 bits: hit-group contribution
   uint32_t instance_mask = 0xFF;        ///< 8 bits
-  Aabb blas_bounds;                     ///< the BLAS root's box, object space (the filter node's four children)
+  /// The filter node's boxes in BLAS object space, the first filter_box_count (1..4) of them: child k holds box
+  /// min(k, count - 1), so one box is pass-through mode.
+  std::array<Aabb, 4> filter_boxes{};
+  uint32_t filter_box_count = 1;
   uint32_t blas_root = kRootPointer;    ///< a box node pointer inside the BLAS
 };
 /// Encodes the 128-byte node; the filter node's boxes are conservative like a box node's (§2.5).
