@@ -91,12 +91,13 @@ VariantRow run_variant(const Variant& v, const std::vector<std::pair<RayKind, Ra
     total += out.total_counters();
     row.rays += out.rays.size();
     std::vector<emu::Disagreement> outcome(out.rays.size());
+    const auto& rays = batch.rays;  // named: clang before 16 cannot capture a structured binding
     executor.for_each(0, out.rays.size(), [&](std::size_t i) {
       const auto& r = out.rays[i];
-      outcome[i] = t.any_hit ? emu::compare(r.hit, oracle.occluded(batch.rays[i], t.instance_mask))
+      outcome[i] = t.any_hit ? emu::compare(r.hit, oracle.occluded(rays[i], t.instance_mask))
                              : emu::compare(emu::OracleHit{r.hit, r.t, r.geometry_id, r.primitive_id, {}, {},
                                                            r.instance_index},
-                                            oracle.trace_closest(batch.rays[i], t.instance_mask));
+                                            oracle.trace_closest(rays[i], t.instance_mask));
     }, 256);
     for (emu::Disagreement d : outcome) ++row.agreement.by_cause[static_cast<std::size_t>(d)];
     if (o.machine) row.machine.emplace_back(kind, emu::run_machine_model(*o.machine, out.node_sequences, batch.wave_begin));
