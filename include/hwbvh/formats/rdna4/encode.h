@@ -59,10 +59,10 @@ void adapt_build_options(build::BuildOptions& options);
 
 /// One instance of a top-level structure: its instance node and what its leaf slot in the parent box node holds.
 struct TlasInstanceInput {
-  /// The BLAS root box's eight corners in world space: their bounds are the instance's leaf box, and they bound the
-  /// instance for the OBB choice as a leaf's triangle vertices do in a BLAS. Corner i is the object-space corner
-  /// with max x if i & 1, max y if i & 2, max z if i & 4 (else min), transformed: corners 0, 1, 2 give the
-  /// instance's candidate OBB rotation (§3.4, as a triangle's would).
+  /// The BLAS root box's eight corners in world space: in an OBB frame they bound the instance, with the projection
+  /// of its leaf box (the tree's, build::transformed_bounds), as a leaf's triangle vertices do in a BLAS. Corner i is
+  /// the object-space corner with max x if i & 1, max y if i & 2, max z if i & 4 (else min), transformed: corners
+  /// 0, 1, 2 give the instance's candidate OBB rotation (§3.4, as a triangle's would).
   std::array<Vec3, 8> world_corners{};
   uint32_t box_flags = 0;         ///< the leaf slot's box flags (§2.3), e.g. ONLY_TRIANGLES | ONLY_OPAQUE
   InstanceNodeInput node;         ///< parent_pointer is filled in by encode_tlas; instance_mask is also the slot's
