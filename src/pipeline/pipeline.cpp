@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <limits>
-#include <optional>
 #include <type_traits>
 
 #include <glm/matrix.hpp>
@@ -20,10 +19,8 @@
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/parallel.h"
 #include "hwbvh/formats/rdna3/encode.h"
-#include "hwbvh/formats/rdna3/node_section.h"
 #include "hwbvh/formats/rdna4/box_node.h"
 #include "hwbvh/formats/rdna4/decode.h"
-#include "hwbvh/formats/rdna4/node_section.h"
 #include "hwbvh/formats/xe3/bake.h"
 #include "hwbvh/formats/xe3/encode.h"
 #include "hwbvh/formats/xe3/tlas.h"
@@ -148,6 +145,14 @@ std::string scene_meta_json(const Scene& scene) {
 
 namespace {
 
+// rtip31: what an instance of a BLAS takes from the BLAS's root: its box (the header's bounds), its children's boxes
+// (full precision; the filter node's, once coarsened) and the AND of its children's box flags (the instance's slot).
+struct BlasRoot {
+  Aabb bounds;
+  std::vector<Aabb> children;
+  uint32_t box_flags = 0xF;
+};
+
 // What every target's build produces, in the report's terms.
 struct TargetBuild {
   build::BuildStats build;
@@ -158,7 +163,7 @@ struct TargetBuild {
   uint64_t pairs = 0;
   uint64_t obb_box_nodes = 0;
   uint64_t stoc_bytes = 0;       // xe3: STOC-only bytes in the Nodes section
-  std::vector<Aabb> root_children;  // rtip31: the root's children's boxes, full precision (an instance's filter node)
+  BlasRoot root;                 // rtip31
   double seconds_obb = 0.0;
   double seconds_encode = 0.0;
 };
@@ -171,8 +176,14 @@ TargetBuild build_rtip31(const Scene& scene, const BuildBlobOptions& options, co
   t.build = built.stats;
   notify(progress, Phase::Encoding);
   rdna4::EncodedBvh encoded = rdna4::encode(scene, built.bvh, options.encode);
+  t.root.bounds = built.bvh.bounds;
   const auto& root = built.bvh.nodes.front();
-  for (uint32_t c = 0; c < root.child_count; ++c) t.root_children.push_back(root.children[c].bounds);
+  for (uint32_t c = 0; c < root.child_count; ++c) t.root.children.push_back(root.children[c].bounds);
+  // The flags as encoded: the root box node in slot 1.
+  rdna4::NodeDwords root_dwords{};
+  std::copy_n(encoded.dwords.begin() + rdna4::kNodeDwords, rdna4::kNodeDwords, root_dwords.begin());
+  const rdna4::DecodedBoxNode encoded_root = rdna4::decode_box_node(root_dwords);
+  for (uint32_t k = 0; k < encoded_root.child_count; ++k) t.root.box_flags &= encoded_root.info[k].box_flags;
   t.dwords = std::move(encoded.dwords);
   t.box_nodes = encoded.stats.box_nodes;
   t.leaf_nodes = encoded.stats.primitive_nodes;
@@ -430,32 +441,12 @@ uint32_t instance_pointer_flags(uint32_t dxr_flags) {
 
 // The box flags of an instance's slot in its TLAS box node: those of the BLAS root's children AND-ed, with the
 // instance's forced opacity.
-uint32_t instance_box_flags(std::span<const uint32_t> blas_dwords, uint32_t dxr_flags) {
-  rdna4::NodeDwords root{};
-  std::copy_n(blas_dwords.begin() + rdna4::kNodeDwords, rdna4::kNodeDwords, root.begin());
-  const rdna4::DecodedBoxNode node = rdna4::decode_box_node(root);
-  uint32_t flags = 0xF;
-  for (uint32_t k = 0; k < node.child_count; ++k) flags &= node.info[k].box_flags;
+uint32_t instance_box_flags(uint32_t root_flags, uint32_t dxr_flags) {
+  uint32_t flags = root_flags;
   constexpr uint32_t kOpacity = rdna4::kBoxFlagOnlyOpaque | rdna4::kBoxFlagOnlyNonOpaque;
   if (dxr_flags & 4u) flags = (flags & ~kOpacity) | rdna4::kBoxFlagOnlyOpaque;
   if (dxr_flags & 8u) flags = (flags & ~kOpacity) | rdna4::kBoxFlagOnlyNonOpaque;
   return flags;
-}
-
-// The object-space bounds a BLAS's node-section header records.
-Aabb blas_header_bounds(blob::Target target, std::span<const uint32_t> dwords, const std::string& source,
-                        std::size_t m) {
-  std::string error;
-  std::optional<Aabb> bounds;
-  if (target == blob::Target::Xe3) {
-    if (const auto h = xe3::read_node_section_header(dwords, &error)) bounds = h->bounds;
-  } else if (target == blob::Target::Rtip20) {
-    if (const auto h = rdna3::read_node_section_header(dwords, &error)) bounds = h->bounds;
-  } else if (const auto h = rdna4::read_node_section_header(dwords.data(), dwords.size(), &error)) {
-    bounds = h->bounds;
-  }
-  if (!bounds) throw Error(ErrorKind::Runtime, source, "BLAS " + std::to_string(m) + ": " + error);
-  return *bounds;
 }
 
 // SceneMeta of a two-level build: the meshes' triangles as one scene, plus its BLASes and instances.
@@ -494,8 +485,7 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
   // Every BLAS once, as it would be built alone; their figures sum into the report's.
   TargetBuild total;
   std::vector<std::vector<uint32_t>> blas_dwords;
-  std::vector<Aabb> blas_bounds;
-  std::vector<std::vector<Aabb>> filter_boxes;  // rtip31
+  std::vector<BlasRoot> roots;  // rtip31; children coarsened to the filter node's boxes
   for (std::size_t m = 0; m < scene.meshes.size(); ++m) {
     Opacity mesh_opacity;
     if (!opacity.states.empty()) {
@@ -503,8 +493,8 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
       mesh_opacity.states.assign(first, first + static_cast<std::ptrdiff_t>(scene.meshes[m].triangles.size()));
     }
     TargetBuild b = build_target(scene.meshes[m], options, mesh_opacity, progress);
-    blas_bounds.push_back(blas_header_bounds(options.target, b.dwords, scene.source, m));
-    filter_boxes.push_back(build::coarsen_boxes(std::move(b.root_children), 4));
+    b.root.children = build::coarsen_boxes(std::move(b.root.children), 4);
+    roots.push_back(std::move(b.root));
     total.build.degenerate_triangles += b.build.degenerate_triangles;
     total.build.bvh_triangles += b.build.bvh_triangles;
     total.build.references += b.build.references;
@@ -526,14 +516,11 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
   }
 
   // The top level over the instances' world bounds; the BLASes follow it in the Nodes section.
-  std::vector<rdna4::TlasInstanceInput> inputs(scene.instances.size());
   std::vector<Aabb> world_boxes(scene.instances.size());
   std::vector<std::vector<Vec3>> cover(scene.meshes.size());
   for (std::size_t m = 0; m < scene.meshes.size(); ++m) cover[m] = build::cover_points(scene.meshes[m]);
   for (std::size_t i = 0; i < scene.instances.size(); ++i) {
-    const MeshInstance& inst = scene.instances[i];
-    inputs[i].world_corners = world_corners(blas_bounds[inst.mesh], inst.world);
-    world_boxes[i] = build::transformed_bounds(cover[inst.mesh], inst.world);
+    world_boxes[i] = build::transformed_bounds(cover[scene.instances[i].mesh], scene.instances[i].world);
   }
   blob::Levels levels;
   // The BLASes follow a top level of `top_bytes`.
@@ -600,16 +587,19 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
   } else {
     const auto tree = build::build_box_tree<8>(world_boxes, options.build, scene.source);
     place_blases(uint64_t{rdna4::tlas_slots(tree.bvh)} * rdna4::kNodeBytes);
+    std::vector<rdna4::TlasInstanceInput> inputs(scene.instances.size());
     for (std::size_t i = 0; i < scene.instances.size(); ++i) {
       const MeshInstance& inst = scene.instances[i];
+      const BlasRoot& root = roots[inst.mesh];
+      inputs[i].world_corners = world_corners(root.bounds, inst.world);
       rdna4::InstanceNodeInput& node = inputs[i].node;
       node.world_to_object = rows_3x4(glm::inverse(inst.world));
       node.blas_base_pointer =
           rdna4::make_base_pointer(levels.blases[inst.mesh].address, instance_pointer_flags(inst.flags));
       node.instance_mask = inst.mask;
-      std::copy(filter_boxes[inst.mesh].begin(), filter_boxes[inst.mesh].end(), node.filter_boxes.begin());
-      node.filter_box_count = static_cast<uint32_t>(filter_boxes[inst.mesh].size());
-      inputs[i].box_flags = instance_box_flags(blas_dwords[inst.mesh], inst.flags);
+      std::copy(root.children.begin(), root.children.end(), node.filter_boxes.begin());
+      node.filter_box_count = static_cast<uint32_t>(root.children.size());
+      inputs[i].box_flags = instance_box_flags(root.box_flags, inst.flags);
     }
     notify(progress, Phase::Encoding);
     rdna4::EncodedTlas top = rdna4::encode_tlas(tree.bvh, inputs, options.encode);
