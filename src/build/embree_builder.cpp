@@ -69,9 +69,7 @@ void* create_leaf(RTCThreadLocalAllocator alloc, const RTCBuildPrimitive* prims,
 // x * scale rounded towards -inf or +inf, so that a scaled box still holds the original once scaled back
 // (x * scale is exact in double, and only values that become subnormal in float are rounded).
 float scale_outward(float x, float scale, float direction) {
-  const double exact = static_cast<double>(x) * scale;
-  const auto rounded = static_cast<float>(exact);
-  return (direction < 0 ? rounded > exact : rounded < exact) ? std::nextafter(rounded, direction) : rounded;
+  return round_toward(static_cast<double>(x) * scale, direction);
 }
 
 // Writes `box`, scaled outward, into the coordinates of `out` (Embree keeps its own ids in the padding words).

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <iterator>
 #include <limits>
 
@@ -11,15 +10,6 @@ namespace {
 
 constexpr int kGrid = 4;
 constexpr std::size_t kPointsPerCell = 8;
-
-// The float nearest `x` on the side of `toward` (-inf: at most x, +inf: at least x); beyond the float range, the
-// largest float or infinity.
-float round_toward(double x, float toward) {
-  constexpr double kMax = std::numeric_limits<float>::max();
-  const float f = static_cast<float>(std::clamp(x, -kMax, kMax));
-  if (toward < 0 ? static_cast<double>(f) > x : static_cast<double>(f) < x) return std::nextafter(f, toward);
-  return f;
-}
 
 int cell_of(float v, float lo, float extent) {
   if (!(extent > 0.0f)) return 0;
@@ -64,10 +54,8 @@ std::vector<Vec3> cover_points(const Scene& mesh) {
       out.insert(out.end(), cell.points.begin(), cell.points.end());
       continue;
     }
-    for (int k = 0; k < 8; ++k) {
-      out.push_back({(k & 1) ? cell.bounds.max.x : cell.bounds.min.x, (k & 2) ? cell.bounds.max.y : cell.bounds.min.y,
-                     (k & 4) ? cell.bounds.max.z : cell.bounds.min.z});
-    }
+    const std::array<Vec3, 8> corners = cell.bounds.corners();
+    out.insert(out.end(), corners.begin(), corners.end());
   }
   return out;
 }

@@ -166,11 +166,7 @@ Aabb world_bounds(const blob::GeometrySection& geometry, const OracleInstances& 
     const Aabb& box = blas_bounds[instances.levels->instances[n].blas];
     if (box.empty()) continue;
     const Mat3x4& m = instances.sideband[n].object_to_world;
-    for (int corner = 0; corner < 8; ++corner) {
-      const Vec3 p{(corner & 1 ? box.max : box.min).x, (corner & 2 ? box.max : box.min).y,
-                   (corner & 4 ? box.max : box.min).z};
-      world.grow(affine_point(m, p));
-    }
+    for (const Vec3& p : box.corners()) world.grow(affine_point(m, p));
   }
   return world;
 }

@@ -418,12 +418,10 @@ Mat3x4 rows_3x4(const glm::dmat4& m) {
 // A box's eight corners mapped by `world`, rounded to float: the instance's points and candidate rotation for the
 // OBB choice of RT IP 3.1 top-level box nodes.
 std::array<Vec3, 8> world_corners(const Aabb& box, const glm::dmat4& world) {
-  std::array<Vec3, 8> corners{};
-  for (int k = 0; k < 8; ++k) {
-    const glm::dvec4 p((k & 1) ? box.max.x : box.min.x, (k & 2) ? box.max.y : box.min.y,
-                       (k & 4) ? box.max.z : box.min.z, 1.0);
-    const glm::dvec4 w = world * p;
-    for (int a = 0; a < 3; ++a) corners[k][a] = static_cast<float>(w[a]);
+  std::array<Vec3, 8> corners = box.corners();
+  for (Vec3& c : corners) {
+    const glm::dvec4 w = world * glm::dvec4(c.x, c.y, c.z, 1.0);
+    for (int a = 0; a < 3; ++a) c[a] = static_cast<float>(w[a]);
   }
   return corners;
 }

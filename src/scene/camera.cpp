@@ -152,12 +152,7 @@ Camera auto_frame(std::span<const Vec3> points, float aspect) {
 
 Camera auto_frame(const Aabb& scene_bounds, float aspect) {
   if (scene_bounds.empty()) throw_bad_input("", "cannot frame an empty scene");
-  std::array<Vec3, 8> corners;
-  for (int k = 0; k < 8; ++k) {
-    corners[k] = {(k & 1) ? scene_bounds.max.x : scene_bounds.min.x, (k & 2) ? scene_bounds.max.y : scene_bounds.min.y,
-                  (k & 4) ? scene_bounds.max.z : scene_bounds.min.z};
-  }
-  return auto_frame(corners, aspect);
+  return auto_frame(scene_bounds.corners(), aspect);
 }
 
 }  // namespace hwbvh

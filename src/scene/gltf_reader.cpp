@@ -317,9 +317,7 @@ class GltfReader {
   // extremes at the corners, and the margin covers the rounding of the double products, so no vertex inside can
   // leave the range and the vertices need no check one by one (which would cost instances x vertices).
   static bool far_inside_float_range(const Aabb& box, const glm::dmat4& world) {
-    for (int corner = 0; corner < 8; ++corner) {
-      const Vec3 p((corner & 1) ? box.max.x : box.min.x, (corner & 2) ? box.max.y : box.min.y,
-                   (corner & 4) ? box.max.z : box.min.z);
+    for (const Vec3& p : box.corners()) {
       const glm::dvec4 w = world * glm::dvec4(glm::dvec3(p), 1.0);
       for (int axis = 0; axis < 3; ++axis) {
         if (!(std::abs(w[axis]) <= 0.5 * std::numeric_limits<float>::max())) return false;

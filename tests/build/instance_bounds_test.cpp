@@ -43,13 +43,7 @@ void expect_contains_image(const Aabb& box, const Scene& mesh, const glm::dmat4&
 
 /// The bounds of the root box's eight corners mapped by `world` (what a top level without cover points would use).
 Aabb corner_bounds(const Scene& mesh, const glm::dmat4& world) {
-  const Aabb box = mesh.bounds();
-  std::vector<Vec3> corners;
-  for (int k = 0; k < 8; ++k) {
-    corners.push_back({(k & 1) ? box.max.x : box.min.x, (k & 2) ? box.max.y : box.min.y,
-                       (k & 4) ? box.max.z : box.min.z});
-  }
-  return transformed_bounds(corners, world);
+  return transformed_bounds(mesh.bounds().corners(), world);
 }
 
 double volume(const Aabb& b) {

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
+#include <limits>
 #include <random>
 
 #include "hwbvh/core/bits.h"
@@ -57,6 +59,27 @@ TEST(Geometry, AabbBasics) {
   EXPECT_FLOAT_EQ(box.surface_area(), 2.0f * (2 + 6 + 3));
   EXPECT_TRUE(box.contains(Vec3{0.5f, 1, 1}));
   EXPECT_FALSE(box.contains(Vec3{1.5f, 1, 1}));
+  const std::array<Vec3, 8> corners = box.corners();
+  EXPECT_EQ(corners[0], Vec3(0, 0, 0));
+  EXPECT_EQ(corners[1], Vec3(1, 0, 0));
+  EXPECT_EQ(corners[2], Vec3(0, 2, 0));
+  EXPECT_EQ(corners[4], Vec3(0, 0, 3));
+  EXPECT_EQ(corners[7], Vec3(1, 2, 3));
+}
+
+TEST(Geometry, RoundTowardKeepsTheDoubleOnItsSide) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const double third = 1.0 / 3;
+  EXPECT_LT(double{round_toward(third, -kInf)}, third);
+  EXPECT_GT(double{round_toward(third, kInf)}, third);
+  EXPECT_EQ(std::nextafter(round_toward(third, -kInf), kInf), round_toward(third, kInf));  // neighbours
+  EXPECT_EQ(round_toward(0.5, -kInf), 0.5f);  // exact values stay
+  EXPECT_EQ(round_toward(0.5, kInf), 0.5f);
+  EXPECT_EQ(round_toward(1e39, -kInf), std::numeric_limits<float>::max());  // beyond the float range
+  EXPECT_EQ(round_toward(1e39, kInf), kInf);
+  EXPECT_EQ(round_toward(-1e39, -kInf), -kInf);
+  EXPECT_EQ(round_toward(double{kInf}, -kInf), kInf);  // infinities pass
+  EXPECT_EQ(round_toward(-double{kInf}, kInf), -kInf);
 }
 
 }  // namespace

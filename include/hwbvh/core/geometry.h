@@ -45,6 +45,14 @@ struct Aabb {
     return p.x >= min.x && p.y >= min.y && p.z >= min.z && p.x <= max.x && p.y <= max.y && p.z <= max.z;
   }
   [[nodiscard]] bool contains(const Aabb& b) const { return contains(b.min) && contains(b.max); }
+  /// The eight corners: corner k has max x if k & 1, max y if k & 2, max z if k & 4 (else min).
+  [[nodiscard]] std::array<Vec3, 8> corners() const {
+    std::array<Vec3, 8> c{};
+    for (int k = 0; k < 8; ++k) {
+      c[static_cast<std::size_t>(k)] = {(k & 1) ? max.x : min.x, (k & 2) ? max.y : min.y, (k & 4) ? max.z : min.z};
+    }
+    return c;
+  }
   friend bool operator==(const Aabb&, const Aabb&) = default;
 };
 
@@ -53,6 +61,15 @@ inline Aabb triangle_bounds(Vec3 a, Vec3 b, Vec3 c) {
   box.grow(b);
   box.grow(c);
   return box;
+}
+
+/// The float nearest `x` on the side of `direction` (-inf: at most x, +inf: at least x), so that bounds computed in
+/// double stay bounds in float; finite values beyond the float range give the largest float or infinity.
+inline float round_toward(double x, float direction) {
+  constexpr double kMax = std::numeric_limits<float>::max();
+  const auto rounded = static_cast<float>(std::isinf(x) ? x : std::clamp(x, -kMax, kMax));
+  const bool on_the_wrong_side = direction < 0 ? static_cast<double>(rounded) > x : static_cast<double>(rounded) < x;
+  return on_the_wrong_side ? std::nextafter(rounded, direction) : rounded;
 }
 
 /// The largest magnitude of v's coordinates.

@@ -149,11 +149,6 @@ Aabb padded_aabb(const FrameBounds& b) {
   return box;
 }
 
-std::array<Vec3, 8> box_corners(const Aabb& b) {
-  std::array<Vec3, 8> c{};
-  for (int i = 0; i < 8; ++i) c[i] = {(i & 1) ? b.max.x : b.min.x, (i & 2) ? b.max.y : b.min.y, (i & 4) ? b.max.z : b.min.z};
-  return c;
-}
 
 // What a parent needs to know about a chosen child frame: the child's OBB as 8 world-space corners.
 struct NodeFrame {
@@ -293,7 +288,7 @@ class ObbChooser {
       }
       const Aabb padded = padded_aabb(frame);
       const Mat3Rows m = obb_matrix(best.obb_index);
-      const auto corners = box_corners(padded);
+      const auto corners = padded.corners();
       for (int i = 0; i < 8; ++i) {
         for (int a = 0; a < 3; ++a) {
           const double w = double(m[0][a]) * corners[i].x + double(m[1][a]) * corners[i].y + double(m[2][a]) * corners[i].z;
