@@ -1,6 +1,11 @@
 #pragma once
 // Byte layout of the chunks written and read here (docs/rra.md §2), shared by the writer and the reader.
+#include <cstddef>
 #include <cstdint>
+#include <span>
+
+#include "hwbvh/blob/bytes.h"
+#include "hwbvh/formats/rdna4/instance_node.h"
 
 namespace hwbvh::rra::layout {
 
@@ -48,6 +53,14 @@ inline constexpr uint32_t kAccelStructVersion = 8u << 16;
 /// Byte of an instance node's 64-bit BLAS base pointer (docs/rtip31-format.md §2.9).
 inline constexpr uint32_t kInstanceBasePointer = 48;
 inline constexpr uint32_t kInstanceMaskByte = 63;
+
+/// Points the instance node at byte `node` of `bytes` at the BLAS header `address`, its instance flags kept: the
+/// writer re-bases each to its BLAS chunk, the reader back to the BLAS's place in the node section.
+inline void set_instance_blas_address(std::span<std::byte> bytes, std::size_t node, uint64_t address) {
+  const uint64_t base_pointer = blob::load_le64(bytes, node + kInstanceBasePointer);
+  blob::store_le64(bytes, node + kInstanceBasePointer,
+                   rdna4::make_base_pointer(address, rdna4::base_pointer_flags(base_pointer)));
+}
 
 inline constexpr uint32_t kApiVulkan = 3;  ///< RADV's rra_file_api
 inline constexpr uint32_t kApiInfoBytes = 8;

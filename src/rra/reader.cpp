@@ -325,9 +325,7 @@ blob::Blob two_level_blob(const File& file, const std::string& name, blob::FileL
       throw_bad_input(name, fmt::format("instance node {} (top-level byte {}) points at address 0x{:x}, the header of "
                                         "no BLAS chunk in the file",
                                         i, at, address));
-    const uint64_t rebased = rdna4::make_base_pointer(levels.blases[blas->second].address,
-                                                      rdna4::base_pointer_flags(base_pointer));
-    for (int b = 0; b < 8; ++b) nodes[at + layout::kInstanceBasePointer + b] = static_cast<std::byte>(rebased >> (8 * b));
+    layout::set_instance_blas_address(nodes, at, levels.blases[blas->second].address);
     levels.instances.push_back({blas->second, static_cast<uint32_t>(nodes[at + layout::kInstanceMaskByte])});
   }
   if (!file.hwbvh_sections.empty()) return with_sections(file, name, layout, std::move(nodes), {});

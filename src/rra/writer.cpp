@@ -76,13 +76,8 @@ uint64_t header_address(std::size_t index) { return accel_struct_address(index) 
 void append_top_level_nodes(std::vector<std::byte>& out, const AccelStruct& as) {
   const std::size_t first = out.size() + std::size_t{as.box_nodes} * rdna4::kNodeBytes;
   out.insert(out.end(), as.nodes.begin() + layout::kHeaderBytes, as.nodes.end());
-  for (std::size_t i = 0; i < as.instance_blas.size(); ++i) {
-    const std::size_t at = first + i * rdna4::kNodeBytes + layout::kInstanceBasePointer;
-    const uint64_t base_pointer = blob::load_le64(out, at);
-    const uint64_t rebased =
-        rdna4::make_base_pointer(header_address(as.instance_blas[i]), rdna4::base_pointer_flags(base_pointer));
-    for (int b = 0; b < 8; ++b) out[at + b] = static_cast<std::byte>(rebased >> (8 * b));
-  }
+  for (std::size_t i = 0; i < as.instance_blas.size(); ++i)
+    layout::set_instance_blas_address(out, first + i * rdna4::kNodeBytes, header_address(as.instance_blas[i]));
 }
 
 AccelStructChunk accel_struct_chunk(const AccelStruct& as, uint64_t va) {
