@@ -22,6 +22,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <new>
@@ -112,8 +113,14 @@ struct PointerFlags {
            uint32_t{cull_opaque} << 6 | uint32_t{cull_non_opaque} << 7 | uint32_t{skip_triangles} << 8 |
            uint32_t{skip_procedural} << 9;
   }
-  friend bool operator==(const PointerFlags&, const PointerFlags&) = default;
+  /// Field by field, as one comparison of the ten bytes: the defaulted form compares the bools one at a time, and
+  /// traversal compares flags on every ray and every instance transition.
+  friend bool operator==(const PointerFlags& a, const PointerFlags& b) {
+    return std::memcmp(&a, &b, sizeof(PointerFlags)) == 0;
+  }
 };
+// No padding and bools of 0 or 1 only: equal bytes are equal fields.
+static_assert(std::has_unique_object_representations_v<PointerFlags>);
 
 /// Box sorting heuristics of the BVH T# (bits 54:53).
 enum class SortHeuristic : uint8_t {
