@@ -119,13 +119,15 @@ int main(int argc, char** argv) {
   int runs = 5, threads = 0;
   uint32_t grid = 1000;  // 1000^2 quads = 2,000,000 triangles
   std::vector<std::string> scenes;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--runs" && i + 1 < argc) runs = std::atoi(argv[++i]);
-    else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
-    else if (a == "--grid" && i + 1 < argc) grid = static_cast<uint32_t>(std::atoi(argv[++i]));
-    else scenes.push_back(a);
-  }
+  CLI::App app{"The whole build pipeline against Embree's own commit on the same triangles (bench/README.md)",
+               "bench_build"};
+  app.add_option("--runs", runs, "rounds per scene after a warm-up round (half as many for the grid)")
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--threads", threads, "build threads; 0 = all hardware threads")->check(CLI::Range(0, 4096));
+  app.add_option("--grid", grid, "side of the generated displaced grid in quads (2 x GRID^2 triangles); 0 = none")
+      ->check(CLI::Range(0, 4000));
+  app.add_option("scenes", scenes, "OBJ scenes; default: ../shared/scenes/ogre.obj (if present)");
+  bench::parse_command_line(app, argc, argv);
   if (threads <= 0) threads = static_cast<int>(std::thread::hardware_concurrency());
   bench::print_header("bench_build", threads);
   if (scenes.empty()) {

@@ -8,10 +8,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "hwbvh/scene/scene.h"
 
@@ -94,6 +97,16 @@ inline Scene displaced_grid(uint32_t quads_per_side) {
     }
   }
   return s;
+}
+
+/// Parses a bench's command line: --help prints the usage and exits 0; an unknown option, a missing or malformed
+/// value exits 2 (bad usage, as hwbvh's own commands do) after saying what is wrong.
+inline void parse_command_line(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e) == 0 ? 0 : 2);
+  }
 }
 
 inline void print_header(const char* name, int threads) {

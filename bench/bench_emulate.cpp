@@ -243,25 +243,21 @@ void run_scene(const std::string& path, bool flatten, const Options& opt) {
 int main(int argc, char** argv) {
   Options opt;
   std::vector<std::string> scenes;
-  try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string a = argv[i];
-      if (a == "--runs" && i + 1 < argc) opt.runs = std::atoi(argv[++i]);
-      else if (a == "--threads" && i + 1 < argc) opt.threads = std::atoi(argv[++i]);
-      else if (a == "--size" && i + 1 < argc) opt.size = static_cast<uint32_t>(std::atoi(argv[++i]));
-      else if (a == "--random" && i + 1 < argc) opt.random = static_cast<uint32_t>(std::atoi(argv[++i]));
-      else if (a == "--triangle-test" && i + 1 < argc) opt.triangle_test = emu::parse_triangle_test(argv[++i]);
-      else scenes.push_back(a);
-    }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_emulate: %s\n", e.what());
-    return 2;
-  }
+  std::string triangle_test;
+  CLI::App app{"Rays per second of the RT IP 3.1 emulator against Embree on the same rays (bench/README.md)",
+               "bench_emulate"};
+  app.add_option("--runs", opt.runs, "interleaved rounds after a warm-up round")->check(CLI::Range(1, 1000));
+  app.add_option("--threads", opt.threads, "threads of the multi-threaded runs; 0 = all hardware threads")
+      ->check(CLI::Range(0, 4096));
+  app.add_option("--size", opt.size, "primary rays: an image of SIZE x SIZE")->check(CLI::Range(1, 16384));
+  app.add_option("--random", opt.random, "random rays; 0 = none")->check(CLI::Range(0, 100000000));
+  app.add_option("--triangle-test", triangle_test, "watertight or gpurt; default: RT IP 3.1's own")
+      ->check(CLI::IsMember({"watertight", "gpurt"}));
+  app.add_option("scenes", scenes, "OBJ or glTF scenes; default: ../shared/scenes/ogre.obj (if present), "
+                                   "scenes/rotated-objects.obj and scenes/instanced-garden.gltf");
+  bench::parse_command_line(app, argc, argv);
+  if (!triangle_test.empty()) opt.triangle_test = emu::parse_triangle_test(triangle_test);
   if (opt.threads <= 0) opt.threads = static_cast<int>(std::thread::hardware_concurrency());
-  if (opt.runs < 1 || opt.size < 1) {
-    std::fprintf(stderr, "bench_emulate: --runs and --size must be at least 1\n");
-    return 2;
-  }
   bench::print_header("bench_emulate", opt.threads);
   std::printf("# triangle test: %s; emulator with all counters; embree rtcIntersect1, build quality high\n",
               emu::triangle_test_name(opt.triangle_test.value_or(emu::kRtip31TriangleTest)));

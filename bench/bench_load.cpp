@@ -70,12 +70,14 @@ void time_in_process(const std::string& scene, int runs) {
 int main(int argc, char** argv) {
   int runs = 15;
   std::vector<std::string> binaries, scenes;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--runs" && i + 1 < argc) runs = std::atoi(argv[++i]);
-    else if (a == "--binary" && i + 1 < argc) binaries.emplace_back(argv[++i]);
-    else scenes.push_back(a);
-  }
+  CLI::App app{"The OBJ loader's speed: hwbvh binaries' `build --json` load seconds, or load_obj in this process "
+               "(bench/README.md)",
+               "bench_load"};
+  app.add_option("--runs", runs, "interleaved rounds after a warm-up run each")->check(CLI::Range(1, 1000));
+  app.add_option("--binary", binaries, "an hwbvh binary to time (repeatable; ratios are to the first)")
+      ->check(CLI::ExistingFile);
+  app.add_option("scenes", scenes, "OBJ scenes; default: ../shared/scenes/ogre.obj");
+  bench::parse_command_line(app, argc, argv);
   bench::print_header("bench_load", 1);
   if (scenes.empty()) scenes.push_back(std::string(HWBVH_SHARED_DIR) + "/scenes/ogre.obj");
   try {

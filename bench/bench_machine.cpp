@@ -72,17 +72,15 @@ void run_scene(const std::string& path, const Options& opt) {
 int main(int argc, char** argv) {
   Options opt;
   std::vector<std::string> scenes;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--runs" && i + 1 < argc) opt.runs = std::atoi(argv[++i]);
-    else if (a == "--size" && i + 1 < argc) opt.size = static_cast<uint32_t>(std::atoi(argv[++i]));
-    else if (a == "--preset" && i + 1 < argc) opt.presets.emplace_back(argv[++i]);
-    else scenes.push_back(a);
-  }
-  if (opt.runs < 1 || opt.size < 1) {
-    std::fprintf(stderr, "bench_machine: --runs and --size must be at least 1\n");
-    return 2;
-  }
+  CLI::App app{"The machine model's own speed against the functional emulator on the same rays (bench/README.md)",
+               "bench_machine"};
+  app.add_option("--runs", opt.runs, "interleaved rounds")->check(CLI::Range(1, 1000));
+  app.add_option("--size", opt.size, "primary rays: an image of SIZE x SIZE")->check(CLI::Range(1, 16384));
+  app.add_option("--preset", opt.presets, "a machine preset or preset JSON file (repeatable); default: rdna4, "
+                                          "rdna4-dvgpr16 and rdna3");
+  app.add_option("scenes", scenes, "OBJ scenes; default: scenes/rotated-objects.obj and "
+                                   "../shared/scenes/ogre.obj (if present)");
+  bench::parse_command_line(app, argc, argv);
   if (opt.presets.empty()) opt.presets = {"rdna4", "rdna4-dvgpr16", "rdna3"};
   bench::print_header("bench_machine", 1);
   if (scenes.empty()) {

@@ -42,26 +42,15 @@ struct Args {
 
 Args parse_args(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const bool has_value = i + 1 < argc;
-    if (arg == "--triangles" && has_value) {
-      a.triangles = std::strtoull(argv[++i], nullptr, 10);
-    } else if (arg == "--rays" && has_value) {
-      a.rays = static_cast<uint32_t>(std::strtoul(argv[++i], nullptr, 10));
-    } else if (arg == "--threads" && has_value) {
-      a.threads = std::atoi(argv[++i]);
-    } else if (arg == "--no-oracle") {
-      a.oracle = false;
-    } else {
-      std::fprintf(stderr, "usage: bench_soak [--triangles N] [--rays N] [--threads N] [--no-oracle]\n");
-      std::exit(2);
-    }
-  }
-  if (a.triangles == 0 || a.rays == 0) {
-    std::fprintf(stderr, "bench_soak: --triangles and --rays must be positive\n");
-    std::exit(2);
-  }
+  CLI::App app{"A large generated scene built, loaded and traced once, with each phase's time and memory "
+               "(bench/README.md)",
+               "bench_soak"};
+  app.add_option("--triangles", a.triangles, "triangles of the generated scene (at least)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--rays", a.rays, "rays traced")->check(CLI::PositiveNumber);
+  app.add_option("--threads", a.threads, "threads; 0 = all hardware threads")->check(CLI::Range(0, 4096));
+  app.add_flag("!--no-oracle", a.oracle, "skip the Embree comparison");
+  bench::parse_command_line(app, argc, argv);
   return a;
 }
 
