@@ -105,18 +105,24 @@ void print_primitive(const DumpedNode& n) {
   }
 }
 
+// The BLAS root an instance node's filter returns when it is hit: the last child's pointer byte names it in both of
+// GPURT's forms (a primitive root's child 0 is never hit; rdna4/instance_node.h).
+uint32_t filter_root(const rdna4::DecodedBoxNode& filter) {
+  return rdna4::blas_root_from_filter_result(filter.child_pointer[filter.child_count - 1] & 0xFFu);
+}
+
 void print_instance(const DumpedNode& n) {
   const rdna4::DecodedInstanceNode& i = *n.instance;
   fmt::print("instance node @{:#x}  pointer {:#x}  parent {:#x}  mask {:#04x}  hit-group contribution {}\n", n.offset,
              n.pointer, i.parent_pointer, i.instance_mask, i.user_data);
-  fmt::print("  BLAS at byte {}  flags {:#x}\n", rdna4::base_pointer_address(i.blas_base_pointer),
-             rdna4::base_pointer_flags(i.blas_base_pointer));
+  const rdna4::DecodedBoxNode filter = rdna4::decode_box_node(i.filter_box);
+  fmt::print("  BLAS at byte {}  flags {:#x}  root {:#x}\n", rdna4::base_pointer_address(i.blas_base_pointer),
+             rdna4::base_pointer_flags(i.blas_base_pointer), filter_root(filter));
   for (const auto& row : i.world_to_object)
     fmt::print("  world-to-object  {:>14} {:>14} {:>14} {:>14}\n", row[0], row[1], row[2], row[3]);
-  const rdna4::DecodedBoxNode filter = rdna4::decode_box_node(i.filter_box);
   for (uint32_t k = 0; k < filter.child_count; ++k) {
-    fmt::print("  filter child {}  BLAS root index {}  min {}  max {}\n", k, filter.info[k].node_type,
-               vec(filter.child_box[k].min), vec(filter.child_box[k].max));
+    fmt::print("  filter child {}  BLAS root index {}  range {}  min {}  max {}\n", k, filter.info[k].node_type,
+               filter.info[k].range_length, vec(filter.child_box[k].min), vec(filter.child_box[k].max));
   }
 }
 
@@ -217,12 +223,14 @@ Json instance_json(const rdna4::DecodedInstanceNode& i) {
   Json children = Json::array();
   for (uint32_t k = 0; k < filter.child_count; ++k) {
     children.push_back({{"blas_root_index", filter.info[k].node_type},
+                        {"range_length", filter.info[k].range_length},
                         {"min", vec_json(filter.child_box[k].min)},
                         {"max", vec_json(filter.child_box[k].max)}});
   }
   return {{"world_to_object", i.world_to_object},
           {"blas_address", rdna4::base_pointer_address(i.blas_base_pointer)},
           {"blas_flags", rdna4::base_pointer_flags(i.blas_base_pointer)},
+          {"blas_root", filter_root(filter)},
           {"parent_pointer", i.parent_pointer},
           {"hit_group_contribution", i.user_data},
           {"instance_mask", i.instance_mask},

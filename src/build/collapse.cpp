@@ -164,6 +164,18 @@ class Collapser {
     subtrees(binary_.nodes[n].right, i - k, out);
   }
 
+  // Whether the root box node should hold the whole tree as its one leaf child: the bottom-up pass priced the root
+  // as anyone's child (a leaf against a box step plus its children), but the root's box step is paid either way, so
+  // the leaf only has to beat the children. A two-triangle mesh is then one pair behind one box, not two lone
+  // triangles in two leaves that every ray through the box tests one step at a time.
+  bool root_is_one_leaf() const {
+    const Entry<Width>& e = dp_[0];
+    if (e.how[0] != kLeaf) return false;
+    const BinaryBvh::Node& root = binary_.nodes[0];
+    const int k = e.node_split;
+    return e.cost[0] < dp_[root.left].cost[k - 1] + dp_[root.right].cost[Width - k - 1];
+  }
+
   // Top-down pass: breadth-first wide nodes; the root is always a wide node. Leaf pair ranges are laid out
   // from the pair counts the bottom-up pass recorded; the pairing itself then runs in parallel.
   WideBvh<Width> extract() const {
@@ -177,7 +189,7 @@ class Collapser {
       const uint32_t b = source[w];
       const BinaryBvh::Node& node = binary_.nodes[b];
       children.clear();
-      if (node.is_leaf()) {
+      if (node.is_leaf() || (w == 0 && root_is_one_leaf())) {
         children.push_back(b);
       } else {
         const int k = dp_[b].node_split;

@@ -21,6 +21,7 @@
 #include "hwbvh/formats/rdna3/encode.h"
 #include "hwbvh/formats/rdna4/box_node.h"
 #include "hwbvh/formats/rdna4/decode.h"
+#include "hwbvh/formats/rdna4/instance_node.h"
 #include "hwbvh/formats/xe3/bake.h"
 #include "hwbvh/formats/xe3/encode.h"
 #include "hwbvh/formats/xe3/tlas.h"
@@ -146,11 +147,15 @@ std::string scene_meta_json(const Scene& scene) {
 namespace {
 
 // rtip31: what an instance of a BLAS takes from the BLAS's root: its box (the header's bounds), its children's boxes
-// (full precision; the filter node's, once coarsened) and the AND of its children's box flags (the instance's slot).
+// (full precision; the filter node's, once coarsened), the AND of its children's box flags (the instance's slot) and
+// the node the instance enters at.
 struct BlasRoot {
   Aabb bounds;
   std::vector<Aabb> children;
   uint32_t box_flags = 0xF;
+  /// The root box node, or the primitive node of a BLAS that is one pair behind its root: entering there saves every
+  /// ray that enters the instance a step on a box that only leads to it (rdna4/instance_node.h).
+  uint32_t entry = rdna4::kRootPointer;
 };
 
 // What every target's build produces, in the report's terms.
@@ -184,6 +189,11 @@ TargetBuild build_rtip31(const Scene& scene, const BuildBlobOptions& options, co
   std::copy_n(encoded.dwords.begin() + rdna4::kNodeDwords, rdna4::kNodeDwords, root_dwords.begin());
   const rdna4::DecodedBoxNode encoded_root = rdna4::decode_box_node(root_dwords);
   for (uint32_t k = 0; k < encoded_root.child_count; ++k) t.root.box_flags &= encoded_root.info[k].box_flags;
+  // One pair in one primitive node (a range that would continue past the root could not be walked back out of).
+  const uint32_t only_child = encoded_root.child_pointer[0];
+  if (root.child_count == 1 && root.children[0].pair_count == 1 && rdna4::instance_root_encodable(only_child)) {
+    t.root.entry = only_child;
+  }
   t.dwords = std::move(encoded.dwords);
   t.box_nodes = encoded.stats.box_nodes;
   t.leaf_nodes = encoded.stats.primitive_nodes;
@@ -597,6 +607,7 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
       node.instance_mask = inst.mask;
       std::copy(root.children.begin(), root.children.end(), node.filter_boxes.begin());
       node.filter_box_count = static_cast<uint32_t>(root.children.size());
+      node.blas_root = root.entry;
       inputs[i].box_flags = instance_box_flags(root.box_flags, inst.flags);
     }
     notify(progress, Phase::Encoding);

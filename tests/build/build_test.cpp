@@ -9,6 +9,7 @@
 
 #include "build/build_scenes.h"
 #include "fixtures/paths.h"
+#include "fixtures/random_scene.h"
 #include "hwbvh/build/collapse.h"
 #include "hwbvh/build/embree_builder.h"
 #include "hwbvh/build/sah.h"
@@ -74,6 +75,29 @@ TEST(Build, SingleTriangleRootHasOneLeafChild) {
   EXPECT_TRUE(root.children[0].is_leaf());
   EXPECT_EQ(result.bvh.pairs, (std::vector<PrimPair>{{0, kNoIndex}}));
   EXPECT_EQ(result.bvh.bounds, (Aabb{{0, 0, 0}, {1, 1, 0}}));
+}
+
+TEST(Build, ATinyMeshIsOneLeafBehindTheRoot) {
+  // Two triangles sharing an edge: as one leaf (one pair) behind the root box the SAH cost is box + pair; spread over
+  // the root as two one-triangle leaves it is box + 2 pairs (both leaves' boxes are the whole quad).
+  const Scene quad = test::quad_grid(1, 2.0f);
+  const BuildResult result = build_wide_bvh(quad, {});
+  ASSERT_EQ(result.bvh.nodes.size(), 1u);
+  const WideBvh8::Node& root = result.bvh.nodes[0];
+  ASSERT_EQ(root.child_count, 1u);
+  EXPECT_EQ(root.children[0].pair_count, 1u);
+  ASSERT_EQ(result.bvh.pairs.size(), 1u);
+  EXPECT_TRUE(result.bvh.pairs[0].has_tri1());
+  EXPECT_DOUBLE_EQ(result.stats.sah_cost, 2.0);  // the root's step and the pair's, each over the root's area
+  // Two small triangles far apart, which fit one leaf too: there the two children cost less than the leaf, whose box
+  // would be the root's, so the root keeps them apart.
+  Scene apart;
+  apart.source = "apart";
+  apart.positions = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {10, 10, 10}, {11, 10, 10}, {10, 11, 10}};
+  apart.triangles = {Triangle{.v = {0, 1, 2}, .geometry = 0, .primitive = 0},
+                     Triangle{.v = {3, 4, 5}, .geometry = 0, .primitive = 1}};
+  apart.geometries = {Geometry{"apart", 0, 2}};
+  EXPECT_EQ(build_wide_bvh(apart, {}).bvh.nodes[0].child_count, 2u);
 }
 
 TEST(Build, NineClustersNeedMoreThanTheRoot) {

@@ -47,14 +47,28 @@ TEST_F(InstancedCli, DumpShowsTheTopLevelAndOneBlas) {
   ASSERT_EQ(r.code, 0) << r.err;
   const auto top = nlohmann::json::parse(r.out);
   EXPECT_EQ(top["header"]["instance_nodes"], 331);
-  std::size_t instances = 0;
+  // The first BLAS (the ground) follows the top level's node slots.
+  const uint64_t ground_address = top["header"]["node_slots"].get<uint64_t>() * 128;
+  std::size_t instances = 0, ground = 0;
   for (const auto& node : top["nodes"]) {
     if (node["kind"] != "instance") continue;
     ++instances;
     EXPECT_EQ(node["filter_children"].size(), 4u);
+    if (node["blas_address"] == ground_address) {
+      // The ground's BLAS is one pair behind its root box: the instance enters at that primitive node
+      // (slot 2), GPURT's form with child 0 never hit and range length 1.
+      ++ground;
+      EXPECT_EQ(node["blas_root"], 0x20);
+      EXPECT_EQ(node["filter_children"][0]["range_length"], 1);
+      EXPECT_EQ(node["filter_children"][1]["blas_root_index"], 2);
+      continue;
+    }
+    EXPECT_EQ(node["blas_root"], 0x15);
     EXPECT_EQ(node["filter_children"][0]["blas_root_index"], 1);  // root 0x15 >> 4
+    EXPECT_EQ(node["filter_children"][0]["range_length"], 0);
   }
   EXPECT_EQ(instances, 331u);
+  EXPECT_EQ(ground, 1u);
   r = hwbvh("dump " + quote(blob) + " --blas 3 --max-nodes 0 --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto rock = nlohmann::json::parse(r.out);

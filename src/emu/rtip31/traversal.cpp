@@ -161,6 +161,7 @@ void RayTraversal::enter_instance(const DecodedInstance& instance, IntersectResu
   cache_ = top_cache_ != nullptr ? &top_cache_->blas_cache(instance.blas) : nullptr;
   in_blas_ = true;
   instance_node_ = node_;
+  blas_root_ = root;
   instance_index_ = instance.index;
   instance_parent_ = inst.parent_pointer;
   geometry_base_ = blas.first_geometry;
@@ -180,9 +181,10 @@ void RayTraversal::leave_instance() {
 
 void RayTraversal::walk_back(uint32_t prev) {
   // The stack ran dry after losing entries: re-visit the parent of the node just processed, pushing only the
-  // children sorted after it. A primitive's parent is the last box node intersected; a box's is its DW2. Out of a
-  // BLAS root the walk climbs to the instance node, whose parent is in its bytes 56..59 (§7.2).
-  if (in_blas_ && prev == rdna4::kRootPointer) {
+  // children sorted after it. A primitive's parent is the last box node intersected; a box's is its DW2. Out of the
+  // node the instance named as the BLAS root (a box, or a lone pair's primitive node) the walk climbs to the instance
+  // node, whose parent is in its bytes 56..59 (§7.2; GPURT's lastInstanceNode).
+  if (in_blas_ && prev == blas_root_) {
     leave_instance();
     last_ = instance_node_;
     node_ = instance_parent_;

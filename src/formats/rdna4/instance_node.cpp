@@ -42,6 +42,15 @@ NodeDwords encode_instance_node(const InstanceNodeInput& input) {
                           .box_flags = 0,
                           .instance_mask = 0xFF};
   }
+  if (node_kind(input.blas_root) == NodeKind::Primitive) {
+    // GPURT's form for a primitive root: child 0 never hit (the invalid box pattern), its range length 1 moving the
+    // others' pointers to 0x10 | index; those three hold the union of the boxes (pass-through mode).
+    Aabb all;
+    for (uint32_t k = 0; k < boxes; ++k) all.grow(input.filter_boxes[k]);
+    for (uint32_t k = 1; k < kFilterChildren; ++k) filter.children[k].box = all;
+    filter.children[0].box = Aabb{};
+    filter.children[0].range_length = 1;
+  }
   const NodeDwords box = encode_box_node(filter);
   for (uint32_t i = 0; i < 3; ++i) dw[kFilterOriginDword + i] = box[kBoxOriginDword + i];
   dw[kFilterCountDword] = box[kBoxCountDword];  // count - 1 = 3 sits in [29:28]; index in parent is 0

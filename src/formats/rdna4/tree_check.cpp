@@ -146,7 +146,8 @@ class Walker : formats::TreeWalker<TreeCheckResult> {
   }
 
   // An instance node (§2.9): in the instance region the header names, reached once, its parent pointer the box
-  // node that points to it, and a filter node whose children decode to finite, non-inverted boxes.
+  // node that points to it, and a filter node whose children decode to finite, non-inverted boxes (but child 0 of
+  // GPURT's primitive-root form, which never hits: range length 1 flags it, instance_node.h).
   void visit_instance(uint32_t pointer, uint32_t box) {
     NodeDwords raw;
     if (!fetch(pointer, raw)) return;
@@ -166,7 +167,8 @@ class Walker : formats::TreeWalker<TreeCheckResult> {
     const DecodedInstanceNode node = decode_instance_node(raw.data());
     if (node.parent_pointer != box) problem(where + " has parent pointer " + hex32(node.parent_pointer) + ", expected " + hex32(box));
     const DecodedBoxNode filter = decode_box_node(node.filter_box);
-    for (uint32_t k = 0; k < filter.child_count; ++k) {
+    const uint32_t first_box = filter.info[0].range_length == 1 ? 1 : 0;
+    for (uint32_t k = first_box; k < filter.child_count; ++k) {
       const Aabb& b = filter.child_box[k];
       bool valid = true;
       for (int a = 0; a < 3; ++a) valid = valid && std::isfinite(b.min[a]) && std::isfinite(b.max[a]) && b.min[a] <= b.max[a];

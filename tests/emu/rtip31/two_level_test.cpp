@@ -66,12 +66,12 @@ TEST(TwoLevel, ExactStepsIntoOneInstance) {
   EXPECT_EQ(r.primitive_id, 0u);
   EXPECT_TRUE(r.front_face);  // the ray travels against (b - a) x (c - a) = +z
   // Steps: the top box (8 slab tests; only instance 0's box is hit), instance 0 (4 filter tests, the transition),
-  // the BLAS root (8), then its two leaf children, one lone triangle each (the builder keeps the two triangles in
-  // separate leaves of one primitive node): 5 steps, 20 box and 2 triangle tests. Pushes: instance 0, the BLAS root,
-  // the root's two leaves; every one popped. The last leaf's range ends, the ring is empty and the traversal ends.
-  EXPECT_EQ(r.counters, (RayCounters{.steps = 5, .box_node_steps = 2, .primitive_node_steps = 2, .box_tests = 20,
-                                     .triangle_tests = 2, .stack_pushes = 4, .stack_pops = 4, .max_stack_depth = 2,
-                                     .tlas_steps = 2, .blas_steps = 3, .instance_node_steps = 1,
+  // then the BLAS's one pair (2 triangle tests): the BLAS is that pair behind its root box, so the instance node
+  // names the primitive node itself and no step is spent on the root box. 3 steps, 12 box and 2 triangle tests.
+  // Pushes: instance 0, the pair; both popped. The pair's range ends, the ring is empty and the traversal ends.
+  EXPECT_EQ(r.counters, (RayCounters{.steps = 3, .box_node_steps = 1, .primitive_node_steps = 1, .box_tests = 12,
+                                     .triangle_tests = 2, .stack_pushes = 2, .stack_pops = 2, .max_stack_depth = 1,
+                                     .tlas_steps = 2, .blas_steps = 1, .instance_node_steps = 1,
                                      .instance_transitions = 1}));
 }
 
@@ -101,7 +101,8 @@ TEST(TwoLevel, TheInstanceNodeCullsOnTheMaskToo) {
   ray.instance_mask = 0x02;
   const InstanceIntersect entered = intersect_instance(bvh.memory(), {}, ray, instance1, {}, &object_ray);
   EXPECT_FALSE(entered.culled);
-  EXPECT_EQ(rdna4::blas_root_from_filter_result(entered.dw[7]), rdna4::kRootPointer);
+  // The BLAS root box leads only to one pair's primitive node (slot 2): the instance names that node (pair 0).
+  EXPECT_EQ(rdna4::blas_root_from_filter_result(entered.dw[7]), rdna4::make_node_pointer(2 * 128, 0));
   EXPECT_EQ(object_ray.operands.origin, (Vec3{-0.5f, 0.0f, 5.0f}));  // x' = -(x - 4)
   EXPECT_EQ(object_ray.operands.direction, (Vec3{-0.0f, 0.0f, -1.0f}));
   // The BLAS pointer carries SKIP_PROCEDURAL (a triangle BLAS) merged with the ray's flags (none).
@@ -142,9 +143,8 @@ struct Lcg {
   }
 };
 
-// 64 rotated instances of a BLAS of 300 small triangles, in a 4 x 4 x 4 grid: rays through the grid pass many
-// instances, so the top level keeps several entries on the ring when a BLAS is entered.
-InstancedScene crowded_grid() {
+// 300 small random triangles: a BLAS with a box root over several leaves.
+Scene small_triangles() {
   Lcg rng{7};
   Scene blas;
   blas.source = "crowded";
@@ -156,29 +156,38 @@ InstancedScene crowded_grid() {
     blas.triangles.push_back(Triangle{.v = {3 * t, 3 * t + 1, 3 * t + 2}, .geometry = 0, .primitive = t});
   }
   blas.geometries = {Geometry{"crowded", 0, 300}};
+  return blas;
+}
+
+// 64 rotated instances of `blas` in a 4 x 4 x 4 grid: rays through the grid pass many instances, so the top level
+// keeps several entries on the ring when a BLAS is entered.
+InstancedScene crowded_grid(Scene blas, double spacing) {
+  Lcg rng{7};
   InstancedScene s;
   s.source = "crowded-grid";
   s.meshes = {std::move(blas)};
   for (uint32_t i = 0; i < 64; ++i) {
-    glm::dmat4 m = glm::translate(glm::dmat4(1.0), glm::dvec3(i % 4, (i / 4) % 4, i / 16) * 1.2);
+    glm::dmat4 m = glm::translate(glm::dmat4(1.0), glm::dvec3(i % 4, (i / 4) % 4, i / 16) * spacing);
     m = glm::rotate(m, 6.2831853 * rng.next(), glm::normalize(glm::dvec3(rng.next(), rng.next(), 1.0)));
     s.instances.push_back({.name = "i", .mesh = 0, .world = m, .instance_id = i});
   }
   return s;
 }
 
-TEST(TwoLevel, ARingOf8ThatOverflowsInsideABlasWalksBackOutOfItAndFindsTheHitsOf16) {
+// Rays across the grid with a ring of 8 find the hits of a ring of 16 after losing entries, some of them walking
+// back out of a BLAS (from the node its instance entered at) into the top level.
+void expect_ring_of_8_walks_back_out_of_blases(const InstancedScene& scene, float extent) {
   pipeline::BuildBlobOptions build;
   build.build.threads = 1;
-  const LoadedBvh bvh = load_bvh(pipeline::build_instanced_blob(crowded_grid(), build).blob, "crowded.hwbvh");
+  const LoadedBvh bvh = load_bvh(pipeline::build_instanced_blob(scene, build).blob, "crowded.hwbvh");
   const NodeMemory memory = bvh.memory();  // a lane keeps a pointer to it
   Lcg rng{11};
   TraceOptions ring8, ring16;
   ring8.stack.size = 8;
   uint64_t climbs_out = 0, lost = 0;
   for (int i = 0; i < 400; ++i) {
-    const Vec3 from{-2.0f, 5.0f * rng.next() - 0.5f, 5.0f * rng.next() - 0.5f};
-    const Vec3 to{6.0f, 5.0f * rng.next() - 0.5f, 5.0f * rng.next() - 0.5f};
+    const Vec3 from{-2.0f, extent * rng.next() - 0.5f, extent * rng.next() - 0.5f};
+    const Vec3 to{extent + 1.0f, extent * rng.next() - 0.5f, extent * rng.next() - 0.5f};
     const Ray ray{from, to - from, 0.0f, 1.0f};
     const RayResult full = trace_ray(bvh.memory(), bvh.root, ray, ring16);
     RayTraversal lane(memory, bvh.root, ray, ring8);
@@ -202,6 +211,22 @@ TEST(TwoLevel, ARingOf8ThatOverflowsInsideABlasWalksBackOutOfItAndFindsTheHitsOf
   }
   EXPECT_GT(lost, 0u);
   EXPECT_GT(climbs_out, 0u);
+}
+
+TEST(TwoLevel, ARingOf8ThatOverflowsInsideABlasWalksBackOutOfItAndFindsTheHitsOf16) {
+  expect_ring_of_8_walks_back_out_of_blases(crowded_grid(small_triangles(), 1.2), 5.0f);
+}
+
+TEST(TwoLevel, TheWalkBackClimbsOutOfAPrimitiveNodeTheInstanceEnteredAt) {
+  // Quads: each BLAS one pair behind its root box, entered at the primitive node (GPURT's lastInstanceNode is then
+  // that node); every step inside a BLAS is that one node's.
+  const InstancedScene quads = crowded_grid(quad(), 0.5);
+  expect_ring_of_8_walks_back_out_of_blases(quads, 2.0f);
+  const LoadedBvh bvh = load_bvh(pipeline::build_instanced_blob(quads, {}).blob, "quads.hwbvh");
+  const RayResult r = trace_ray(bvh.memory(), bvh.root, Ray{{-2.0f, 0.6f, 0.4f}, {1.0f, 0.05f, 0.02f}, 0, 10}, {});
+  EXPECT_EQ(r.counters.blas_steps, r.counters.primitive_node_steps);
+  EXPECT_EQ(r.counters.blas_steps, r.counters.instance_transitions);
+  EXPECT_GT(r.counters.instance_transitions, 1u);
 }
 
 }  // namespace

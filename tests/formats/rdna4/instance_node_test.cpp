@@ -56,6 +56,38 @@ TEST(InstanceNode, GoldenBytesFilterMode) {
   EXPECT_TRUE(std::equal(kChildren.begin(), kChildren.end(), dw.begin() + 20));
 }
 
+TEST(InstanceNode, GoldenBytesPrimitiveRoot) {
+  // The example entering its BLAS at the primitive node in slot 2 (pointer 0x20), GPURT's rebraid form: child 0 holds
+  // the invalid box pattern (qmin 0xFFF, qmax stored 0, flags 0, mask 0xFF), node type 2 and range length 1; children
+  // 1..3 the example's box with node type 2. Child 0's empty box leaves the frame, so dwords 0..19 are the example's.
+  InstanceNodeInput in = example_input();
+  in.blas_root = 0x20;
+  const NodeDwords dw = encode_instance_node(in);
+  const NodeDwords box_root = encode_instance_node(example_input());
+  EXPECT_TRUE(std::equal(dw.begin(), dw.begin() + 20, box_root.begin()));
+  constexpr std::array<uint32_t, 12> kChildren = {0x00FFFFFF, 0xFF000FFF, 0x12000000, 0x00000000,
+                                                  0xFFFFF000, 0x02FFFBFF, 0x00000000, 0xFFFFF000,
+                                                  0x02FFFBFF, 0x00000000, 0xFFFFF000, 0x02FFFBFF};
+  EXPECT_TRUE(std::equal(kChildren.begin(), kChildren.end(), dw.begin() + 20));
+  // Child 0 returns byte 0x02 if hit (it cannot be: its box is inverted), the others 0x10 | 2: the primitive root.
+  const BoxChildren children = decode_box_children(decode_instance_node(dw.data()).filter_box);
+  EXPECT_EQ(children.pointer[0], 0x02u);
+  for (uint32_t k = 1; k < 4; ++k) {
+    EXPECT_EQ(children.pointer[k], 0x12u) << k;
+    EXPECT_EQ(blas_root_from_filter_result(children.pointer[k]), 0x20u) << k;
+  }
+  for (int a = 0; a < 3; ++a) EXPECT_GT(children.min[a][0], children.max[a][0]) << a;
+}
+
+TEST(InstanceNode, EncodableRoots) {
+  for (const uint32_t root : {0x15u, 0x25u, 0x55u, 0xF5u, 0x10u, 0x20u, 0x40u, 0x60u, 0xF0u})
+    EXPECT_TRUE(instance_root_encodable(root)) << std::hex << root;
+  // Slot 0 (the header), slot 16 and past (the filter's node type has 4 bits), a pair other than 0, a primitive node
+  // in slot 5 (node type 5 reads as a box child), an instance node.
+  for (const uint32_t root : {0x05u, 0x00u, 0x105u, 0x100u, 0x21u, 0x28u, 0x50u, 0x26u})
+    EXPECT_FALSE(instance_root_encodable(root)) << std::hex << root;
+}
+
 // decode(encode(x)) gives x's fields back, and a filter of four children that all name the BLAS root's node index
 // (pointer 0x15 >> 4 = 1 with leaf_base 0) and whose dequantized boxes contain the filter boxes, the last one
 // repeated past the count.

@@ -150,6 +150,7 @@ class RayTraversal {
   NodeDecodeCache* top_cache_;
   bool in_blas_ = false;
   uint32_t instance_node_ = rdna4::kInvalidNode;  ///< the instance node the lane entered its BLAS through
+  uint32_t blas_root_ = rdna4::kInvalidNode;      ///< the BLAS root that instance node named (walk-back)
   uint32_t instance_index_ = 0;
   uint32_t geometry_base_ = 0;  ///< BlasTable::Blas::first_geometry of the BLAS the lane is in
   uint32_t instance_parent_ = rdna4::kInvalidNode;  ///< that instance node's parent pointer (walk-back)

@@ -11,7 +11,9 @@
 //
 // hwbvh writes the filter node in GPURT's filter mode: up to four boxes that together cover the BLAS, so a ray that
 // misses them all skips the BLAS without a step in it; one box, the BLAS root's, repeated in all four children is
-// GPURT's pass-through mode.
+// GPURT's pass-through mode. The node may name a primitive node instead of the BLAS's root box (GPURT's rebraid form,
+// GetInstanceChildInfo in QuantizedBVH8BoxNode.hlsli): child 0 then always misses and has range length 1, so the
+// others return the node index with bit 4 set, which blas_root_from_filter_result reads as a primitive root.
 #include <array>
 #include <cstdint>
 
@@ -52,8 +54,18 @@ struct InstanceNodeInput {
   /// min(k, count - 1), so one box is pass-through mode.
   std::array<Aabb, 4> filter_boxes{};
   uint32_t filter_box_count = 1;
-  uint32_t blas_root = kRootPointer;    ///< a box node pointer inside the BLAS
+  /// The node the instance enters the BLAS at (instance_root_encodable): its root box node, or a lone pair's
+  /// primitive node that the root box would only lead to (pass-through mode: the union of the filter boxes).
+  uint32_t blas_root = kRootPointer;
 };
+
+/// Whether an instance node can name `pointer` as its BLAS root: a box node or pair 0 of a primitive node in node
+/// slots 1..15 (the filter's child node type holds the slot), a primitive node not in slot 5 (node type 5 would make
+/// the filter's children box children).
+constexpr bool instance_root_encodable(uint32_t pointer) {
+  const uint32_t slot = pointer >> 4, type = pointer & 0xFu;
+  return slot >= 1 && slot <= 15 && (type == kTypeBox || (type == 0 && slot != kTypeBox));
+}
 /// Encodes the 128-byte node; the filter node's boxes are conservative like a box node's (§2.5).
 NodeDwords encode_instance_node(const InstanceNodeInput& input);
 
