@@ -111,27 +111,40 @@ TEST(HostileInstances, ABlasPointerToTheInstanceNodeItselfIsRefused) {
 TEST(HostileInstances, AFilterRootThatIsNoBoxNodeOfTheBlasStopsTheRayOnIt) {
   // The filter children's node_type names the BLAS root's 128-byte index: 0xF makes the root 0xF5, past the end
   // of this small BLAS (its memory is bounded to its own range), and 2 makes it 0x25, the BLAS's primitive node
-  // read as a box node.
-  for (const uint32_t root_index : {0xFu, 0x2u}) {
-    std::vector<uint32_t> nodes = sample_nodes();
-    for (uint32_t n = 0; n < 8; ++n) {
-      uint32_t* node = instance_node(nodes, n);
-      for (uint32_t k = 0; k < 4; ++k) {
-        uint32_t& info2 = node[20 + 3 * k + 2];
-        info2 = (info2 & ~(0xFu << 24)) | root_index << 24;
+  // read as a box node. With child 0's range length 1 (GPURT's primitive-root form) the others name a primitive
+  // root: 0xF0 past the end, or 0x10, the BLAS's root box node read as a primitive node.
+  for (const bool primitive_form : {false, true}) {
+    for (const uint32_t root_index : {0xFu, primitive_form ? 0x1u : 0x2u}) {
+      SCOPED_TRACE(testing::Message() << "primitive form " << primitive_form << ", root index " << root_index);
+      std::vector<uint32_t> nodes = sample_nodes();
+      for (uint32_t n = 0; n < 8; ++n) {
+        uint32_t* node = instance_node(nodes, n);
+        for (uint32_t k = 0; k < 4; ++k) {
+          uint32_t& info2 = node[20 + 3 * k + 2];
+          info2 = (info2 & ~(0xFFu << 24)) | root_index << 24 | uint32_t{primitive_form && k == 0} << 28;
+        }
       }
-    }
-    const emu::LoadedBvh bvh = load_with(nodes);
-    emu::TraceOptions options;
-    options.step_limit = 200;
-    const auto out = emu::trace_rays(bvh.memory(), bvh.root, row_rays(), options, Executor(1));
-    for (const emu::RayResult& r : out.rays) {
-      EXPECT_LE(r.counters.steps, 200u);
-      if (root_index == 0xF) {
-        EXPECT_EQ(r.fault, NodeFault::OutOfRange);
-        EXPECT_EQ(r.fault_node, 0xF5u);
-      } else if (r.fault != NodeFault::None) {
-        EXPECT_NE(r.fault_node, rdna4::kInvalidNode);
+      const emu::LoadedBvh bvh = load_with(nodes);
+      emu::TraceOptions options;
+      options.step_limit = 200;
+      const auto out = emu::trace_rays(bvh.memory(), bvh.root, row_rays(), options, Executor(1));
+      for (const emu::RayResult& r : out.rays) {
+        EXPECT_LE(r.counters.steps, 200u);
+        if (root_index == 0xF && !primitive_form) {
+          EXPECT_EQ(r.fault, NodeFault::OutOfRange);
+          EXPECT_EQ(r.fault_node, 0xF5u);
+        } else if (r.fault != NodeFault::None) {
+          EXPECT_NE(r.fault_node, rdna4::kInvalidNode);
+        }
+      }
+      if (root_index == 0xF && primitive_form) {
+        // Rays that hit child 0 enter at the box root 0xF5, the others at the primitive root 0xF0: both past the end.
+        std::size_t primitive_faults = 0;
+        for (const emu::RayResult& r : out.rays) {
+          EXPECT_EQ(r.fault, NodeFault::OutOfRange);
+          primitive_faults += r.fault_node == 0xF0u ? 1 : 0;
+        }
+        EXPECT_GT(primitive_faults, 0u);
       }
     }
   }
