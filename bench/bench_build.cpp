@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "bench_common.h"
-#include "hwbvh/build/builder.h"
+#include "hwbvh/bvh_build/builder.h"
 #include "hwbvh/formats/rdna4/encode.h"
 
 namespace {
@@ -63,25 +63,25 @@ std::vector<Times> median_times(int runs, const std::vector<std::function<void()
 }
 
 void run_scene(const Scene& scene, int runs, int threads) {
-  build::BuildOptions bo;
+  bvh_build::BuildOptions bo;
   bo.threads = threads;
-  bo.quality = build::BuildQuality::Medium;
+  bo.quality = bvh_build::BuildQuality::Medium;
   rdna4::adapt_build_options(bo);
   rdna4::EncodeOptions eo;
   eo.threads = threads;
   rdna4::EncodeStats stats;
-  build::BuildStats bstats;
-  build::BuildOptions bo_high = bo;
-  bo_high.quality = build::BuildQuality::High;
+  bvh_build::BuildStats bstats;
+  bvh_build::BuildOptions bo_high = bo;
+  bo_high.quality = bvh_build::BuildQuality::High;
   const EmbreeScene embree(threads);
   const std::vector<Times> medians = median_times(runs, {
       [&] {
-        auto built = build::build_wide_bvh(scene, bo);
+        auto built = bvh_build::build_wide_bvh(scene, bo);
         bstats = built.stats;
         stats = rdna4::encode(scene, built.bvh, eo).stats;
       },
       [&] {
-        auto built = build::build_wide_bvh(scene, bo_high);
+        auto built = bvh_build::build_wide_bvh(scene, bo_high);
         (void)rdna4::encode(scene, built.bvh, eo);
       },
       [&] { embree.commit(scene, RTC_BUILD_QUALITY_MEDIUM); },

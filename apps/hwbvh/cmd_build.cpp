@@ -49,8 +49,8 @@ void refuse_unused_options(const BuildArgs& a, blob::Target target) {
 int run_build(const BuildArgs& a) {
   check_output_is_not_input(a.output, {a.scene});
   pipeline::BuildBlobOptions options;
-  const std::map<std::string, build::BuildQuality> qualities = {
-      {"low", build::BuildQuality::Low}, {"medium", build::BuildQuality::Medium}, {"high", build::BuildQuality::High}};
+  const std::map<std::string, bvh_build::BuildQuality> qualities = {
+      {"low", bvh_build::BuildQuality::Low}, {"medium", bvh_build::BuildQuality::Medium}, {"high", bvh_build::BuildQuality::High}};
   options.build.quality = qualities.at(a.quality);  // CLI11 checked membership
   options.target = a.target == "rtip20" ? blob::Target::Rtip20 : a.target == "xe3" ? blob::Target::Xe3 : blob::Target::Rtip31;
   refuse_unused_options(a, options.target);

@@ -43,8 +43,8 @@ int run_compare(const CompareArgs& a) {
   o.random_rays = a.random_rays;
   o.trace.stack.size = a.stack_size;
   o.trace.instance_mask = a.instance_mask;
-  o.quality = a.quality == "low" ? build::BuildQuality::Low
-              : a.quality == "high" ? build::BuildQuality::High : build::BuildQuality::Medium;
+  o.quality = a.quality == "low" ? bvh_build::BuildQuality::Low
+              : a.quality == "high" ? bvh_build::BuildQuality::High : bvh_build::BuildQuality::Medium;
   o.machine = load_machine(a.machine);
   o.gpu_scale = a.machine.gpu_scale;
   o.threads = a.threads;

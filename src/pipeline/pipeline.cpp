@@ -15,7 +15,7 @@
 #include "hwbvh/blob/geometry_section.h"
 #include "hwbvh/blob/instance_sections.h"
 #include "hwbvh/blob/opacity_sections.h"
-#include "hwbvh/build/instance_bounds.h"
+#include "hwbvh/bvh_build/instance_bounds.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/parallel.h"
 #include "hwbvh/formats/rdna3/encode.h"
@@ -105,11 +105,11 @@ const char* order_name(xe3::SubTriangleOrder order) {
   return order == xe3::SubTriangleOrder::Row ? "row" : "bird";
 }
 
-const char* quality_name(build::BuildQuality quality) {
+const char* quality_name(bvh_build::BuildQuality quality) {
   switch (quality) {
-    case build::BuildQuality::Low: return "low";
-    case build::BuildQuality::Medium: return "medium";
-    case build::BuildQuality::High: return "high";
+    case bvh_build::BuildQuality::Low: return "low";
+    case bvh_build::BuildQuality::Medium: return "medium";
+    case bvh_build::BuildQuality::High: return "high";
   }
   return "unknown";
 }
@@ -160,7 +160,7 @@ struct BlasRoot {
 
 // What every target's build produces, in the report's terms.
 struct TargetBuild {
-  build::BuildStats build;
+  bvh_build::BuildStats build;
   std::vector<uint32_t> dwords;  // the Nodes section
   uint64_t box_nodes = 0;
   uint64_t leaf_nodes = 0;       // primitive / triangle / leaf nodes
@@ -174,10 +174,10 @@ struct TargetBuild {
 };
 
 TargetBuild build_rtip31(const Scene& scene, const BuildBlobOptions& options, const ProgressFn& progress) {
-  build::BuildOptions build_options = options.build;
+  bvh_build::BuildOptions build_options = options.build;
   rdna4::adapt_build_options(build_options);
   TargetBuild t;
-  const build::BuildResult built = build::build_wide_bvh(scene, build_options);
+  const bvh_build::BuildResult built = bvh_build::build_wide_bvh(scene, build_options);
   t.build = built.stats;
   notify(progress, Phase::Encoding);
   rdna4::EncodedBvh encoded = rdna4::encode(scene, built.bvh, options.encode);
@@ -206,10 +206,10 @@ TargetBuild build_rtip31(const Scene& scene, const BuildBlobOptions& options, co
 }
 
 TargetBuild build_rtip20(const Scene& scene, const BuildBlobOptions& options, const ProgressFn& progress) {
-  build::BuildOptions build_options = options.build;
+  bvh_build::BuildOptions build_options = options.build;
   rdna3::configure_build(build_options);
   TargetBuild t;
-  const auto built = build::build_wide_bvh4(scene, build_options);
+  const auto built = bvh_build::build_wide_bvh4(scene, build_options);
   t.build = built.stats;
   notify(progress, Phase::Encoding);
   rdna3::EncodeOptions eo;
@@ -251,10 +251,10 @@ Opacity prepare_opacity(const Scene& scene, const BuildBlobOptions& options) {
 
 TargetBuild build_xe3(const Scene& scene, const BuildBlobOptions& options, const Opacity& opacity,
                       const ProgressFn& progress) {
-  build::BuildOptions build_options = options.build;
+  bvh_build::BuildOptions build_options = options.build;
   xe3::configure_build(build_options, options.xe3_stoc_level);
   TargetBuild t;
-  const auto built = build::build_wide_bvh6(scene, build_options);
+  const auto built = bvh_build::build_wide_bvh6(scene, build_options);
   t.build = built.stats;
   notify(progress, Phase::Encoding);
   xe3::Xe3EncodeOptions eo;
@@ -501,7 +501,7 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
       mesh_opacity.states.assign(first, first + static_cast<std::ptrdiff_t>(scene.meshes[m].triangles.size()));
     }
     TargetBuild b = build_target(scene.meshes[m], options, mesh_opacity, progress);
-    b.root.children = build::coarsen_boxes(std::move(b.root.children), 4);
+    b.root.children = bvh_build::coarsen_boxes(std::move(b.root.children), 4);
     roots.push_back(std::move(b.root));
     total.build.degenerate_triangles += b.build.degenerate_triangles;
     total.build.bvh_triangles += b.build.bvh_triangles;
@@ -526,9 +526,9 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
   // The top level over the instances' world bounds; the BLASes follow it in the Nodes section.
   std::vector<Aabb> world_boxes(scene.instances.size());
   std::vector<std::vector<Vec3>> cover(scene.meshes.size());
-  for (std::size_t m = 0; m < scene.meshes.size(); ++m) cover[m] = build::cover_points(scene.meshes[m]);
+  for (std::size_t m = 0; m < scene.meshes.size(); ++m) cover[m] = bvh_build::cover_points(scene.meshes[m]);
   for (std::size_t i = 0; i < scene.instances.size(); ++i) {
-    world_boxes[i] = build::transformed_bounds(cover[scene.instances[i].mesh], scene.instances[i].world);
+    world_boxes[i] = bvh_build::transformed_bounds(cover[scene.instances[i].mesh], scene.instances[i].world);
   }
   blob::Levels levels;
   // The BLASes follow a top level of `top_bytes`.
@@ -545,7 +545,7 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
   std::vector<uint32_t> dwords, instance_order;
   uint64_t top_box_nodes = 0;
   if (options.target == blob::Target::Xe3) {
-    const auto tree = build::build_box_tree<6>(world_boxes, options.build, scene.source);
+    const auto tree = bvh_build::build_box_tree<6>(world_boxes, options.build, scene.source);
     place_blases(blob::padded_level_bytes(xe3::tlas_bytes(tree.bvh)));
     std::vector<xe3::TlasInstance> leaves(scene.instances.size());
     for (std::size_t i = 0; i < scene.instances.size(); ++i) {
@@ -570,7 +570,7 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
     total.build.seconds_binary += tree.stats.seconds_binary;
     total.build.seconds_collapse += tree.stats.seconds_collapse;
   } else if (options.target == blob::Target::Rtip20) {
-    const auto tree = build::build_box_tree<4>(world_boxes, options.build, scene.source);
+    const auto tree = bvh_build::build_box_tree<4>(world_boxes, options.build, scene.source);
     place_blases(blob::padded_level_bytes(rdna3::tlas_bytes(tree.bvh)));
     notify(progress, Phase::Encoding);
     std::vector<rdna3::InstanceNodeInput> nodes(scene.instances.size());
@@ -593,7 +593,7 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
     total.build.seconds_binary += tree.stats.seconds_binary;
     total.build.seconds_collapse += tree.stats.seconds_collapse;
   } else {
-    const auto tree = build::build_box_tree<8>(world_boxes, options.build, scene.source);
+    const auto tree = bvh_build::build_box_tree<8>(world_boxes, options.build, scene.source);
     place_blases(uint64_t{rdna4::tlas_slots(tree.bvh)} * rdna4::kNodeBytes);
     std::vector<rdna4::TlasInstanceInput> inputs(scene.instances.size());
     for (std::size_t i = 0; i < scene.instances.size(); ++i) {

@@ -36,7 +36,7 @@ const Variant kVariants[] = {
 };
 
 LoadedBvh load(const std::string& scene_name, const Variant& v,
-               build::BuildQuality quality = build::BuildQuality::Medium) {
+               bvh_build::BuildQuality quality = bvh_build::BuildQuality::Medium) {
   const Scene scene = load_obj(test::project_scene(scene_name));
   pipeline::BuildBlobOptions o;
   o.build.quality = quality;
@@ -229,7 +229,7 @@ TEST(AnyHit, NoDuplicateInvocationRunsTheShaderOncePerPrimitive) {
 TEST(AnyHit, NoDuplicateInvocationOnSpatialSplitsKeepsTheHits) {
   uint64_t saved = 0;
   for (const Variant& v : {kVariants[2], kVariants[3], kVariants[6]}) {
-    const LoadedBvh bvh = load("alpha-cards.obj", v, build::BuildQuality::High);
+    const LoadedBvh bvh = load("alpha-cards.obj", v, bvh_build::BuildQuality::High);
     const std::optional<AnyHitShader> shader = AnyHitShader::of(bvh);
     const RayBatch batch = random_rays(bvh.bounds, 4096, 7);
     TraceOptions every = with_shader({}, shader);

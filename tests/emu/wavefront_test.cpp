@@ -10,7 +10,7 @@
 #include "emu/rtip31/intersect_node.h"
 #include "emu/traversal_fixture.h"
 #include "fixtures/random_scene.h"
-#include "hwbvh/build/builder.h"
+#include "hwbvh/bvh_build/builder.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/wavefront.h"
 #include "hwbvh/formats/rdna4/encode.h"
@@ -115,11 +115,11 @@ struct EncodedScene {
 EncodedScene encode_soup(bool obb) {
   EncodedScene e;
   e.scene = hwbvh::test::random_triangle_soup(1500, 11, 10.0f, 0.8f, 2);
-  build::BuildOptions bo;
+  bvh_build::BuildOptions bo;
   bo.leaf_fits = rdna4::primitive_leaf_fits;
   rdna4::EncodeOptions eo;
   eo.obb = obb;
-  e.bvh = rdna4::encode(e.scene, build::build_wide_bvh(e.scene, bo).bvh, eo);
+  e.bvh = rdna4::encode(e.scene, bvh_build::build_wide_bvh(e.scene, bo).bvh, eo);
   return e;
 }
 

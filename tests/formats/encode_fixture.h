@@ -3,15 +3,15 @@
 // format's tree check (formats/tree_check.h) on an encoded scene.
 #include <gtest/gtest.h>
 
-#include "hwbvh/build/builder.h"
+#include "hwbvh/bvh_build/builder.h"
 #include "hwbvh/formats/tree_check.h"
 #include "hwbvh/scene/scene.h"
 
 namespace hwbvh::test {
 
 /// Build options at `quality` on `threads` threads (0: all), before the format adapts them.
-inline build::BuildOptions build_options(build::BuildQuality quality, int threads) {
-  build::BuildOptions bo;
+inline bvh_build::BuildOptions build_options(bvh_build::BuildQuality quality, int threads) {
+  bvh_build::BuildOptions bo;
   bo.quality = quality;
   bo.threads = threads;
   return bo;

@@ -87,7 +87,7 @@ TEST(InstancedBuild, FilterNodesCoverTheirBlas) {
   // triangle inside one box (no spatial splits at medium quality), and some instance has more than one box.
   const InstancedScene scene = load_gltf_instanced(test::project_scene("instanced-garden.gltf"));
   BuildBlobOptions options;
-  options.build.quality = build::BuildQuality::Medium;
+  options.build.quality = bvh_build::BuildQuality::Medium;
   const BuildBlobResult two = build_instanced_blob(scene, options);
   const auto& bytes = section(two.blob, blob::SectionType::Nodes).data;
   const blob::Levels levels = blob::decode_levels(section(two.blob, blob::SectionType::Levels).data, "test",

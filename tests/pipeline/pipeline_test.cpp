@@ -120,7 +120,7 @@ TEST(BuildBlob, ReportFieldsAreConsistent) {
 
 TEST(BuildBlob, ByteIdenticalAtAnyThreadCount) {
   const Scene scene = small_scene();
-  for (const auto quality : {build::BuildQuality::Low, build::BuildQuality::High}) {
+  for (const auto quality : {bvh_build::BuildQuality::Low, bvh_build::BuildQuality::High}) {
     BuildBlobOptions one = options_with_threads(1), two = options_with_threads(2);
     one.build.quality = two.build.quality = quality;
     const auto a = blob::serialize(build_blob(scene, one).blob);
@@ -131,7 +131,7 @@ TEST(BuildBlob, ByteIdenticalAtAnyThreadCount) {
 
 TEST(BuildBlob, OptionsAreRecorded) {
   BuildBlobOptions o = options_with_threads(1);
-  o.build.quality = build::BuildQuality::Low;
+  o.build.quality = bvh_build::BuildQuality::Low;
   o.encode.obb = false;
   o.encode.obb_accept_ratio = 0.75f;
   const BuildReport rep = build_blob(small_scene(), o).report;
@@ -203,8 +203,8 @@ TEST(BuildBlob, HugeCoordinatesBuildOnEveryTargetAndQuality) {
   for (const float far : {2e19f, 3e38f}) {
     const Scene scene = far_and_near_scene(far);
     for (const blob::Target target : {blob::Target::Rtip31, blob::Target::Rtip20, blob::Target::Xe3}) {
-      for (const build::BuildQuality quality :
-           {build::BuildQuality::Low, build::BuildQuality::Medium, build::BuildQuality::High}) {
+      for (const bvh_build::BuildQuality quality :
+           {bvh_build::BuildQuality::Low, bvh_build::BuildQuality::Medium, bvh_build::BuildQuality::High}) {
         SCOPED_TRACE(std::to_string(far) + " " + blob::target_name(target) + " " + quality_name(quality));
         BuildBlobOptions options = options_with_threads(1);
         options.target = target;

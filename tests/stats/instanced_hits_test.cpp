@@ -15,7 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "blob/scratch_dir.h"
-#include "build/build_scenes.h"
+#include "bvh_build/build_scenes.h"
 #include "fixtures/paths.h"
 #include "hwbvh/core/parallel.h"
 #include "hwbvh/emu/any_hit.h"

@@ -11,7 +11,7 @@
 namespace hwbvh::test {
 
 inline emu::LoadedBvh load_scene_bvh(const std::filesystem::path& obj, bool obb = true,
-                                     build::BuildQuality quality = build::BuildQuality::Medium) {
+                                     bvh_build::BuildQuality quality = bvh_build::BuildQuality::Medium) {
   pipeline::BuildBlobOptions options;
   options.build.quality = quality;
   options.encode.obb = obb;

@@ -1,5 +1,5 @@
 #pragma once
-// The build pipeline as one call: Scene -> build::build_wide_bvh (with the format's leaf-fit test) ->
+// The build pipeline as one call: Scene -> bvh_build::build_wide_bvh (with the format's leaf-fit test) ->
 // rdna4::encode -> a blob::Blob with the sections Nodes, Geometry, SceneMeta and BuildMeta
 // (docs/blob-format.md), plus the BuildReport that `hwbvh build` prints and `hwbvh info` reads back.
 // Alpha-tested scenes (docs/opacity.md) also get the AlphaTest section (every target), their opacity baked
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "hwbvh/blob/blob.h"
-#include "hwbvh/build/builder.h"
+#include "hwbvh/bvh_build/builder.h"
 #include "hwbvh/formats/rdna4/encode.h"
 #include "hwbvh/formats/xe3/stoc.h"
 #include "hwbvh/scene/alpha_test.h"
@@ -28,7 +28,7 @@ namespace hwbvh::pipeline {
 
 struct BuildBlobOptions {
   blob::Target target = blob::Target::Rtip31;  ///< the hardware format of the Nodes section
-  build::BuildOptions build;    ///< the target adapts it (leaf fit test, pairing, width)
+  bvh_build::BuildOptions build;    ///< the target adapts it (leaf fit test, pairing, width)
   rdna4::EncodeOptions encode;  ///< rtip31 options; `threads` applies to every target
   uint32_t xe3_stoc_level = 1;  ///< xe3: 0 (no STOC bits), 1 (QuadLeaf STOC1) or 3 (128-byte STOC3 leaves)
   uint32_t rtip31_stoc_level = kDefaultSidebandLevel;  ///< rtip31: Stoc sideband level, 0 (none) or 1..12
@@ -101,7 +101,7 @@ struct BuildReport {
   double triangles_per_primitive_node = 0.0;  ///< mean triangle references per primitive node
   uint64_t pairs = 0;                     ///< triangle pairs stored in primitive nodes
   double obb_box_share = 0.0;             ///< share of box nodes with an OBB, 0..1
-  double sah_cost = 0.0;                  ///< SAH cost of the wide tree (build::BuildStats::sah_cost)
+  double sah_cost = 0.0;                  ///< SAH cost of the wide tree (bvh_build::BuildStats::sah_cost)
   uint64_t spatial_split_references = 0;  ///< triangle references added by spatial splits
   // Options used.
   std::string quality = "medium";  ///< "low", "medium" or "high"
@@ -124,7 +124,7 @@ const char* phase_name(Phase phase);
 /// Called when a phase starts (e.g. to drive a progress display). Building covers BVH and collapse.
 using ProgressFn = std::function<void(Phase)>;
 
-const char* quality_name(build::BuildQuality quality);  ///< "low", "medium", "high"
+const char* quality_name(bvh_build::BuildQuality quality);  ///< "low", "medium", "high"
 const char* order_name(xe3::SubTriangleOrder order);    ///< "bird", "row"
 
 /// Builds and encodes `scene` and assembles the blob (target rtip31) with its four sections.

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "hwbvh/build/builder.h"
+#include "hwbvh/bvh_build/builder.h"
 #include "hwbvh/emu/machine/machine.h"
 #include "hwbvh/pipeline/pipeline.h"
 #include "hwbvh/scene/scene.h"
@@ -31,7 +31,7 @@ struct CompareOptions {
   uint32_t random_rays = 16384;
   uint64_t seed = 1;
   emu::TraceOptions trace;
-  build::BuildQuality quality = build::BuildQuality::Medium;
+  bvh_build::BuildQuality quality = bvh_build::BuildQuality::Medium;
   std::optional<emu::MachineConfig> machine;
   bool gpu_scale = false;  ///< outputs also scale the machine model's figures to the preset's GPU
   int threads = 0;

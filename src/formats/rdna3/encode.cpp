@@ -20,8 +20,8 @@
 namespace hwbvh::rdna3 {
 namespace {
 
-using build::PrimPair;
-using Bvh4 = build::WideBvh<4>;
+using bvh_build::PrimPair;
+using Bvh4 = bvh_build::WideBvh<4>;
 using Clock = std::chrono::steady_clock;
 
 constexpr uint32_t kSlotDwords = kSlotBytes / 4;
@@ -82,19 +82,19 @@ uint32_t tlas_slots(const Bvh4& tree) {
 
 }  // namespace
 
-bool pair_leaf_fits(const Scene& scene, std::span<const build::PrimPair> pairs) {
+bool pair_leaf_fits(const Scene& scene, std::span<const bvh_build::PrimPair> pairs) {
   if (pairs.size() != 1) return false;
   const TriangleNodeInput in = node_input(scene, pairs[0]);
   return in.tri0.geometry_id <= kMaxGeometryId && (!in.tri1 || can_pair(in.tri0, *in.tri1));
 }
 
-void configure_build(build::BuildOptions& options) {
+void configure_build(bvh_build::BuildOptions& options) {
   options.max_leaf_pairs = 1;
   options.leaf_fits = pair_leaf_fits;
   options.pair_leftovers = false;  // a pair is a quad: it needs the shared edge
 }
 
-EncodedBvh encode(const Scene& scene, const build::WideBvh<4>& bvh, const EncodeOptions& options) {
+EncodedBvh encode(const Scene& scene, const bvh_build::WideBvh<4>& bvh, const EncodeOptions& options) {
   if (bvh.nodes.empty()) throw Error(ErrorKind::Runtime, scene.source, "empty BVH cannot be encoded");
   const auto start = Clock::now();
   const auto node_count = static_cast<uint32_t>(bvh.nodes.size());

@@ -34,8 +34,8 @@
 namespace hwbvh::rdna4 {
 namespace {
 
-using build::PrimPair;
-using build::WideBvh8;
+using bvh_build::PrimPair;
+using bvh_build::WideBvh8;
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) {
@@ -633,26 +633,26 @@ EncodedTree encode_tree(const WideBvh8& bvh, const Leaves& leaves, const EncodeO
 
 }  // namespace
 
-bool primitive_leaf_fits(const Scene& scene, std::span<const build::PrimPair> pairs) {
+bool primitive_leaf_fits(const Scene& scene, std::span<const bvh_build::PrimPair> pairs) {
   if (pairs.empty() || pairs.size() > 8) return false;
   std::array<PrimPairInput, 8> in{};
   for (std::size_t i = 0; i < pairs.size(); ++i) in[i] = pair_input(scene, pairs[i], i + 1 == pairs.size());
   return primitive_node_fits(std::span(in).first(pairs.size()));
 }
 
-void adapt_build_options(build::BuildOptions& options) {
+void adapt_build_options(bvh_build::BuildOptions& options) {
   options.leaf_fits = primitive_leaf_fits;
   options.pair_leftovers = true;
 }
 
-EncodedBvh encode(const Scene& scene, const build::WideBvh8& bvh, const EncodeOptions& options) {
+EncodedBvh encode(const Scene& scene, const bvh_build::WideBvh8& bvh, const EncodeOptions& options) {
   EncodedBvh out = encode_tree(bvh, TriangleLeaves(scene, bvh), options, scene.source).bvh;
   out.stats.pairs = static_cast<uint32_t>(bvh.pairs.size());
   for (const auto& pair : bvh.pairs) out.stats.triangles += pair.has_tri1() ? 2 : 1;
   return out;
 }
 
-EncodedTlas encode_tlas(const build::WideBvh8& tree, std::span<const TlasInstanceInput> instances,
+EncodedTlas encode_tlas(const bvh_build::WideBvh8& tree, std::span<const TlasInstanceInput> instances,
                         const EncodeOptions& options) {
   for (const auto& node : tree.nodes) {
     for (uint32_t c = 0; c < node.child_count; ++c) {
@@ -676,7 +676,7 @@ EncodedTlas encode_tlas(const build::WideBvh8& tree, std::span<const TlasInstanc
   return out;
 }
 
-uint32_t tlas_slots(const build::WideBvh8& tree) {
+uint32_t tlas_slots(const bvh_build::WideBvh8& tree) {
   auto slots = 1 + static_cast<uint32_t>(tree.nodes.size());
   for (const auto& node : tree.nodes)
     for (uint32_t c = 0; c < node.child_count; ++c) slots += node.children[c].is_leaf() ? 1 : 0;

@@ -24,8 +24,8 @@
 namespace hwbvh::xe3 {
 namespace {
 
-using build::PrimPair;
-using Bvh6 = build::WideBvh<6>;
+using bvh_build::PrimPair;
+using Bvh6 = bvh_build::WideBvh<6>;
 using Clock = std::chrono::steady_clock;
 using States = std::span<const SubTriangleState>;
 
@@ -353,23 +353,23 @@ bool forms_quad(const Scene& scene, uint32_t tri0, uint32_t tri1) {
          quad_shape(quad_triangle(scene, tri0), quad_triangle(scene, tri1)).has_value();
 }
 
-bool leaf_fits(const Scene& scene, std::span<const build::PrimPair> pairs, uint32_t stoc_level) {
+bool leaf_fits(const Scene& scene, std::span<const bvh_build::PrimPair> pairs, uint32_t stoc_level) {
   std::vector<PrimPair> quads;
   append_quads(scene, pairs, quads);
   const uint32_t per_leaf = stoc_level == 3 && any_alpha_tested(scene, quads) ? 2u : 1u;
   return quads.size() * per_leaf <= kMaxChildBlocks;
 }
 
-void configure_build(build::BuildOptions& options, uint32_t stoc_level) {
+void configure_build(bvh_build::BuildOptions& options, uint32_t stoc_level) {
   options.max_leaf_pairs = kMaxChildBlocks;
   options.pair_leftovers = false;
   options.pair_fits = [](const Scene& scene, uint32_t tri0, uint32_t tri1) { return forms_quad(scene, tri0, tri1); };
-  options.leaf_fits = [stoc_level](const Scene& scene, std::span<const build::PrimPair> pairs) {
+  options.leaf_fits = [stoc_level](const Scene& scene, std::span<const bvh_build::PrimPair> pairs) {
     return leaf_fits(scene, pairs, stoc_level);
   };
 }
 
-Xe3Encoded encode(const Scene& scene, const build::WideBvh<6>& bvh, const Xe3EncodeOptions& options) {
+Xe3Encoded encode(const Scene& scene, const bvh_build::WideBvh<6>& bvh, const Xe3EncodeOptions& options) {
   return Encoder(scene, bvh, options).run();
 }
 

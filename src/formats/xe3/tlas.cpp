@@ -12,7 +12,7 @@
 namespace hwbvh::xe3 {
 namespace {
 
-using Bvh6 = build::WideBvh<6>;
+using Bvh6 = bvh_build::WideBvh<6>;
 
 [[noreturn]] void caller_bug(const std::string& what) { throw Error(ErrorKind::Runtime, "", "Xe3 top level: " + what); }
 

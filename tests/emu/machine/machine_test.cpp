@@ -9,7 +9,7 @@
 
 #include "fixtures/paths.h"
 #include "fixtures/random_scene.h"
-#include "hwbvh/build/builder.h"
+#include "hwbvh/bvh_build/builder.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/machine/machine.h"
 #include "hwbvh/emu/rtip20/traversal.h"
@@ -344,9 +344,9 @@ TEST(MachineModel, BvhcntLimitThrottlesInterleavedRays) {
 const Sequences& scene_sequences() {
   static const Sequences sequences = [] {
     const Scene scene = hwbvh::test::random_triangle_soup(3000, 21, 10.0f, 0.5f);
-    build::BuildOptions bo;
+    bvh_build::BuildOptions bo;
     bo.leaf_fits = rdna4::primitive_leaf_fits;
-    const rdna4::EncodedBvh bvh = rdna4::encode(scene, build::build_wide_bvh(scene, bo).bvh, rdna4::EncodeOptions{});
+    const rdna4::EncodedBvh bvh = rdna4::encode(scene, bvh_build::build_wide_bvh(scene, bo).bvh, rdna4::EncodeOptions{});
     const RayBatch batch = primary_rays(auto_frame(scene.bounds(), 1.0f), 64, 64);
     TraceOptions o;
     o.record_node_sequence = true;

@@ -9,7 +9,7 @@
 #include "emu/rtip20/nodes.h"
 #include "emu/traversal_fixture.h"
 #include "fixtures/paths.h"
-#include "hwbvh/build/wide_bvh.h"
+#include "hwbvh/bvh_build/wide_bvh.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/any_hit.h"
 #include "hwbvh/emu/loaded_bvh.h"
@@ -40,9 +40,9 @@ class TwoInstances {
     std::vector<uint32_t> blas = img.section();
     blas.resize((blas.size() + 31) / 32 * 32, 0u);
 
-    build::WideBvh<4> tree;
+    bvh_build::WideBvh<4> tree;
     tree.nodes.resize(1);
-    build::WideBvh<4>::Node& root = tree.nodes[0];
+    bvh_build::WideBvh<4>::Node& root = tree.nodes[0];
     root.child_count = 2;
     root.children[0] = {Aabb{{2, -1, -1}, {4, 3, 3}}, 0, 1};
     root.children[1] = {Aabb{{12, -1, -3}, {14, 3, 1}}, 1, 1};

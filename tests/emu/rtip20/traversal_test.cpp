@@ -8,7 +8,7 @@
 #include "emu/traversal_fixture.h"
 #include "fixtures/paths.h"
 #include "fixtures/random_scene.h"
-#include "hwbvh/build/builder.h"
+#include "hwbvh/bvh_build/builder.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/rtip20/traversal.h"
 #include "hwbvh/formats/rdna3/encode.h"
@@ -252,10 +252,10 @@ struct Encoded {
 };
 
 Encoded encode_scene(Scene scene) {
-  build::BuildOptions bo;
+  bvh_build::BuildOptions bo;
   rdna3::configure_build(bo);
   Encoded e;
-  e.bvh = rdna3::encode(scene, build::build_wide_bvh4(scene, bo).bvh, {});
+  e.bvh = rdna3::encode(scene, bvh_build::build_wide_bvh4(scene, bo).bvh, {});
   e.scene = std::move(scene);
   return e;
 }

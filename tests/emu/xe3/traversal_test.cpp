@@ -8,7 +8,7 @@
 #include "emu/traversal_fixture.h"
 #include "fixtures/paths.h"
 #include "fixtures/random_scene.h"
-#include "hwbvh/build/builder.h"
+#include "hwbvh/bvh_build/builder.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/xe3/intersect.h"
 #include "hwbvh/emu/xe3/traversal.h"
@@ -392,12 +392,12 @@ struct Encoded {
 };
 
 Encoded encode_scene(Scene scene, uint32_t stoc_level = 1) {
-  build::BuildOptions bo;
+  bvh_build::BuildOptions bo;
   xe3::configure_build(bo, stoc_level);
   xe3::Xe3EncodeOptions eo;
   eo.stoc_level = stoc_level;
   Encoded e;
-  e.bvh = xe3::encode(scene, build::build_wide_bvh6(scene, bo).bvh, eo);
+  e.bvh = xe3::encode(scene, bvh_build::build_wide_bvh6(scene, bo).bvh, eo);
   e.scene = std::move(scene);
   return e;
 }

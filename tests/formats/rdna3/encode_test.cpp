@@ -8,7 +8,7 @@
 #include "fixtures/paths.h"
 #include "formats/encode_fixture.h"
 #include "fixtures/random_scene.h"
-#include "hwbvh/build/builder.h"
+#include "hwbvh/bvh_build/builder.h"
 #include "hwbvh/core/bits.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/formats/rdna3/box_node.h"
@@ -21,19 +21,19 @@ namespace hwbvh::rdna3 {
 namespace {
 
 struct Encoded {
-  build::WideBuildResult<4> built;
+  bvh_build::WideBuildResult<4> built;
   EncodedBvh encoded;
   TreeCheckResult check;
 };
 
-Encoded encode_scene(const Scene& scene, build::BuildQuality quality = build::BuildQuality::Medium,
+Encoded encode_scene(const Scene& scene, bvh_build::BuildQuality quality = bvh_build::BuildQuality::Medium,
                      int threads = 0) {
-  build::BuildOptions bo = test::build_options(quality, threads);
+  bvh_build::BuildOptions bo = test::build_options(quality, threads);
   configure_build(bo);
   EncodeOptions eo;
   eo.threads = threads;
   Encoded e;
-  e.built = build::build_wide_bvh4(scene, bo);
+  e.built = bvh_build::build_wide_bvh4(scene, bo);
   e.encoded = encode(scene, e.built.bvh, eo);
   e.check = check_encoded_tree(e.encoded.dwords, &scene);
   return e;
@@ -103,9 +103,9 @@ TEST(Rdna3Encode, TwoSquaresLayoutByteByByte) {
 
 TEST(Rdna3Encode, RandomSoupAllQualities) {
   const Scene scene = test::random_triangle_soup(3000, 7, 10.0f, 0.6f, 3);
-  for (auto q : {build::BuildQuality::Low, build::BuildQuality::Medium, build::BuildQuality::High}) {
+  for (auto q : {bvh_build::BuildQuality::Low, bvh_build::BuildQuality::Medium, bvh_build::BuildQuality::High}) {
     SCOPED_TRACE(testing::Message() << "quality " << int(q));
-    expect_well_formed(scene, encode_scene(scene, q), q == build::BuildQuality::High);
+    expect_well_formed(scene, encode_scene(scene, q), q == bvh_build::BuildQuality::High);
   }
 }
 
@@ -127,16 +127,16 @@ TEST(Rdna3Encode, SingleTriangleScene) {
 
 TEST(Rdna3Encode, ByteIdenticalAtOneAndTwoThreads) {
   const Scene scene = test::random_triangle_soup(5000, 21, 10.0f, 0.5f, 2);
-  for (auto q : {build::BuildQuality::Medium, build::BuildQuality::High}) {
+  for (auto q : {bvh_build::BuildQuality::Medium, bvh_build::BuildQuality::High}) {
     EXPECT_EQ(encode_scene(scene, q, 1).encoded.dwords, encode_scene(scene, q, 2).encoded.dwords) << int(q);
   }
 }
 
 TEST(Rdna3Encode, LeavesOfSeveralPairsAreRefused) {
   const Scene scene = test::quad_grid(8);
-  build::BuildOptions bo;  // max_leaf_pairs = 8: not built for RT IP 2.0
+  bvh_build::BuildOptions bo;  // max_leaf_pairs = 8: not built for RT IP 2.0
   bo.box_step_cost = 8.0f;  // expensive box steps make multi-pair leaves
-  const auto built = build::build_wide_bvh4(scene, bo);
+  const auto built = bvh_build::build_wide_bvh4(scene, bo);
   EXPECT_THROW(encode(scene, built.bvh, {}), Error);
 }
 

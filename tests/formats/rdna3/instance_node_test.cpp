@@ -5,7 +5,7 @@
 #include <random>
 
 #include "fixtures/counting_matrix.h"
-#include "hwbvh/build/builder.h"
+#include "hwbvh/bvh_build/builder.h"
 #include "hwbvh/core/bits.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/formats/rdna3/decode.h"
@@ -86,7 +86,7 @@ TEST(Rdna3InstanceNode, FieldsThatDoNotFitAreRefused) {
 
 // A top level over `count` instances in a row along x, each one unit wide.
 struct Tlas {
-  build::WideBuildResult<4> tree;
+  bvh_build::WideBuildResult<4> tree;
   EncodedTlas encoded;
 };
 Tlas encode_row(uint32_t count) {
@@ -99,7 +99,7 @@ Tlas encode_row(uint32_t count) {
     nodes[i].blas_base_pointer = rdna4::make_base_pointer(1u << 20, 0);
   }
   Tlas t;
-  t.tree = build::build_box_tree<4>(boxes, build::BuildOptions{}, "row");
+  t.tree = bvh_build::build_box_tree<4>(boxes, bvh_build::BuildOptions{}, "row");
   t.encoded = encode_tlas(t.tree.bvh, nodes);
   return t;
 }

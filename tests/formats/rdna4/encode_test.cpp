@@ -8,7 +8,7 @@
 #include "fixtures/paths.h"
 #include "formats/encode_fixture.h"
 #include "fixtures/random_scene.h"
-#include "hwbvh/build/builder.h"
+#include "hwbvh/bvh_build/builder.h"
 #include "hwbvh/formats/rdna4/encode.h"
 #include "hwbvh/formats/rdna4/tree_check.h"
 
@@ -16,19 +16,19 @@ namespace hwbvh::rdna4 {
 namespace {
 
 struct Encoded {
-  build::BuildResult built;
+  bvh_build::BuildResult built;
   EncodedBvh encoded;
   TreeCheckResult check;
 };
 
-Encoded encode_scene(const Scene& scene, build::BuildQuality quality, bool obb, int threads = 0) {
-  build::BuildOptions bo = test::build_options(quality, threads);
+Encoded encode_scene(const Scene& scene, bvh_build::BuildQuality quality, bool obb, int threads = 0) {
+  bvh_build::BuildOptions bo = test::build_options(quality, threads);
   adapt_build_options(bo);
   EncodeOptions eo;
   eo.obb = obb;
   eo.threads = threads;
   Encoded e;
-  e.built = build::build_wide_bvh(scene, bo);
+  e.built = bvh_build::build_wide_bvh(scene, bo);
   e.encoded = encode(scene, e.built.bvh, eo);
   e.check = check_encoded_tree(e.encoded.dwords, &scene);
   return e;
@@ -43,11 +43,11 @@ void expect_well_formed(const Scene& scene, const Encoded& e, bool allow_duplica
 
 TEST(Rdna4Encode, RandomSoupAllQualitiesWithAndWithoutObb) {
   const Scene scene = test::random_triangle_soup(3000, 7, 10.0f, 0.6f, 3);
-  for (auto q : {build::BuildQuality::Low, build::BuildQuality::Medium, build::BuildQuality::High}) {
+  for (auto q : {bvh_build::BuildQuality::Low, bvh_build::BuildQuality::Medium, bvh_build::BuildQuality::High}) {
     for (bool obb : {false, true}) {
       SCOPED_TRACE(testing::Message() << "quality " << int(q) << " obb " << obb);
       const Encoded e = encode_scene(scene, q, obb);
-      expect_well_formed(scene, e, q == build::BuildQuality::High);
+      expect_well_formed(scene, e, q == bvh_build::BuildQuality::High);
       if (!obb) {
         EXPECT_EQ(e.encoded.stats.obb_box_nodes, 0u);
       }
@@ -69,7 +69,7 @@ TEST(Rdna4Encode, SpatialSplitsDuplicateLongTriangles) {
     t.primitive = scene.geometries[0].triangle_count++;
     scene.triangles.push_back(t);
   }
-  const Encoded e = encode_scene(scene, build::BuildQuality::High, true);
+  const Encoded e = encode_scene(scene, bvh_build::BuildQuality::High, true);
   expect_well_formed(scene, e, true);
   EXPECT_TRUE(std::any_of(e.check.triangle_references.begin(), e.check.triangle_references.end(),
                           [](uint32_t r) { return r > 1; }));
@@ -77,7 +77,7 @@ TEST(Rdna4Encode, SpatialSplitsDuplicateLongTriangles) {
 
 TEST(Rdna4Encode, QuadGridPairsShareNodes) {
   const Scene scene = test::quad_grid(24);
-  const Encoded e = encode_scene(scene, build::BuildQuality::Medium, true);
+  const Encoded e = encode_scene(scene, bvh_build::BuildQuality::Medium, true);
   expect_well_formed(scene, e, false);
   // Shared-edge pairing and vertex sharing should fill primitive nodes well.
   EXPECT_GT(double(e.encoded.stats.triangles) / e.encoded.stats.primitive_nodes, 6.0);
@@ -85,7 +85,7 @@ TEST(Rdna4Encode, QuadGridPairsShareNodes) {
 
 TEST(Rdna4Encode, SingleTriangleScene) {
   const Scene scene = test::random_triangle_soup(1, 3);
-  const Encoded e = encode_scene(scene, build::BuildQuality::Medium, true);
+  const Encoded e = encode_scene(scene, bvh_build::BuildQuality::Medium, true);
   expect_well_formed(scene, e, false);
   EXPECT_EQ(e.encoded.stats.box_nodes, 1u);
   EXPECT_EQ(e.encoded.stats.primitive_nodes, 1u);
@@ -93,7 +93,7 @@ TEST(Rdna4Encode, SingleTriangleScene) {
 
 TEST(Rdna4Encode, ByteIdenticalAtOneAndTwoThreads) {
   const Scene scene = test::random_triangle_soup(5000, 21, 10.0f, 0.5f, 2);
-  for (auto q : {build::BuildQuality::Medium, build::BuildQuality::High}) {
+  for (auto q : {bvh_build::BuildQuality::Medium, bvh_build::BuildQuality::High}) {
     const Encoded a = encode_scene(scene, q, true, 1);
     const Encoded b = encode_scene(scene, q, true, 2);
     EXPECT_EQ(a.encoded.dwords, b.encoded.dwords) << "quality " << int(q);
@@ -104,8 +104,8 @@ TEST(Rdna4Encode, RotatedObjectsSceneUsesObbs) {
   const auto path = test::project_scene("rotated-objects.obj");
   ASSERT_TRUE(std::filesystem::exists(path)) << path;
   const Scene scene = load_obj(path);
-  const Encoded with = encode_scene(scene, build::BuildQuality::Medium, true);
-  const Encoded without = encode_scene(scene, build::BuildQuality::Medium, false);
+  const Encoded with = encode_scene(scene, bvh_build::BuildQuality::Medium, true);
+  const Encoded without = encode_scene(scene, bvh_build::BuildQuality::Medium, false);
   expect_well_formed(scene, with, false);
   expect_well_formed(scene, without, false);
   EXPECT_GT(with.encoded.stats.obb_box_nodes, with.encoded.stats.box_nodes / 10);
@@ -118,7 +118,7 @@ TEST_P(SharedScenes, EncodedTreeIsWellFormed) {
   const auto path = test::shared_scene(GetParam());
   if (path.empty()) GTEST_SKIP() << "../shared/scenes not present";
   const Scene scene = load_obj(path);
-  const Encoded e = encode_scene(scene, build::BuildQuality::Medium, true);
+  const Encoded e = encode_scene(scene, bvh_build::BuildQuality::Medium, true);
   expect_well_formed(scene, e, false);
 }
 

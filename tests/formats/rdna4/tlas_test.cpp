@@ -10,7 +10,7 @@
 #include <glm/gtc/matrix_transform.hpp>
 #include <glm/mat4x4.hpp>
 
-#include "hwbvh/build/builder.h"
+#include "hwbvh/bvh_build/builder.h"
 #include "hwbvh/core/bits.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/formats/rdna4/box_node.h"
@@ -69,17 +69,17 @@ std::vector<TlasInstanceInput> random_instances(uint32_t n, uint32_t seed) {
 }
 
 struct Tlas {
-  build::WideBuildResult<8> tree;
+  bvh_build::WideBuildResult<8> tree;
   EncodedTlas encoded;
 };
 
 Tlas encode_instances(const std::vector<TlasInstanceInput>& instances, int threads = 0, bool obb = true) {
   std::vector<Aabb> boxes;
   for (const auto& in : instances) boxes.push_back(world_box(in));
-  build::BuildOptions bo;
+  bvh_build::BuildOptions bo;
   bo.threads = threads;
   Tlas t;
-  t.tree = build::build_box_tree<8>(boxes, bo, "instances");
+  t.tree = bvh_build::build_box_tree<8>(boxes, bo, "instances");
   EncodeOptions eo;
   eo.threads = threads;
   eo.obb = obb;

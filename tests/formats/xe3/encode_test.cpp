@@ -10,7 +10,7 @@
 #include "fixtures/paths.h"
 #include "formats/encode_fixture.h"
 #include "fixtures/random_scene.h"
-#include "hwbvh/build/builder.h"
+#include "hwbvh/bvh_build/builder.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/formats/xe3/decode.h"
 #include "hwbvh/formats/xe3/encode.h"
@@ -22,21 +22,21 @@ namespace {
 using S = SubTriangleState;
 
 struct Encoded {
-  build::WideBuildResult<6> built;
+  bvh_build::WideBuildResult<6> built;
   Xe3Encoded encoded;
   TreeCheckResult check;
 };
 
 Encoded encode_scene(const Scene& scene, Xe3EncodeOptions eo = {},
-                     build::BuildQuality quality = build::BuildQuality::Medium, int threads = 0) {
-  build::BuildOptions bo = test::build_options(quality, threads);
+                     bvh_build::BuildQuality quality = bvh_build::BuildQuality::Medium, int threads = 0) {
+  bvh_build::BuildOptions bo = test::build_options(quality, threads);
   configure_build(bo, eo.stoc_level);
   eo.threads = threads;
   Encoded e;
-  e.built = build::build_wide_bvh6(scene, bo);
+  e.built = bvh_build::build_wide_bvh6(scene, bo);
   e.encoded = encode(scene, e.built.bvh, eo);
   TreeCheckOptions co;
-  co.allow_duplicate_references = quality == build::BuildQuality::High;
+  co.allow_duplicate_references = quality == bvh_build::BuildQuality::High;
   e.check = check_encoded_tree(e.encoded.dwords, &scene, co);
   return e;
 }
@@ -175,7 +175,7 @@ TEST(Xe3Encode, SharedScenesAreWellFormed) {
 
 TEST(Xe3Encode, SpatialSplitsReferenceTrianglesAtLeastOnce) {
   const Scene scene = hwbvh::test::random_triangle_soup(1500, 5, 10.0f, 2.0f);
-  const Encoded e = encode_scene(scene, {}, build::BuildQuality::High);
+  const Encoded e = encode_scene(scene, {}, bvh_build::BuildQuality::High);
   expect_well_formed(e);
   EXPECT_GE(e.encoded.stats.triangles, scene.triangles.size());
 }
@@ -184,8 +184,8 @@ TEST(Xe3Encode, IdenticalAtAnyThreadCount) {
   const Scene scene = load_obj(test::project_scene("alpha-cards.obj"));
   const Opacity o = synthetic_opacity(scene, 5, 1);
   const Xe3EncodeOptions eo = stoc_options(3, o);
-  const Encoded a = encode_scene(scene, eo, build::BuildQuality::Medium, 1);
-  const Encoded b = encode_scene(scene, eo, build::BuildQuality::Medium, 3);
+  const Encoded a = encode_scene(scene, eo, bvh_build::BuildQuality::Medium, 1);
+  const Encoded b = encode_scene(scene, eo, bvh_build::BuildQuality::Medium, 3);
   EXPECT_EQ(a.encoded.dwords, b.encoded.dwords);
 }
 
@@ -318,10 +318,10 @@ TEST(Xe3Encode, PairsThatCannotBeQuadsAreSplit) {
     EXPECT_EQ(e.encoded.stats.split_pairs, 0u);
     EXPECT_EQ(e.encoded.stats.triangles, 14u);
     // Without it the builder pairs the two anyway and the encoder stores such a pair as two lone triangles.
-    build::BuildOptions bo;
+    bvh_build::BuildOptions bo;
     configure_build(bo, 1);
     bo.pair_fits = {};
-    const auto built = build::build_wide_bvh6(scene, bo);
+    const auto built = bvh_build::build_wide_bvh6(scene, bo);
     const Xe3Encoded any = encode(scene, built.bvh, {});
     EXPECT_TRUE(check_encoded_tree(any.dwords, &scene).ok());
     EXPECT_EQ(any.stats.quads, c.quad ? 1u : 0u);
@@ -331,9 +331,9 @@ TEST(Xe3Encode, PairsThatCannotBeQuadsAreSplit) {
 
 TEST(Xe3Encode, RejectsBadOptionsAndTreesTheFormatCannotHold) {
   const Scene scene = hwbvh::test::quad_grid(8);
-  build::BuildOptions bo;
+  bvh_build::BuildOptions bo;
   configure_build(bo, 1);
-  const auto built = build::build_wide_bvh6(scene, bo);
+  const auto built = bvh_build::build_wide_bvh6(scene, bo);
   Xe3EncodeOptions eo;
   eo.stoc_level = 2;
   EXPECT_THROW(encode(scene, built.bvh, eo), Error);
@@ -352,9 +352,9 @@ TEST(Xe3Encode, RejectsBadOptionsAndTreesTheFormatCannotHold) {
     EXPECT_EQ(err.kind(), ErrorKind::BadInput);
   }
   // The builder's default leaves hold up to 8 pairs: more than an Xe3 child's 3 blocks.
-  build::BuildOptions big;
+  bvh_build::BuildOptions big;
   big.box_step_cost = 4.0f;
-  const auto wide_leaves = build::build_wide_bvh6(scene, big);
+  const auto wide_leaves = bvh_build::build_wide_bvh6(scene, big);
   try {
     encode(scene, wide_leaves.bvh, {});
     ADD_FAILURE() << "a leaf of more than 3 quads accepted";

@@ -8,7 +8,7 @@
 
 #include "fixtures/counting_matrix.h"
 #include "hwbvh/blob/instance_sections.h"
-#include "hwbvh/build/builder.h"
+#include "hwbvh/bvh_build/builder.h"
 #include "hwbvh/core/bits.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/formats/xe3/decode.h"
@@ -110,7 +110,7 @@ Xe3EncodedTlas random_top_level(uint32_t n, uint32_t seed, std::vector<TlasInsta
     boxes.push_back({lo, lo + Vec3{size(rng), size(rng), size(rng)}});
     instances.push_back({boxes.back(), {.mask = 1u << (i % 8), .start_node = 128, .instance_index = i}});
   }
-  const auto tree = build::build_box_tree<6>(boxes, build::BuildOptions{}, "test");
+  const auto tree = bvh_build::build_box_tree<6>(boxes, bvh_build::BuildOptions{}, "test");
   Xe3EncodedTlas top = encode_tlas(tree.bvh, instances);
   EXPECT_EQ(uint64_t{top.dwords.size()} * 4, tlas_bytes(tree.bvh));
   return top;

@@ -9,8 +9,8 @@
 #include <span>
 #include <vector>
 
-#include "hwbvh/build/builder.h"
-#include "hwbvh/build/wide_bvh.h"
+#include "hwbvh/bvh_build/builder.h"
+#include "hwbvh/bvh_build/wide_bvh.h"
 #include "hwbvh/formats/rdna3/instance_node.h"
 #include "hwbvh/formats/rdna3/node_pointer.h"
 #include "hwbvh/scene/scene.h"
@@ -40,15 +40,15 @@ struct EncodedBvh {
 /// Encodes `bvh` (built from `scene`). Box nodes are laid out breadth-first from byte 128 (the root first), then
 /// the triangle nodes in breadth-first leaf order, then the parent table. Throws hwbvh::Error (Runtime) if a
 /// leaf holds more than one pair or a pair that encode_triangle_node rejects: build with configure_build().
-EncodedBvh encode(const Scene& scene, const build::WideBvh<4>& bvh, const EncodeOptions& options);
+EncodedBvh encode(const Scene& scene, const bvh_build::WideBvh<4>& bvh, const EncodeOptions& options);
 
-/// Leaf fit test for build::BuildOptions::leaf_fits: one pair whose triangles can share a triangle node
+/// Leaf fit test for bvh_build::BuildOptions::leaf_fits: one pair whose triangles can share a triangle node
 /// (can_pair: same geometry and opacity, consistent winding across a bit-identical shared edge).
-bool pair_leaf_fits(const Scene& scene, std::span<const build::PrimPair> pairs);
+bool pair_leaf_fits(const Scene& scene, std::span<const bvh_build::PrimPair> pairs);
 
 /// Sets what this format needs of the builder: max_leaf_pairs = 1, leaf_fits = pair_leaf_fits, and
 /// pair_leftovers = false (only edge-sharing triangles can form a pair node).
-void configure_build(build::BuildOptions& options);
+void configure_build(bvh_build::BuildOptions& options);
 
 /// A top-level structure: the section header (instance_nodes set), box nodes laid out as encode() lays them out,
 /// then one 128-byte instance node per leaf child in breadth-first leaf order, then the parent table (each
@@ -59,12 +59,12 @@ struct EncodedTlas {
   std::vector<uint32_t> instance_order;  ///< index into the input instances of each instance node, in node order
   uint32_t box_nodes = 0;
 };
-/// Encodes a top-level structure over `instances` from `tree` (build::build_box_tree<4> over their world bounds:
+/// Encodes a top-level structure over `instances` from `tree` (bvh_build::build_box_tree<4> over their world bounds:
 /// leaf pairs' tri0 index `instances`). Throws hwbvh::Error (Runtime) if a leaf child is not one pair whose tri0 is
 /// < instances.size().
-EncodedTlas encode_tlas(const build::WideBvh<4>& tree, std::span<const InstanceNodeInput> instances);
+EncodedTlas encode_tlas(const bvh_build::WideBvh<4>& tree, std::span<const InstanceNodeInput> instances);
 /// Bytes of the section encode_tlas writes for `tree` (header, box and instance nodes, parent table), so that BLAS
 /// addresses can be chosen before the instance nodes are written.
-uint64_t tlas_bytes(const build::WideBvh<4>& tree);
+uint64_t tlas_bytes(const bvh_build::WideBvh<4>& tree);
 
 }  // namespace hwbvh::rdna3

@@ -12,8 +12,8 @@
 #include <span>
 #include <vector>
 
-#include "hwbvh/build/builder.h"
-#include "hwbvh/build/wide_bvh.h"
+#include "hwbvh/bvh_build/builder.h"
+#include "hwbvh/bvh_build/wide_bvh.h"
 #include "hwbvh/formats/rdna4/instance_node.h"
 #include "hwbvh/formats/rdna4/node_pointer.h"
 #include "hwbvh/scene/scene.h"
@@ -47,20 +47,20 @@ struct EncodedBvh {
 
 /// Encodes `bvh` (built from `scene`). Throws hwbvh::Error if a leaf cannot be stored (e.g. more than 31-bit
 /// primitive ids) — the builder's leaf_fits(primitive_leaf_fits) prevents the common cases.
-EncodedBvh encode(const Scene& scene, const build::WideBvh8& bvh, const EncodeOptions& options);
+EncodedBvh encode(const Scene& scene, const bvh_build::WideBvh8& bvh, const EncodeOptions& options);
 
-/// Leaf fit test handed to the builder (build::BuildOptions::leaf_fits): true if these pairs fit one primitive
+/// Leaf fit test handed to the builder (bvh_build::BuildOptions::leaf_fits): true if these pairs fit one primitive
 /// node (§4.6: <= 8 pairs, <= 16 unique vertices, <= 972 bits).
-bool primitive_leaf_fits(const Scene& scene, std::span<const build::PrimPair> pairs);
+bool primitive_leaf_fits(const Scene& scene, std::span<const bvh_build::PrimPair> pairs);
 
 /// What the RT IP 3.1 format asks of the builder: leaves that fit one primitive node (primitive_leaf_fits), and
 /// pairs of any two triangles (each triangle of a pair descriptor has its own vertex indices, §4.4).
-void adapt_build_options(build::BuildOptions& options);
+void adapt_build_options(bvh_build::BuildOptions& options);
 
 /// One instance of a top-level structure: its instance node and what its leaf slot in the parent box node holds.
 struct TlasInstanceInput {
   /// The BLAS root box's eight corners in world space: in an OBB frame they bound the instance, with the projection
-  /// of its leaf box (the tree's, build::transformed_bounds), as a leaf's triangle vertices do in a BLAS. Corner i is
+  /// of its leaf box (the tree's, bvh_build::transformed_bounds), as a leaf's triangle vertices do in a BLAS. Corner i is
   /// the object-space corner with max x if i & 1, max y if i & 2, max z if i & 4 (else min), transformed: corners
   /// 0, 1, 2 give the instance's candidate OBB rotation (§3.4, as a triangle's would).
   std::array<Vec3, 8> world_corners{};
@@ -75,15 +75,15 @@ struct EncodedTlas {
   std::vector<uint32_t> instance_order;  ///< index into the input instances of each instance node, in node order
   uint32_t first_instance_slot = 0;      ///< 128-byte slot of the first instance node (= 1 + box nodes)
 };
-/// Encodes a top-level structure over `instances` from `tree` (build::build_box_tree over their world bounds: leaf
+/// Encodes a top-level structure over `instances` from `tree` (bvh_build::build_box_tree over their world bounds: leaf
 /// pairs' tri0 index `instances`). Box children carry the AND of their subtree's box flags and the OR of its
 /// instance masks (§2.7); OBB choice as encode(). Byte-identical at any thread count. The header counts instance
 /// nodes (no primitive nodes); stats.pairs and stats.triangles stay 0. Throws hwbvh::Error (Runtime) if a leaf
 /// child is not one pair whose tri0 is < instances.size().
-EncodedTlas encode_tlas(const build::WideBvh8& tree, std::span<const TlasInstanceInput> instances,
+EncodedTlas encode_tlas(const bvh_build::WideBvh8& tree, std::span<const TlasInstanceInput> instances,
                         const EncodeOptions& options);
 /// 128-byte slots encode_tlas will use for `tree` (header + box nodes + instance nodes), so that BLAS addresses
 /// can be chosen before the instance nodes are written.
-uint32_t tlas_slots(const build::WideBvh8& tree);
+uint32_t tlas_slots(const bvh_build::WideBvh8& tree);
 
 }  // namespace hwbvh::rdna4

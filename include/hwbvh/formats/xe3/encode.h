@@ -20,8 +20,8 @@
 #include <span>
 #include <vector>
 
-#include "hwbvh/build/builder.h"
-#include "hwbvh/build/wide_bvh.h"
+#include "hwbvh/bvh_build/builder.h"
+#include "hwbvh/bvh_build/wide_bvh.h"
 #include "hwbvh/formats/xe3/node_section.h"
 #include "hwbvh/formats/xe3/stoc.h"
 #include "hwbvh/scene/scene.h"
@@ -61,18 +61,18 @@ struct Xe3Encoded {
 /// span whose size is not the triangle count or an entry whose size is not 4^L), more than 2^24 geometries, or
 /// coordinates too large to quantize; Runtime if a leaf needs more than 3 blocks (build with configure_build) or
 /// the tree is deeper than the restart trail's 29 levels.
-Xe3Encoded encode(const Scene& scene, const build::WideBvh<6>& bvh, const Xe3EncodeOptions& options);
+Xe3Encoded encode(const Scene& scene, const bvh_build::WideBvh<6>& bvh, const Xe3EncodeOptions& options);
 
 /// True if the quad `tri0`, `tri1` (scene triangles) can be one leaf: same geometry and opacity, and quad_shape
 /// accepts them (primitive delta 1..31, a bit-identical shared edge).
 bool forms_quad(const Scene& scene, uint32_t tri0, uint32_t tri1);
 
 /// Leaf fit test: the leaves these pairs become need at most 3 blocks at this STOC level.
-bool leaf_fits(const Scene& scene, std::span<const build::PrimPair> pairs, uint32_t stoc_level);
+bool leaf_fits(const Scene& scene, std::span<const bvh_build::PrimPair> pairs, uint32_t stoc_level);
 
 /// Sets what this format needs of the builder: max_leaf_pairs = 3, pair_leftovers = false (a QuadLeaf needs a shared
 /// edge), pair_fits = forms_quad (so that pairing picks partners a QuadLeaf can hold) and leaf_fits for
 /// `stoc_level`.
-void configure_build(build::BuildOptions& options, uint32_t stoc_level);
+void configure_build(bvh_build::BuildOptions& options, uint32_t stoc_level);
 
 }  // namespace hwbvh::xe3

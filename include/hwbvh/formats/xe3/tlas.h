@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "hwbvh/build/wide_bvh.h"
+#include "hwbvh/bvh_build/wide_bvh.h"
 #include "hwbvh/formats/xe3/instance_leaf.h"
 
 namespace hwbvh::xe3 {
@@ -29,11 +29,11 @@ struct Xe3EncodedTlas {
 std::span<const uint32_t> unpadded_level(std::span<const uint32_t> level);
 
 /// Bytes encode_tlas will write for `tree`, so that BLAS addresses can be chosen before the leaves are written.
-uint64_t tlas_bytes(const build::WideBvh<6>& tree);
+uint64_t tlas_bytes(const bvh_build::WideBvh<6>& tree);
 
-/// Encodes the top level from `tree` (build::build_box_tree<6> over the instances' world boxes: each leaf child one
+/// Encodes the top level from `tree` (bvh_build::build_box_tree<6> over the instances' world boxes: each leaf child one
 /// pair whose tri0 indexes `instances`). Throws hwbvh::Error (Runtime) if a leaf child is not one such pair or the
 /// tree is deeper than the restart trail's 29 levels; (BadInput) from the quantization.
-Xe3EncodedTlas encode_tlas(const build::WideBvh<6>& tree, std::span<const TlasInstance> instances);
+Xe3EncodedTlas encode_tlas(const bvh_build::WideBvh<6>& tree, std::span<const TlasInstance> instances);
 
 }  // namespace hwbvh::xe3

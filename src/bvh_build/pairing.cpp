@@ -1,4 +1,4 @@
-#include "hwbvh/build/pairing.h"
+#include "hwbvh/bvh_build/pairing.h"
 
 #include <algorithm>
 #include <array>
@@ -10,7 +10,7 @@
 #include "hwbvh/core/bits.h"
 #include "hwbvh/core/error.h"
 
-namespace hwbvh::build {
+namespace hwbvh::bvh_build {
 
 TrianglePairing::TrianglePairing(const Scene& scene, bool pair_leftovers, PairFitFn pair_fits)
     : weld_(scene.positions.size()), scene_(&scene), pair_leftovers_(pair_leftovers), pair_fits_(std::move(pair_fits)) {
@@ -136,4 +136,4 @@ uint32_t TrianglePairing::pair(std::span<const uint32_t> triangles, std::vector<
   return static_cast<uint32_t>(count);
 }
 
-}  // namespace hwbvh::build
+}  // namespace hwbvh::bvh_build

@@ -7,7 +7,7 @@
 #include "hwbvh/core/geometry.h"
 #include "hwbvh/scene/scene.h"
 
-namespace hwbvh::build {
+namespace hwbvh::bvh_build {
 
 struct BinaryBvh {
   /// A triangle reference: the whole triangle's box, or a clipped part of it after spatial splits. In a tree over
@@ -30,4 +30,4 @@ struct BinaryBvh {
   std::vector<Ref> refs;    ///< in leaf order, so every subtree's references are contiguous
 };
 
-}  // namespace hwbvh::build
+}  // namespace hwbvh::bvh_build

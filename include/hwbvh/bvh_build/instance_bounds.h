@@ -13,7 +13,7 @@
 #include "hwbvh/core/geometry.h"
 #include "hwbvh/scene/scene.h"
 
-namespace hwbvh::build {
+namespace hwbvh::bvh_build {
 
 /// At most this many cover points per mesh: 64 grid cells of 8 points each.
 inline constexpr std::size_t kMaxCoverPoints = 512;
@@ -36,4 +36,4 @@ std::vector<Aabb> coarsen_boxes(std::vector<Aabb> boxes, std::size_t count);
 /// that they contain the exact image of every point.
 Aabb transformed_bounds(std::span<const Vec3> points, const glm::dmat4& object_to_world);
 
-}  // namespace hwbvh::build
+}  // namespace hwbvh::bvh_build

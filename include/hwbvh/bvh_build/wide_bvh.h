@@ -11,7 +11,7 @@
 #include "hwbvh/core/geometry.h"
 #include "hwbvh/scene/scene.h"
 
-namespace hwbvh::build {
+namespace hwbvh::bvh_build {
 
 /// One or two triangles tested together. Indices are into Scene::triangles; tri1 == kNoIndex for a lone
 /// triangle. Pairing prefers triangles that share an edge (fewer unique vertices to store).
@@ -49,4 +49,4 @@ struct WideBvh {
 
 using WideBvh8 = WideBvh<8>;
 
-}  // namespace hwbvh::build
+}  // namespace hwbvh::bvh_build

@@ -1,4 +1,4 @@
-#include "hwbvh/build/builder.h"
+#include "hwbvh/bvh_build/builder.h"
 
 #include <chrono>
 #include <cmath>
@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "hwbvh/build/collapse.h"
-#include "hwbvh/build/embree_builder.h"
-#include "hwbvh/build/pairing.h"
-#include "hwbvh/build/sah.h"
+#include "hwbvh/bvh_build/collapse.h"
+#include "hwbvh/bvh_build/embree_builder.h"
+#include "hwbvh/bvh_build/pairing.h"
+#include "hwbvh/bvh_build/sah.h"
 #include "hwbvh/core/error.h"
 
-namespace hwbvh::build {
+namespace hwbvh::bvh_build {
 namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -110,4 +110,4 @@ template WideBuildResult<4> build_box_tree<4>(std::span<const Aabb>, const Build
 template WideBuildResult<6> build_box_tree<6>(std::span<const Aabb>, const BuildOptions&, const std::string&);
 template WideBuildResult<8> build_box_tree<8>(std::span<const Aabb>, const BuildOptions&, const std::string&);
 
-}  // namespace hwbvh::build
+}  // namespace hwbvh::bvh_build

@@ -1,12 +1,12 @@
-#include "hwbvh/build/pairing.h"
+#include "hwbvh/bvh_build/pairing.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "build/build_scenes.h"
+#include "bvh_build/build_scenes.h"
 
-namespace hwbvh::build {
+namespace hwbvh::bvh_build {
 namespace {
 
 using test::add_indexed;
@@ -129,4 +129,4 @@ TEST(Pairing, FormatPairTestPicksTheOtherNeighbour) {
 }
 
 }  // namespace
-}  // namespace hwbvh::build
+}  // namespace hwbvh::bvh_build

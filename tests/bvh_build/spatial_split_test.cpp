@@ -1,10 +1,10 @@
-#include "hwbvh/build/spatial_split.h"
+#include "hwbvh/bvh_build/spatial_split.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
-namespace hwbvh::build {
+namespace hwbvh::bvh_build {
 namespace {
 
 const Vec3 kA{0, 0, 0}, kB{1, 0, 0}, kC{0, 1, 0};
@@ -61,4 +61,4 @@ TEST(SpatialSplit, HalvesStayInsideTheBoxAndOnTheirSide) {
 }
 
 }  // namespace
-}  // namespace hwbvh::build
+}  // namespace hwbvh::bvh_build

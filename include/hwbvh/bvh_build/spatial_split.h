@@ -4,7 +4,7 @@
 // triangle inside it, rather than by cutting the box, so both halves stay tight.
 #include "hwbvh/core/geometry.h"
 
-namespace hwbvh::build {
+namespace hwbvh::bvh_build {
 
 struct SplitBoxes {
   Aabb left;   ///< part with coordinate <= position on the axis; empty if the triangle has none
@@ -17,4 +17,4 @@ struct SplitBoxes {
 /// `box`, the box itself is cut (still conservative: the triangle's part in `box` lies in the box).
 SplitBoxes split_triangle(Vec3 a, Vec3 b, Vec3 c, const Aabb& box, int axis, float position);
 
-}  // namespace hwbvh::build
+}  // namespace hwbvh::bvh_build

@@ -8,10 +8,10 @@
 #include <span>
 #include <string>
 
-#include "hwbvh/build/wide_bvh.h"
+#include "hwbvh/bvh_build/wide_bvh.h"
 #include "hwbvh/scene/scene.h"
 
-namespace hwbvh::build {
+namespace hwbvh::bvh_build {
 
 enum class BuildQuality { Low, Medium, High };
 
@@ -80,4 +80,4 @@ template <int Width>
 WideBuildResult<Width> build_box_tree(std::span<const Aabb> boxes, const BuildOptions& options,
                                       const std::string& source);
 
-}  // namespace hwbvh::build
+}  // namespace hwbvh::bvh_build

@@ -1,6 +1,6 @@
-#include "hwbvh/build/sah.h"
+#include "hwbvh/bvh_build/sah.h"
 
-namespace hwbvh::build {
+namespace hwbvh::bvh_build {
 
 template <int Width>
 double sah_cost(const WideBvh<Width>& bvh, float box_step_cost, float pair_step_cost) {
@@ -23,4 +23,4 @@ template double sah_cost<4>(const WideBvh<4>&, float, float);
 template double sah_cost<6>(const WideBvh<6>&, float, float);
 template double sah_cost<8>(const WideBvh<8>&, float, float);
 
-}  // namespace hwbvh::build
+}  // namespace hwbvh::bvh_build

@@ -9,11 +9,11 @@
 #include <span>
 #include <vector>
 
-#include "hwbvh/build/builder.h"
-#include "hwbvh/build/wide_bvh.h"
+#include "hwbvh/bvh_build/builder.h"
+#include "hwbvh/bvh_build/wide_bvh.h"
 #include "hwbvh/scene/scene.h"
 
-namespace hwbvh::build {
+namespace hwbvh::bvh_build {
 
 class TrianglePairing {
  public:
@@ -39,4 +39,4 @@ class TrianglePairing {
   PairFitFn pair_fits_;
 };
 
-}  // namespace hwbvh::build
+}  // namespace hwbvh::bvh_build

@@ -1,4 +1,4 @@
-#include "hwbvh/build/collapse.h"
+#include "hwbvh/bvh_build/collapse.h"
 
 #include <algorithm>
 #include <array>
@@ -7,10 +7,10 @@
 #include <utility>
 #include <vector>
 
-#include "hwbvh/build/pairing.h"
+#include "hwbvh/bvh_build/pairing.h"
 #include "hwbvh/core/parallel.h"
 
-namespace hwbvh::build {
+namespace hwbvh::bvh_build {
 namespace {
 
 constexpr float kInfinity = std::numeric_limits<float>::infinity();
@@ -262,4 +262,4 @@ template WideBvh<4> collapse_boxes_to_wide<4>(const BinaryBvh&, const BuildOptio
 template WideBvh<6> collapse_boxes_to_wide<6>(const BinaryBvh&, const BuildOptions&);
 template WideBvh<8> collapse_boxes_to_wide<8>(const BinaryBvh&, const BuildOptions&);
 
-}  // namespace hwbvh::build
+}  // namespace hwbvh::bvh_build

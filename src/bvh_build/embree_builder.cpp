@@ -1,4 +1,4 @@
-#include "hwbvh/build/embree_builder.h"
+#include "hwbvh/bvh_build/embree_builder.h"
 
 #include <algorithm>
 #include <array>
@@ -13,10 +13,10 @@
 #include <embree3/rtcore_builder.h>
 #include <tbb/task_arena.h>
 
-#include "hwbvh/build/spatial_split.h"
+#include "hwbvh/bvh_build/spatial_split.h"
 #include "hwbvh/core/error.h"
 
-namespace hwbvh::build {
+namespace hwbvh::bvh_build {
 namespace {
 
 // Nodes as Embree's callbacks create them, in Embree's thread-local memory; converted to a BinaryBvh before
@@ -272,4 +272,4 @@ BinaryBvh build_binary_bvh(std::span<const Aabb> boxes, const BuildOptions& opti
   return build_over_boxes(boxes, ids, callbacks, options, source);
 }
 
-}  // namespace hwbvh::build
+}  // namespace hwbvh::bvh_build

@@ -1,4 +1,4 @@
-#include "hwbvh/build/tree_checks.h"
+#include "hwbvh/bvh_build/tree_checks.h"
 
 #include <gtest/gtest.h>
 
@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "build/build_scenes.h"
-#include "hwbvh/build/builder.h"
+#include "bvh_build/build_scenes.h"
+#include "hwbvh/bvh_build/builder.h"
 
-namespace hwbvh::build {
+namespace hwbvh::bvh_build {
 namespace {
 
 bool mentions(const std::vector<std::string>& problems, const std::string& text) {
@@ -108,4 +108,4 @@ TEST_F(TreeChecks, FindsDegenerateAndEqualPairs) {
 }
 
 }  // namespace
-}  // namespace hwbvh::build
+}  // namespace hwbvh::bvh_build

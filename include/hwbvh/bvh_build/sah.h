@@ -1,8 +1,8 @@
 #pragma once
 // Surface area heuristic cost of a wide tree, with the cost model the collapse optimises (collapse.h).
-#include "hwbvh/build/wide_bvh.h"
+#include "hwbvh/bvh_build/wide_bvh.h"
 
-namespace hwbvh::build {
+namespace hwbvh::bvh_build {
 
 /// SAH cost: sum over wide nodes of SA(node)/SA(root) * box_step_cost plus sum over leaf children of
 /// SA(leaf)/SA(root) * pair_step_cost * pairs. Leaf boxes are the children's stored (possibly clipped) bounds.
@@ -10,4 +10,4 @@ namespace hwbvh::build {
 template <int Width>
 double sah_cost(const WideBvh<Width>& bvh, float box_step_cost, float pair_step_cost);
 
-}  // namespace hwbvh::build
+}  // namespace hwbvh::bvh_build

@@ -4,12 +4,12 @@
 // cost(n, i) is the lowest SAH cost of turning n's subtree into at most i wide-tree subtrees; a wide node is
 // charged box_step_cost (one step tests all its children) and a leaf pair_step_cost per triangle pair, both
 // weighted by surface area. A top-down pass then extracts the optimal wide tree.
-#include "hwbvh/build/binary_bvh.h"
-#include "hwbvh/build/builder.h"
-#include "hwbvh/build/wide_bvh.h"
+#include "hwbvh/bvh_build/binary_bvh.h"
+#include "hwbvh/bvh_build/builder.h"
+#include "hwbvh/bvh_build/wide_bvh.h"
 #include "hwbvh/scene/scene.h"
 
-namespace hwbvh::build {
+namespace hwbvh::bvh_build {
 
 /// Collapses `binary` (built over `scene`) into a WideBvh<Width>: Width 8 (the default), 6 (Intel Xe QBVH6) or 4
 /// (RT IP 2.0 BVH4); collapse.cpp instantiates exactly these three. A binary subtree may become a leaf only if it has
@@ -25,4 +25,4 @@ WideBvh<Width> collapse_to_wide(const Scene& scene, const BinaryBvh& binary, con
 template <int Width = 8>
 WideBvh<Width> collapse_boxes_to_wide(const BinaryBvh& binary, const BuildOptions& options);
 
-}  // namespace hwbvh::build
+}  // namespace hwbvh::bvh_build

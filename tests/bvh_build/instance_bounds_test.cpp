@@ -10,9 +10,9 @@
 #include <glm/gtc/matrix_transform.hpp>
 
 #include "build_scenes.h"
-#include "hwbvh/build/instance_bounds.h"
+#include "hwbvh/bvh_build/instance_bounds.h"
 
-namespace hwbvh::build {
+namespace hwbvh::bvh_build {
 namespace {
 
 /// A rotation about an arbitrary axis, a non-uniform scale, a mirror on `mirror` and a translation (fixed seed).
@@ -158,4 +158,4 @@ TEST(InstanceBounds, CoarsenKeepsAreasFiniteNearTheFloatRange) {
 TEST(InstanceBounds, MeshWithoutTrianglesHasNoCover) { EXPECT_TRUE(cover_points(Scene{}).empty()); }
 
 }  // namespace
-}  // namespace hwbvh::build
+}  // namespace hwbvh::bvh_build

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "hwbvh/build/builder.h"
-#include "hwbvh/build/sah.h"
+#include "hwbvh/bvh_build/builder.h"
+#include "hwbvh/bvh_build/sah.h"
 #include "hwbvh/core/error.h"
 
-namespace hwbvh::build {
+namespace hwbvh::bvh_build {
 namespace {
 
 const BuildQuality kQualities[] = {BuildQuality::Low, BuildQuality::Medium, BuildQuality::High};
@@ -148,4 +148,4 @@ TEST(BoxTree, RejectsBadBoxesNamingTheSource) {
 }
 
 }  // namespace
-}  // namespace hwbvh::build
+}  // namespace hwbvh::bvh_build

@@ -1,4 +1,4 @@
-#include "hwbvh/build/builder.h"
+#include "hwbvh/bvh_build/builder.h"
 
 #include <gtest/gtest.h>
 
@@ -7,16 +7,16 @@
 #include <string>
 #include <vector>
 
-#include "build/build_scenes.h"
+#include "bvh_build/build_scenes.h"
 #include "fixtures/paths.h"
 #include "fixtures/random_scene.h"
-#include "hwbvh/build/collapse.h"
-#include "hwbvh/build/embree_builder.h"
-#include "hwbvh/build/sah.h"
-#include "hwbvh/build/tree_checks.h"
+#include "hwbvh/bvh_build/collapse.h"
+#include "hwbvh/bvh_build/embree_builder.h"
+#include "hwbvh/bvh_build/sah.h"
+#include "hwbvh/bvh_build/tree_checks.h"
 #include "hwbvh/core/error.h"
 
-namespace hwbvh::build {
+namespace hwbvh::bvh_build {
 namespace {
 
 const BuildQuality kQualities[] = {BuildQuality::Low, BuildQuality::Medium, BuildQuality::High};
@@ -294,4 +294,4 @@ TEST(Build, StanfordBunny) {
 }
 
 }  // namespace
-}  // namespace hwbvh::build
+}  // namespace hwbvh::bvh_build

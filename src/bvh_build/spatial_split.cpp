@@ -1,6 +1,6 @@
-#include "hwbvh/build/spatial_split.h"
+#include "hwbvh/bvh_build/spatial_split.h"
 
-namespace hwbvh::build {
+namespace hwbvh::bvh_build {
 namespace {
 
 // Plain float triples: indexing glm vectors by a run-time axis goes through a switch, which dominated the
@@ -90,4 +90,4 @@ SplitBoxes split_triangle(Vec3 a, Vec3 b, Vec3 c, const Aabb& box, int axis, flo
   return out;
 }
 
-}  // namespace hwbvh::build
+}  // namespace hwbvh::bvh_build

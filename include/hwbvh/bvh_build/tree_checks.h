@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "hwbvh/build/wide_bvh.h"
+#include "hwbvh/bvh_build/wide_bvh.h"
 #include "hwbvh/scene/scene.h"
 
-namespace hwbvh::build {
+namespace hwbvh::bvh_build {
 
 /// Returns every problem found in `bvh` (empty = ok): child counts outside 1..8; a child box not inside its
 /// node's box or an internal child's box not containing its node's box; a node not reachable exactly once
@@ -19,4 +19,4 @@ namespace hwbvh::build {
 std::vector<std::string> check_wide_bvh(const Scene& scene, const WideBvh8& bvh, bool allow_duplicates,
                                         uint32_t max_leaf_pairs = 8);
 
-}  // namespace hwbvh::build
+}  // namespace hwbvh::bvh_build

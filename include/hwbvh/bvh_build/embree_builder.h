@@ -6,11 +6,11 @@
 #include <span>
 #include <string>
 
-#include "hwbvh/build/binary_bvh.h"
-#include "hwbvh/build/builder.h"
+#include "hwbvh/bvh_build/binary_bvh.h"
+#include "hwbvh/bvh_build/builder.h"
 #include "hwbvh/scene/scene.h"
 
-namespace hwbvh::build {
+namespace hwbvh::bvh_build {
 
 /// Builds a binary BVH over `triangles` (indices into scene.triangles; all non-degenerate, at least one) with
 /// options.quality, options.threads and SAH costs derived from the step costs. Every leaf holds exactly one
@@ -24,4 +24,4 @@ BinaryBvh build_binary_bvh(const Scene& scene, std::span<const uint32_t> triangl
 /// `source`.
 BinaryBvh build_binary_bvh(std::span<const Aabb> boxes, const BuildOptions& options, const std::string& source);
 
-}  // namespace hwbvh::build
+}  // namespace hwbvh::bvh_build

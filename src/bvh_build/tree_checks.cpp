@@ -1,8 +1,8 @@
-#include "hwbvh/build/tree_checks.h"
+#include "hwbvh/bvh_build/tree_checks.h"
 
 #include <algorithm>
 
-namespace hwbvh::build {
+namespace hwbvh::bvh_build {
 namespace {
 
 constexpr size_t kMaxProblems = 50;
@@ -154,4 +154,4 @@ std::vector<std::string> check_wide_bvh(const Scene& scene, const WideBvh8& bvh,
   return Checker(scene, bvh, allow_duplicates, max_leaf_pairs).run();
 }
 
-}  // namespace hwbvh::build
+}  // namespace hwbvh::bvh_build

@@ -1,11 +1,11 @@
-#include "hwbvh/build/instance_bounds.h"
+#include "hwbvh/bvh_build/instance_bounds.h"
 
 #include <algorithm>
 #include <array>
 #include <iterator>
 #include <limits>
 
-namespace hwbvh::build {
+namespace hwbvh::bvh_build {
 namespace {
 
 constexpr int kGrid = 4;
@@ -97,4 +97,4 @@ Aabb transformed_bounds(std::span<const Vec3> points, const glm::dmat4& object_t
   return out;
 }
 
-}  // namespace hwbvh::build
+}  // namespace hwbvh::bvh_build
