@@ -13,6 +13,7 @@ The second form writes only mask-cards.obj and mask-cards.mtl: the alpha-cards l
 this machine and are not committed.
 """
 
+import argparse
 import base64
 import json
 import math
@@ -20,6 +21,7 @@ import random
 import struct
 import sys
 import zlib
+from array import array
 from pathlib import Path
 
 
@@ -452,6 +454,30 @@ class GltfWriter:
         self.doc["meshes"].append({"name": name, "primitives": [primitive]})
         return len(self.doc["meshes"]) - 1
 
+    def array_accessor(self, values, kind):
+        """An accessor over a typed array: kind "VEC3" or "VEC2" (float) or "SCALAR" (unsigned int indices)."""
+        components = {"VEC3": 3, "VEC2": 2, "SCALAR": 1}[kind]
+        data = values.tobytes() if sys.byteorder == "little" else array(values.typecode, values).byteswap()
+        accessor = {"bufferView": self.view(data), "componentType": 5125 if kind == "SCALAR" else 5126,
+                    "count": len(values) // components, "type": kind}
+        if kind == "VEC3":
+            accessor["min"] = [min(values[k::3]) for k in range(3)]
+            accessor["max"] = [max(values[k::3]) for k in range(3)]
+        self.doc["accessors"].append(accessor)
+        return len(self.doc["accessors"]) - 1
+
+    def mesh_arrays(self, name, primitives):
+        """A mesh of MeshBuilder primitives, each with its material index."""
+        entries = []
+        for mesh, material in primitives:
+            attributes = {"POSITION": self.array_accessor(mesh.positions, "VEC3")}
+            if mesh.uvs is not None:
+                attributes["TEXCOORD_0"] = self.array_accessor(mesh.uvs, "VEC2")
+            entries.append({"attributes": attributes, "indices": self.array_accessor(mesh.indices, "SCALAR"),
+                            "material": material})
+        self.doc["meshes"].append({"name": name, "primitives": entries})
+        return len(self.doc["meshes"]) - 1
+
     def node(self, **members):
         self.doc["nodes"].append(members)
         return len(self.doc["nodes"]) - 1
@@ -462,6 +488,21 @@ class GltfWriter:
                                        base64.b64encode(bytes(self.buffer)).decode("ascii")}]
         text = json.dumps(self.doc, separators=(",", ":"), sort_keys=False)
         path.write_text(text + "\n", encoding="ascii", newline="\n")
+
+    def write_glb(self, path):
+        """The binary form (glTF 2.0 §4.4): a 12-byte header, the JSON chunk padded with spaces, the buffer as
+        the BIN chunk padded with zeros."""
+        while len(self.buffer) % 4:
+            self.buffer.append(0)
+        self.doc["buffers"] = [{"byteLength": len(self.buffer)}]
+        text = json.dumps(self.doc, separators=(",", ":")).encode("ascii")
+        text += b" " * (-len(text) % 4)
+        total = 12 + 8 + len(text) + 8 + len(self.buffer)
+        with open(path, "wb") as f:
+            f.write(struct.pack("<4sII", b"glTF", 2, total))
+            f.write(struct.pack("<I4s", len(text), b"JSON") + text)
+            f.write(struct.pack("<I4s", len(self.buffer), b"BIN\0"))
+            f.write(self.buffer)
 
 
 def instanced_garden(out):
@@ -564,7 +605,333 @@ def thousand_rocks(out):
     gltf.write(out / "thousand-rocks.gltf")
 
 
+# --- city (glb, generated on demand, not shipped) --------------------------------------------------------------
+
+CITY_BLOCK, CITY_STREET = 60.0, 12.0  # metres: a block's side, a street's width
+
+class MeshBuilder:
+    """One glTF primitive being built: float positions (and texture coordinates when `textured`), uint32 indices.
+    Quads get four vertices of their own, so faces keep their own texture coordinates."""
+
+    def __init__(self, textured=False):
+        self.positions = array("f")
+        self.uvs = array("f") if textured else None
+        self.indices = array("I")
+
+    def triangles(self):
+        return len(self.indices) // 3
+
+    def quad(self, a, b, c, d):
+        """Corners counter-clockwise seen from the front; texture coordinates (0,1) (1,1) (1,0) (0,0)."""
+        base = len(self.positions) // 3
+        for p in (a, b, c, d):
+            self.positions.extend(p)
+        if self.uvs is not None:
+            self.uvs.extend((0, 1, 1, 1, 1, 0, 0, 0))
+        self.indices.extend((base, base + 1, base + 2, base, base + 2, base + 3))
+
+
+def lathe(mesh, profile, sides, rings, offset=(0.0, 0.0, 0.0)):
+    """A surface of revolution about the y axis: the (radius, height) polyline `profile` resampled to `rings`
+    points evenly along its length, turned through `sides` segments; 2 * sides * (rings - 1) triangles."""
+    lengths = [0.0]
+    for (r0, y0), (r1, y1) in zip(profile, profile[1:]):
+        lengths.append(lengths[-1] + math.hypot(r1 - r0, y1 - y0))
+    samples, k = [], 0
+    for i in range(rings):
+        s = lengths[-1] * i / (rings - 1)
+        while k < len(profile) - 2 and lengths[k + 1] < s:
+            k += 1
+        span = lengths[k + 1] - lengths[k]
+        f = (s - lengths[k]) / span if span > 0 else 0.0
+        samples.append((profile[k][0] + f * (profile[k + 1][0] - profile[k][0]),
+                        profile[k][1] + f * (profile[k + 1][1] - profile[k][1])))
+    ox, oy, oz = offset
+    ring = [(math.cos(2 * math.pi * j / sides), math.sin(2 * math.pi * j / sides)) for j in range(sides + 1)]
+    for (r0, y0), (r1, y1) in zip(samples, samples[1:]):
+        for (c0, s0), (c1, s1) in zip(ring, ring[1:]):
+            mesh.quad((ox + r0 * c0, oy + y0, oz - r0 * s0), (ox + r0 * c1, oy + y0, oz - r0 * s1),
+                      (ox + r1 * c1, oy + y1, oz - r1 * s1), (ox + r1 * c0, oy + y1, oz - r1 * s0))
+
+
+def rounded_box(mesh, half, steps, offset=(0.0, 0.0, 0.0), exponent=0.25):
+    """A superellipsoid |x/a|^(2/e) + |y/b|^(2/e) + |z/c|^(2/e) = 1 (a box with rounded edges for small e) on a
+    steps x 2*steps (latitude x longitude) grid: 4 * steps * steps triangles."""
+    def signed_power(v, p):
+        return math.copysign(abs(v) ** p, v)
+
+    def point(i, j):
+        lat = -math.pi / 2 + math.pi * i / steps
+        lon = 2 * math.pi * j / (2 * steps)
+        cl = signed_power(math.cos(lat), exponent)
+        return (offset[0] + half[0] * cl * signed_power(math.cos(lon), exponent),
+                offset[1] + half[1] * signed_power(math.sin(lat), exponent),
+                offset[2] - half[2] * cl * signed_power(math.sin(lon), exponent))
+
+    for i in range(steps):
+        for j in range(2 * steps):
+            mesh.quad(point(i, j), point(i, j + 1), point(i + 1, j + 1), point(i + 1, j))
+
+
+def leaf_cards(mesh, rng, count, centre, radii, size):
+    """`count` alpha-tested cards (quads of side `size`, random orientation) scattered in an ellipsoid."""
+    for _ in range(count):
+        while True:
+            p = [2 * rng.random() - 1 for _ in range(3)]
+            if dot(p, p) <= 1:
+                break
+        c = [centre[k] + radii[k] * p[k] for k in range(3)]
+        m = random_rotation(rng)
+        h = size / 2
+        mesh.quad(*[transform(m, [x, y, 0], c) for x, y in ((-h, -h), (h, -h), (h, h), (-h, h))])
+
+
+def window_walls(walls, glass, width, depth, columns, rows, row_height, inward=False):
+    """The four walls of a width x depth box (centred on the origin, base at y = 0), each a grid of columns x rows
+    recessed windows (9 quads a window: four frame quads, four reveals, the pane), facing out of the box or, with
+    `inward`, into it."""
+    up = (0.0, 1.0, 0.0)
+    for outward, length in (((0, 0, 1), width), ((1, 0, 0), depth), ((0, 0, -1), width), ((-1, 0, 0), depth)):
+        normal = tuple(-c for c in outward) if inward else outward
+        right = cross(up, normal)
+        half_other = (depth if length == width else width) / 2
+        origin = [outward[k] * half_other - right[k] * length / 2 for k in range(3)]
+
+        def at(u, v, inset):
+            return tuple(origin[k] + right[k] * u + up[k] * v - normal[k] * inset for k in range(3))
+
+        cell = length / columns
+        mu, mv, recess = 0.2 * cell, 0.25 * row_height, 0.15
+        for i in range(columns):
+            for j in range(rows):
+                u0, u1, v0, v1 = i * cell, (i + 1) * cell, j * row_height, (j + 1) * row_height
+                a0, a1, b0, b1 = u0 + mu, u1 - mu, v0 + mv, v1 - mv
+                for q in (((u0, v0), (u1, v0), (u1, b0), (u0, b0)), ((u0, b1), (u1, b1), (u1, v1), (u0, v1)),
+                          ((u0, b0), (a0, b0), (a0, b1), (u0, b1)), ((a1, b0), (u1, b0), (u1, b1), (a1, b1))):
+                    walls.quad(*[at(u, v, 0) for u, v in q])
+                for (p, q) in (((a0, b0), (a1, b0)), ((a1, b0), (a1, b1)), ((a1, b1), (a0, b1)), ((a0, b1), (a0, b0))):
+                    walls.quad(at(*p, 0), at(*p, recess), at(*q, recess), at(*q, 0))
+                glass.quad(at(a0, b0, recess), at(a1, b0, recess), at(a1, b1, recess), at(a0, b1, recess))
+
+
+def grid(mesh, width, depth, cells_x, cells_z, y=0.0, facing_up=True):
+    """A horizontal width x depth rectangle centred on the y axis at height y, as cells_x x cells_z quads."""
+    sx, sz = width / cells_x, depth / cells_z
+    for i in range(cells_x):
+        for j in range(cells_z):
+            x0, z0 = -width / 2 + i * sx, -depth / 2 + j * sz
+            corners = [(x0, y, z0 + sz), (x0 + sx, y, z0 + sz), (x0 + sx, y, z0), (x0, y, z0)]
+            mesh.quad(*(corners if facing_up else corners[::-1]))
+
+
+def building(columns, floors, width, depth, floor_height=3.2):
+    """A tower on a width x depth footprint: four facades of columns x floors windows and a flat roof."""
+    walls, glass = MeshBuilder(), MeshBuilder()
+    window_walls(walls, glass, width, depth, columns, floors, floor_height)
+    grid(walls, width, depth, 1, 1, y=floors * floor_height)
+    return [(walls, "concrete"), (glass, "glass")]
+
+
+def street_tile(size, cells):
+    """The ground of one block and half its streets: a size x size grid of cells x cells quads, facing up."""
+    ground = MeshBuilder()
+    grid(ground, size, size, cells, cells)
+    return [(ground, "asphalt")]
+
+
+def lathe_prop(profile, sides, rings, material="metal"):
+    mesh = MeshBuilder()
+    lathe(mesh, profile, sides, rings)
+    return [(mesh, material)]
+
+
+def car(steps):
+    body = MeshBuilder()
+    rounded_box(body, (2.2, 0.55, 0.9), steps, offset=(0, 0.75, 0))
+    rounded_box(body, (1.2, 0.45, 0.8), steps // 2, offset=(-0.2, 1.5, 0))
+    wheels = MeshBuilder()
+    for x in (-1.4, 1.4):
+        for z in (-0.85, 0.85):
+            rounded_box(wheels, (0.35, 0.35, 0.12), steps // 4, offset=(x, 0.35, z), exponent=1.0)
+    return [(body, "paint"), (wheels, "rubber")]
+
+
+def bench(steps):
+    mesh = MeshBuilder()
+    for half, offset in (((0.9, 0.04, 0.25), (0, 0.45, 0)), ((0.9, 0.25, 0.04), (0, 0.75, -0.25)),
+                         ((0.05, 0.22, 0.22), (-0.8, 0.22, 0)), ((0.05, 0.22, 0.22), (0.8, 0.22, 0))):
+        rounded_box(mesh, half, steps, offset=offset, exponent=0.3)
+    return [(mesh, "wood")]
+
+
+def tree(rng, cards, trunk_height, crown):
+    trunk, leaves = MeshBuilder(), MeshBuilder(textured=True)
+    lathe(trunk, [(0.35, 0), (0.25, 0.4 * trunk_height), (0.18, trunk_height), (0.05, trunk_height + crown)],
+          16, 12)
+    leaf_cards(leaves, rng, cards, (0, trunk_height + crown * 0.6, 0), (crown, crown * 0.8, crown), 0.5)
+    return [(trunk, "bark"), (leaves, "leaf")]
+
+
+def bush(rng, cards, radius):
+    leaves = MeshBuilder(textured=True)
+    leaf_cards(leaves, rng, cards, (0, radius * 0.6, 0), (radius, radius * 0.6, radius), 0.35)
+    return [(leaves, "leaf")]
+
+
+CITY_MATERIALS = {
+    "concrete": {"pbrMetallicRoughness": {"baseColorFactor": [0.62, 0.6, 0.57, 1]}},
+    "glass": {"pbrMetallicRoughness": {"baseColorFactor": [0.3, 0.4, 0.5, 1], "metallicFactor": 0.8}},
+    "asphalt": {"pbrMetallicRoughness": {"baseColorFactor": [0.2, 0.2, 0.22, 1]}},
+    "metal": {"pbrMetallicRoughness": {"baseColorFactor": [0.5, 0.5, 0.55, 1], "metallicFactor": 1}},
+    "paint": {"pbrMetallicRoughness": {"baseColorFactor": [0.6, 0.1, 0.1, 1]}},
+    "rubber": {"pbrMetallicRoughness": {"baseColorFactor": [0.05, 0.05, 0.05, 1]}},
+    "wood": {"pbrMetallicRoughness": {"baseColorFactor": [0.45, 0.3, 0.15, 1]}},
+    "bark": {"pbrMetallicRoughness": {"baseColorFactor": [0.35, 0.25, 0.15, 1]}},
+    "leaf": {"alphaMode": "MASK", "alphaCutoff": 0.5, "doubleSided": True,
+             "pbrMetallicRoughness": {"baseColorFactor": [0.25, 0.55, 0.15, 1], "baseColorTexture": {"index": 0}}},
+}
+
+
+# Towers: window columns per facade, floors, width, depth (metres); 1,440 to 99,360 triangles at detail 1.
+CITY_BUILDINGS = ((4, 5, 14, 12), (6, 8, 18, 14), (8, 12, 20, 16), (10, 14, 16, 16), (12, 18, 18, 18),
+                  (14, 20, 22, 18), (16, 24, 20, 20), (18, 28, 22, 22), (20, 32, 24, 20), (24, 36, 26, 24),
+                  (28, 40, 28, 26), (30, 46, 30, 28))
+
+
+def city_meshes(rng, detail):
+    """The city's meshes by kind, each a list of (primitive, material); `detail` scales their triangle counts
+    (1: 1k to 100k triangles each)."""
+    def n(value, least=1):
+        return max(least, round(value * detail))
+
+    buildings = [building(n(c, 2), n(f, 2), w, d) for c, f, w, d in CITY_BUILDINGS]
+    props = [
+        lathe_prop([(0.15, 0), (0.1, 0.3), (0.07, 4.6), (0.35, 4.8), (0.0, 5.0)], n(32, 4), n(24, 3)),   # lamp
+        lathe_prop([(0.12, 0), (0.12, 0.9), (0.0, 1.0)], n(24, 4), n(24, 3)),                          # bollard
+        lathe_prop([(0.2, 0), (0.18, 0.5), (0.22, 0.6), (0.12, 0.75), (0.0, 0.8)], n(32, 4), n(40, 3)),  # hydrant
+        lathe_prop([(0.3, 0), (0.33, 0.9), (0.35, 0.95), (0.0, 1.0)], n(40, 4), n(30, 3)),             # bin
+        lathe_prop([(1.6, 0), (1.6, 0.5), (1.4, 0.55), (0.3, 0.6), (0.25, 1.8), (0.6, 1.9), (0.0, 2.0)],
+                   n(96, 4), n(100, 3), "concrete"),                                                   # fountain
+        lathe_prop([(0.1, 0), (0.08, 3.2), (0.3, 3.3), (0.3, 4.3), (0.0, 4.4)], n(32, 4), n(30, 3)),   # signal
+        lathe_prop([(0.5, 0), (0.5, 0.6), (0.55, 0.65), (0.0, 0.7)], n(48, 4), n(30, 3), "concrete"),  # planter
+        car(n(40, 4)), car(n(64, 4)), bench(n(12, 2)), bench(n(24, 2)),
+    ]
+    vegetation = [tree(rng, n(c, 2), h, r) for c, h, r in (
+        (600, 2.5, 1.8), (1500, 3.0, 2.2), (3000, 3.5, 2.6), (5000, 4.0, 3.0), (8000, 4.5, 3.4), (12000, 5.0, 3.8))]
+    vegetation += [bush(rng, n(c, 2), r) for c, r in ((500, 0.6), (1200, 0.8), (2500, 1.0), (6000, 1.3))]
+    ground = [street_tile(CITY_BLOCK + CITY_STREET, n(24, 2))]
+    return {"building": buildings, "prop": props, "vegetation": vegetation, "ground": ground}
+
+
+def yaw_quaternion(angle):
+    return [0.0, math.sin(angle / 2), 0.0, math.cos(angle / 2)]
+
+
+def city_layout(rng, meshes, blocks):
+    """Instances as (kind, index, translation, yaw, scale), block by block on a blocks x blocks grid: the block's
+    ground; eight buildings on a 3 x 3 lot grid around a courtyard of four trees and eight bushes (a fountain in
+    one block of four); and along each of its four sidewalks 15 props and 10 trees."""
+    pitch = CITY_BLOCK + CITY_STREET
+    lot = CITY_BLOCK / 3
+    placed = []
+    for bx in range(blocks):
+        for bz in range(blocks):
+            cx, cz = (bx - (blocks - 1) / 2) * pitch, (bz - (blocks - 1) / 2) * pitch
+            placed.append(("ground", 0, (cx, 0, cz), 0.0, 1.0))
+            for i in range(3):
+                for j in range(3):
+                    x, z = cx + (i - 1) * lot, cz + (j - 1) * lot
+                    if i == 1 and j == 1:
+                        if rng.random() < 0.25:
+                            placed.append(("prop", 4, (x, 0, z), 0.0, 1.0))
+                        for _ in range(4):
+                            placed.append(("vegetation", rng.randrange(6), (x + 12 * rng.random() - 6, 0,
+                                           z + 12 * rng.random() - 6), 2 * math.pi * rng.random(), 1.0))
+                        for _ in range(8):
+                            placed.append(("vegetation", 6 + rng.randrange(4), (x + 16 * rng.random() - 8, 0,
+                                           z + 16 * rng.random() - 8), 2 * math.pi * rng.random(), 1.0))
+                        continue
+                    k = rng.randrange(len(meshes["building"]))
+                    placed.append(("building", k, (x, 0, z), math.pi / 2 * rng.randrange(4),
+                                   min(1.0, 0.9 * lot / max(CITY_BUILDINGS[k][2:]))))
+            for side in range(4):
+                angle = math.pi / 2 * side
+                along, out = (math.cos(angle), -math.sin(angle)), (math.sin(angle), math.cos(angle))
+                edge = CITY_BLOCK / 2 + 2
+                for s in range(15):
+                    t = -CITY_BLOCK / 2 + 2 + 4 * s
+                    p = (cx + along[0] * t + out[0] * edge, 0, cz + along[1] * t + out[1] * edge)
+                    if s % 5 == 0:
+                        k = 0  # lamps at regular intervals
+                    else:
+                        k = rng.choice([1, 2, 3, 5, 6, 7, 8, 9, 10])
+                    if k in (7, 8):  # cars park on the street, beyond the kerb
+                        p = (p[0] + out[0] * 4, 0, p[2] + out[1] * 4)
+                    placed.append(("prop", k, p, angle + (0.0 if k in (7, 8) else 2 * math.pi * rng.random()), 1.0))
+                for s in range(10):
+                    t = -CITY_BLOCK / 2 + 3 + 6 * s
+                    p = (cx + along[0] * t + out[0] * (edge - 1), 0, cz + along[1] * t + out[1] * (edge - 1))
+                    placed.append(("vegetation", rng.randrange(6), p, 2 * math.pi * rng.random(),
+                                   0.8 + 0.4 * rng.random()))
+    return placed
+
+
+def city(path, blocks=32, detail=1.0):
+    """A city of blocks x blocks blocks as one .glb (docs: scenes/README.md): 34 meshes (12 towers, 11 street
+    props, 6 trees and 4 bushes with alpha-tested leaf cards, a street tile), placed by 121 to 125 instances a
+    block. Returns (instances, meshes, unique triangles, instanced triangles)."""
+    mesh_rng, layout_rng = random.Random(2026), random.Random(72)
+    meshes = city_meshes(mesh_rng, detail)
+    gltf = GltfWriter()
+    names = list(CITY_MATERIALS)
+    gltf.doc["materials"] = [dict(name=name, **CITY_MATERIALS[name]) for name in names]
+    size = 32
+    rows = [[v for a in row for v in (200, a)] for row in leaf_mask(size)]
+    gltf.doc["images"] = [{"name": "leaf", "mimeType": "image/png",
+                           "bufferView": gltf.view(png_grey8(size, size, rows, colour_type=4))}]
+    gltf.doc["samplers"] = [{"magFilter": 9728, "minFilter": 9728, "wrapS": 10497, "wrapT": 10497}]
+    gltf.doc["textures"] = [{"sampler": 0, "source": 0}]
+    mesh_index, triangles = {}, {}
+    for kind, variants in meshes.items():
+        for k, primitives in enumerate(variants):
+            mesh_index[kind, k] = gltf.mesh_arrays(f"{kind} {k}", [(m, names.index(mat)) for m, mat in primitives])
+            triangles[kind, k] = sum(m.triangles() for m, _ in primitives)
+    placed = city_layout(layout_rng, meshes, blocks)
+    instanced = 0
+    for kind, k, translation, yaw, scale in placed:
+        members = {"mesh": mesh_index[kind, k], "translation": rounded(translation, 3)}
+        if yaw:
+            members["rotation"] = rounded(yaw_quaternion(yaw), 6)
+        if scale != 1.0:
+            members["scale"] = rounded([scale] * 3, 4)
+        gltf.node(**members)
+        instanced += triangles[kind, k]
+    gltf.doc["scenes"][0]["nodes"] = list(range(len(placed)))
+    gltf.write_glb(path)
+    return len(placed), len(mesh_index), sum(triangles.values()), instanced
+
+
+def city_main(argv):
+    parser = argparse.ArgumentParser(prog="generate_scenes.py --city",
+                                     description="Writes the city scene (a .glb of instanced meshes).")
+    parser.add_argument("output", type=Path, help="the .glb file to write")
+    parser.add_argument("--blocks", type=int, default=32,
+                        help="blocks per side of the square city (default 32: 1,024 blocks, 1.2 billion instanced "
+                             "triangles)")
+    parser.add_argument("--detail", type=float, default=1.0,
+                        help="scale of every mesh's triangle count (default 1: meshes of 1k to 100k triangles)")
+    args = parser.parse_args(argv)
+    if args.blocks < 1 or not 0 < args.detail <= 4:
+        parser.error("--blocks must be at least 1 and --detail in (0, 4]")
+    instances, meshes, unique, instanced = city(args.output, args.blocks, args.detail)
+    print(f"{args.output}: {instances:,} instances of {meshes} meshes, {unique:,} unique triangles, "
+          f"{instanced:,} instanced triangles")
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--city":
+        city_main(sys.argv[2:])
+        return
     if len(sys.argv) > 1 and sys.argv[1] == "--mask-cards":
         if len(sys.argv) != 4:
             sys.exit("usage: generate_scenes.py --mask-cards MASK_FOLDER OUTPUT_FOLDER")

@@ -4,6 +4,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
+  python3  # scripts/generate_scenes.py (the generated city in tests/e2e/city_cli_test.cpp)
   libembree-dev libtbb-dev libglm-dev libtinyobjloader-dev libtinygltf-dev libstb-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libxxhash-dev libzstd-dev
