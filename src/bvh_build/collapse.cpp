@@ -4,6 +4,7 @@
 #include <array>
 #include <limits>
 #include <optional>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -18,10 +19,14 @@ constexpr uint8_t kLeaf = 1;
 // Subtrees of at most this many binary nodes are evaluated as one parallel task.
 constexpr uint32_t kTaskNodes = 4096;
 
-// Dynamic-programming state of one binary node n.
+// Costs of one binary node n: cost[i-1] = C(n, i), the lowest cost of n's subtree as <= i subtrees. Only its
+// parent reads them, so they live on a stack while a subtree is evaluated (and are not kept per node).
+template <int Width>
+using Costs = std::array<float, Width>;
+
+// The choices the bottom-up pass made at one binary node, which the top-down pass follows.
 template <int Width>
 struct Entry {
-  std::array<float, Width> cost{};    ///< cost[i-1] = C(n, i): lowest cost of n's subtree as <= i subtrees
   std::array<uint8_t, Width> how{};   ///< how[0]: kLeaf or 0 (wide node); how[i-1], i >= 2: 0 = as C(n, i-1),
                                       ///< k > 0 = k subtrees from the left child and i-k from the right
   uint8_t node_split = 0;             ///< k of the best split into Width, used when n becomes a wide node
@@ -54,12 +59,14 @@ class Collapser {
  private:
   // Bottom-up pass. Nodes are in preorder, so a subtree is the index range [n, n + size(n)) and children come
   // after their parent: small subtrees are evaluated in parallel (back to front), then the nodes above them.
+  // Back to front, a subtree ends with its root, and a node's right subtree comes before its left: the
+  // children's costs are the top two entries of a stack, left above right.
   void evaluate_all() {
     const auto count = static_cast<uint32_t>(binary_.nodes.size());
     std::vector<uint32_t> size(count, 1);
     for (uint32_t n = count; n-- > 0;) {
       const BinaryBvh::Node& node = binary_.nodes[n];
-      if (!node.is_leaf()) size[n] = 1 + size[node.left] + size[node.right];
+      if (!node.is_leaf()) size[n] = 1 + size[BinaryBvh::left(n)] + size[node.right];
     }
     std::vector<uint32_t> tasks, top;
     for (std::vector<uint32_t> stack{0}; !stack.empty();) {
@@ -71,37 +78,53 @@ class Collapser {
       }
       top.push_back(n);
       stack.push_back(binary_.nodes[n].right);
-      stack.push_back(binary_.nodes[n].left);
+      stack.push_back(BinaryBvh::left(n));
     }
+    std::vector<Costs<Width>> task_costs(tasks.size());
     Executor(options_.threads).for_each(0, tasks.size(), [&](size_t t) {
       Scratch scratch;
-      for (uint32_t n = tasks[t] + size[tasks[t]]; n-- > tasks[t];) evaluate(n, scratch);
+      std::vector<Costs<Width>> stack;
+      for (uint32_t n = tasks[t] + size[tasks[t]]; n-- > tasks[t];) {
+        if (binary_.nodes[n].is_leaf()) {
+          stack.push_back(evaluate(n, nullptr, nullptr, scratch));
+          continue;
+        }
+        const Costs<Width> left = stack.back();
+        stack.pop_back();
+        stack.back() = evaluate(n, &left, &stack.back(), scratch);
+      }
+      task_costs[t] = stack.back();
     });
+    std::unordered_map<uint32_t, Costs<Width>> known;  // the costs of task roots and top nodes, by node
+    for (size_t t = 0; t < tasks.size(); ++t) known.emplace(tasks[t], task_costs[t]);
     std::sort(top.begin(), top.end());
     Scratch scratch;
-    for (auto it = top.rbegin(); it != top.rend(); ++it) evaluate(*it, scratch);
+    for (auto it = top.rbegin(); it != top.rend(); ++it) {
+      const BinaryBvh::Node& node = binary_.nodes[*it];
+      known.emplace(*it, evaluate(*it, &known.at(BinaryBvh::left(*it)), &known.at(node.right), scratch));
+    }
   }
 
-  void evaluate(uint32_t n, Scratch& scratch) {
+  // Fills dp_[n] and returns n's costs, from its children's (null for a leaf).
+  Costs<Width> evaluate(uint32_t n, const Costs<Width>* l, const Costs<Width>* r, Scratch& scratch) {
     const BinaryBvh::Node& node = binary_.nodes[n];
     const float area = node.bounds.surface_area(range_scale_) * area_scale_;
     Entry<Width>& e = dp_[n];
+    Costs<Width> cost;
     if (node.is_leaf()) {
       // One reference (the Embree adapter's leaf size): always a valid leaf, whatever i.
-      e.cost.fill(leaf_cost(n, area, kInfinity, scratch, e.leaf_pairs));
+      cost.fill(leaf_cost(n, area, kInfinity, scratch, e.leaf_pairs));
       e.how.fill(0);
       e.how[0] = kLeaf;
-      return;
+      return cost;
     }
-    const Entry<Width>& l = dp_[node.left];
-    const Entry<Width>& r = dp_[node.right];
     // distribute[i-1]: best split of i subtrees between the children (Ylitie et al., C_distribute).
     std::array<float, Width> distribute{};
     std::array<uint8_t, Width> split{};
     for (int i = 2; i <= Width; ++i) {
       distribute[i - 1] = kInfinity;
       for (int k = 1; k < i; ++k) {
-        const float c = l.cost[k - 1] + r.cost[i - k - 1];
+        const float c = (*l)[k - 1] + (*r)[i - k - 1];
         if (c < distribute[i - 1]) {
           distribute[i - 1] = c;
           split[i - 1] = static_cast<uint8_t>(k);
@@ -112,14 +135,20 @@ class Collapser {
     e.node_split = split[Width - 1];
     uint8_t leaf_pairs = 0;
     const float leaf = leaf_cost(n, area, internal, scratch, leaf_pairs);
-    e.cost[0] = std::min(leaf, internal);
+    cost[0] = std::min(leaf, internal);
     e.how[0] = leaf < internal ? kLeaf : 0;
     e.leaf_pairs = leaf < internal ? leaf_pairs : 0;
     for (int i = 2; i <= Width; ++i) {
-      const bool fewer = e.cost[i - 2] <= distribute[i - 1];
-      e.cost[i - 1] = fewer ? e.cost[i - 2] : distribute[i - 1];
+      const bool fewer = cost[i - 2] <= distribute[i - 1];
+      cost[i - 1] = fewer ? cost[i - 2] : distribute[i - 1];
       e.how[i - 1] = fewer ? 0 : split[i - 1];
     }
+    // Whether the root box node should hold the whole tree as its one leaf child: the pass prices the root as
+    // anyone's child (a leaf against a box step plus its children), but the root's box step is paid either
+    // way, so the leaf only has to beat the children. A two-triangle mesh is then one pair behind one box, not
+    // two lone triangles in two leaves that every ray through the box tests one step at a time.
+    if (n == 0) root_is_one_leaf_ = e.how[0] == kLeaf && cost[0] < distribute[Width - 1];
+    return cost;
   }
 
   // Distinct triangles of n's references, sorted; false if n has too many references to be a leaf.
@@ -160,43 +189,49 @@ class Collapser {
       return;
     }
     const int k = dp_[n].how[i - 1];
-    subtrees(binary_.nodes[n].left, k, out);
+    subtrees(BinaryBvh::left(n), k, out);
     subtrees(binary_.nodes[n].right, i - k, out);
   }
 
-  // Whether the root box node should hold the whole tree as its one leaf child: the bottom-up pass priced the root
-  // as anyone's child (a leaf against a box step plus its children), but the root's box step is paid either way, so
-  // the leaf only has to beat the children. A two-triangle mesh is then one pair behind one box, not two lone
-  // triangles in two leaves that every ray through the box tests one step at a time.
-  bool root_is_one_leaf() const {
-    const Entry<Width>& e = dp_[0];
-    if (e.how[0] != kLeaf) return false;
-    const BinaryBvh::Node& root = binary_.nodes[0];
-    const int k = e.node_split;
-    return e.cost[0] < dp_[root.left].cost[k - 1] + dp_[root.right].cost[Width - k - 1];
+  // The binary nodes that become wide node `b`'s children (b is the root's binary node when `root`).
+  void wide_children(uint32_t b, bool root, std::vector<uint32_t>& children) const {
+    children.clear();
+    const BinaryBvh::Node& node = binary_.nodes[b];
+    if (node.is_leaf() || (root && root_is_one_leaf_)) {
+      children.push_back(b);
+      return;
+    }
+    const int k = dp_[b].node_split;
+    subtrees(BinaryBvh::left(b), k, children);
+    subtrees(node.right, Width - k, children);
+  }
+
+  // The binary node of every wide node, breadth-first: counted before the wide nodes are made, so that their
+  // array is allocated once at its size (a growing one would hold up to twice that at the build's peak).
+  std::vector<uint32_t> wide_sources() const {
+    std::vector<uint32_t> source{0}, children;
+    for (size_t w = 0; w < source.size(); ++w) {
+      wide_children(source[w], w == 0, children);
+      for (const uint32_t c : children) {
+        if (dp_[c].how[0] != kLeaf) source.push_back(c);
+      }
+    }
+    return source;
   }
 
   // Top-down pass: breadth-first wide nodes; the root is always a wide node. Leaf pair ranges are laid out
   // from the pair counts the bottom-up pass recorded; the pairing itself then runs in parallel.
   WideBvh<Width> extract() const {
+    const std::vector<uint32_t> source = wide_sources();
     WideBvh<Width> out;
-    std::vector<uint32_t> source{0};  // binary node of each wide node
-    out.nodes.emplace_back();
+    out.nodes.resize(source.size());
     std::vector<uint32_t> children;
     std::vector<std::pair<uint32_t, uint32_t>> leaves;  // binary node, first pair
     uint32_t pair_total = 0;
-    for (size_t w = 0; w < out.nodes.size(); ++w) {
-      const uint32_t b = source[w];
-      const BinaryBvh::Node& node = binary_.nodes[b];
-      children.clear();
-      if (node.is_leaf() || (w == 0 && root_is_one_leaf())) {
-        children.push_back(b);
-      } else {
-        const int k = dp_[b].node_split;
-        subtrees(node.left, k, children);
-        subtrees(node.right, Width - k, children);
-      }
-      typename WideBvh<Width>::Node wide;
+    uint32_t next_node = 1;
+    for (size_t w = 0; w < source.size(); ++w) {
+      wide_children(source[w], w == 0, children);
+      typename WideBvh<Width>::Node& wide = out.nodes[w];
       for (const uint32_t c : children) {
         typename WideBvh<Width>::Child& child = wide.children[wide.child_count++];
         child.bounds = binary_.nodes[c].bounds;
@@ -207,12 +242,9 @@ class Collapser {
           pair_total += child.pair_count;
           leaves.emplace_back(c, child.index);
         } else {
-          child.index = static_cast<uint32_t>(out.nodes.size());
-          out.nodes.emplace_back();
-          source.push_back(c);
+          child.index = next_node++;
         }
       }
-      out.nodes[w] = wide;
     }
     out.pairs.resize(pair_total);
     Executor(options_.threads).for_ranges(0, leaves.size(), 1024, [&](size_t begin, size_t end) {
@@ -241,6 +273,7 @@ class Collapser {
   std::vector<Entry<Width>> dp_;
   float range_scale_ = 1.0f;  ///< keeps the areas of huge scenes finite (range_scale)
   float area_scale_ = 1.0f;   ///< areas relative to the root's
+  bool root_is_one_leaf_ = false;  ///< set when the root is evaluated
 };
 
 }  // namespace

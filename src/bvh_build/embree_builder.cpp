@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -20,12 +21,18 @@ namespace hwbvh::bvh_build {
 namespace {
 
 // Nodes as Embree's callbacks create them, in Embree's thread-local memory; converted to a BinaryBvh before
-// the RTCBVH is released. Leaves keep Embree's RTCBuildPrimitive (box + primID = scene triangle index).
+// the RTCBVH is released. A leaf keeps its references' primIDs (scene triangle or box indices) and, with spatial
+// splits only, their clipped boxes; without splits a reference's box is its whole triangle's or box's, which the
+// conversion computes again. A one-reference leaf without a clipped box (every leaf of a build without spatial
+// splits) is no allocation at all but a tagged pointer, (primID << 1) | 1, which Embree passes on without reading:
+// the nodes are most of the builder's peak memory.
 struct EmbreeNode {
-  const EmbreeNode* children[2] = {nullptr, nullptr};
-  const RTCBuildPrimitive* prims = nullptr;  ///< leaf only
-  uint32_t prim_count = 0;                   ///< 0 for an inner node
+  const void* children[2] = {nullptr, nullptr};  ///< EmbreeNodes or tagged leaves
+  const uint32_t* ids = nullptr;  ///< leaf only: its references' primIDs
+  uint32_t prim_count = 0;        ///< 0 for an inner node
   uint32_t child_count = 0;
+  /// Spatial-split leaf only: its references as Embree holds them (clipped boxes), right after the node.
+  [[nodiscard]] const RTCBuildPrimitive* clipped() const { return reinterpret_cast<const RTCBuildPrimitive*>(this + 1); }
 };
 
 struct Callbacks {
@@ -47,21 +54,31 @@ void* create_node(RTCThreadLocalAllocator alloc, unsigned int child_count, void*
 
 void set_node_children(void* node_ptr, void** children, unsigned int child_count, void*) {
   auto* node = static_cast<EmbreeNode*>(node_ptr);
-  for (unsigned int i = 0; i < child_count && i < 2; ++i) node->children[i] = static_cast<EmbreeNode*>(children[i]);
+  for (unsigned int i = 0; i < child_count && i < 2; ++i) node->children[i] = children[i];
 }
 
 // Bounds are recomputed exactly from the leaf references after the build, so Embree's are not kept.
 void set_node_bounds(void*, const RTCBounds**, unsigned int, void*) {}
 
-// One allocation per leaf: the node, then its references (sizeof(EmbreeNode) keeps them aligned).
-void* create_leaf(RTCThreadLocalAllocator alloc, const RTCBuildPrimitive* prims, size_t count, void*) {
+void* tagged_leaf(uint32_t prim_id) { return reinterpret_cast<void*>((uintptr_t{prim_id} << 1) | 1u); }
+bool is_tagged_leaf(const void* node) { return (reinterpret_cast<uintptr_t>(node) & 1u) != 0; }
+uint32_t tagged_prim_id(const void* node) { return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(node) >> 1); }
+
+// A tagged pointer, or one allocation: the node, then its references' primIDs and, with spatial splits, their
+// boxes.
+void* create_leaf(RTCThreadLocalAllocator alloc, const RTCBuildPrimitive* prims, size_t count, void* user) {
   static_assert(sizeof(EmbreeNode) % alignof(RTCBuildPrimitive) == 0);
-  void* mem = rtcThreadLocalAlloc(alloc, sizeof(EmbreeNode) + count * sizeof(RTCBuildPrimitive),
-                                  std::max(alignof(EmbreeNode), alignof(RTCBuildPrimitive)));
+  const bool keep_boxes = !static_cast<const Callbacks*>(user)->corners.empty();
+  if (!keep_boxes && count == 1) return tagged_leaf(prims[0].primID);
+  const size_t boxes = keep_boxes ? count * sizeof(RTCBuildPrimitive) : 0;
+  void* mem = rtcThreadLocalAlloc(alloc, sizeof(EmbreeNode) + boxes + count * sizeof(uint32_t),
+                                  keep_boxes ? alignof(RTCBuildPrimitive) : alignof(EmbreeNode));
   auto* node = new (mem) EmbreeNode;
-  auto* copy = reinterpret_cast<RTCBuildPrimitive*>(static_cast<char*>(mem) + sizeof(EmbreeNode));
-  for (size_t i = 0; i < count; ++i) copy[i] = prims[i];
-  node->prims = copy;
+  char* tail = static_cast<char*>(mem) + sizeof(EmbreeNode);
+  if (keep_boxes) std::copy(prims, prims + count, reinterpret_cast<RTCBuildPrimitive*>(tail));
+  auto* ids = reinterpret_cast<uint32_t*>(tail + boxes);
+  for (size_t i = 0; i < count; ++i) ids[i] = prims[i].primID;
+  node->ids = ids;
   node->prim_count = static_cast<uint32_t>(count);
   return node;
 }
@@ -143,27 +160,42 @@ class EmbreeSession {
   RTCBVH bvh_ = nullptr;
 };
 
+// A reference's box as Embree was given it, in scene coordinates: `box` scaled outward and back, which is `box`
+// itself for all but huge scenes (range_scale).
+Aabb as_given(const Aabb& box, float scale) {
+  RTCBounds scaled;
+  set_scaled_bounds(scaled, box, scale);
+  return scene_bounds(scaled, scale);
+}
+
 // Numbers Embree's nodes in depth-first preorder (left first) and copies the references in leaf order, which
-// makes the result independent of the order in which Embree's threads created the nodes.
-BinaryBvh flatten(const EmbreeNode* root, std::size_t references, float scale) {
+// makes the result independent of the order in which Embree's threads created the nodes. `box_of(id)` is the
+// unclipped box of reference `id`; with `clipped`, leaves hold their references' boxes instead.
+template <typename BoxOf>
+BinaryBvh flatten(const void* root, std::size_t references, float scale, bool clipped, const BoxOf& box_of) {
   BinaryBvh out;
   out.nodes.reserve(2 * references);  // one reference per leaf, plus splits: avoids regrowing large arrays
   out.refs.reserve(references);
-  std::vector<std::pair<const EmbreeNode*, uint32_t>> stack{{root, kNoIndex}};  // node, parent
+  std::vector<std::pair<const void*, uint32_t>> stack{{root, kNoIndex}};  // node, parent
   while (!stack.empty()) {
-    const auto [node, parent] = stack.back();
+    const auto [ref, parent] = stack.back();
     stack.pop_back();
     const auto index = static_cast<uint32_t>(out.nodes.size());
     BinaryBvh::Node& flat = out.nodes.emplace_back();
     flat.first_ref = static_cast<uint32_t>(out.refs.size());
-    if (parent != kNoIndex) {
-      BinaryBvh::Node& p = out.nodes[parent];
-      (p.left == kNoIndex ? p.left : p.right) = index;
+    if (parent != kNoIndex && index != BinaryBvh::left(parent)) out.nodes[parent].right = index;
+    if (is_tagged_leaf(ref)) {
+      flat.ref_count = 1;
+      out.refs.push_back({tagged_prim_id(ref)});
+      flat.bounds = as_given(box_of(tagged_prim_id(ref)), scale);
+      continue;
     }
+    const auto* node = static_cast<const EmbreeNode*>(ref);
     if (node->prim_count > 0) {
       flat.ref_count = node->prim_count;
       for (uint32_t i = 0; i < node->prim_count; ++i) {
-        out.refs.push_back({scene_bounds(node->prims[i], scale), node->prims[i].primID});
+        out.refs.push_back({node->ids[i]});
+        flat.bounds.grow(clipped ? scene_bounds(node->clipped()[i], scale) : as_given(box_of(node->ids[i]), scale));
       }
       continue;
     }
@@ -177,34 +209,33 @@ BinaryBvh flatten(const EmbreeNode* root, std::size_t references, float scale) {
   // Children follow their parent in preorder, so one backward pass completes bounds and reference ranges.
   for (size_t i = out.nodes.size(); i-- > 0;) {
     BinaryBvh::Node& node = out.nodes[i];
-    if (node.is_leaf()) {
-      for (uint32_t r = 0; r < node.ref_count; ++r) node.bounds.grow(out.refs[node.first_ref + r].bounds);
-    } else {
-      const BinaryBvh::Node& left = out.nodes[node.left];
-      const BinaryBvh::Node& right = out.nodes[node.right];
-      node.bounds = left.bounds;
-      node.bounds.grow(right.bounds);
-      node.ref_count = left.ref_count + right.ref_count;
-    }
+    if (node.is_leaf()) continue;
+    const BinaryBvh::Node& left = out.nodes[BinaryBvh::left(static_cast<uint32_t>(i))];
+    const BinaryBvh::Node& right = out.nodes[node.right];
+    node.bounds = left.bounds;
+    node.bounds.grow(right.bounds);
+    node.ref_count = left.ref_count + right.ref_count;
   }
   return out;
 }
 
-// The one Embree build: `boxes` become RTCBuildPrimitives with primID ids[i]. With `callbacks.corners` set (spatial
-// splits), Embree may append split references, so the array gets spare capacity.
-BinaryBvh build_over_boxes(std::span<const Aabb> boxes, std::span<const uint32_t> ids, Callbacks& callbacks,
+// The one Embree build over `count` references: reference i is box_of(ids[i]) with primID ids[i]. With
+// `callbacks.corners` set (spatial splits), Embree may append split references, so the array gets spare
+// capacity. The boxes are made where Embree's array is filled, and that array is freed before the conversion,
+// so that no more than one per-reference array is alive beside Embree's nodes.
+template <typename BoxOf>
+BinaryBvh build_over_boxes(std::span<const uint32_t> ids, const BoxOf& box_of, Callbacks& callbacks,
                            const BuildOptions& options, const std::string& source) {
   const bool spatial = !callbacks.corners.empty();
   Aabb all;
-  for (const Aabb& box : boxes) all.grow(box);
+  for (const uint32_t id : ids) all.grow(box_of(id));
   callbacks.scale = range_scale(all);
-  std::vector<RTCBuildPrimitive> prims(boxes.size());
-  for (size_t i = 0; i < boxes.size(); ++i) {
-    set_scaled_bounds(prims[i], boxes[i], callbacks.scale);
+  std::vector<RTCBuildPrimitive> prims(spatial ? 2 * ids.size() : ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    set_scaled_bounds(prims[i], box_of(ids[i]), callbacks.scale);
     prims[i].geomID = 0;
     prims[i].primID = ids[i];
   }
-  prims.resize(spatial ? 2 * boxes.size() : boxes.size());
 
   EmbreeSession session(options.threads, &callbacks);
 
@@ -221,7 +252,7 @@ BinaryBvh build_over_boxes(std::span<const Aabb> boxes, std::span<const uint32_t
   args.intersectionCost = 0.5f * options.pair_step_cost;
   args.bvh = session.bvh();
   args.primitives = prims.data();
-  args.primitiveCount = boxes.size();
+  args.primitiveCount = ids.size();
   args.primitiveArrayCapacity = prims.size();
   args.createNode = create_node;
   args.setNodeChildren = set_node_children;
@@ -230,21 +261,22 @@ BinaryBvh build_over_boxes(std::span<const Aabb> boxes, std::span<const uint32_t
   args.splitPrimitive = spatial ? split_primitive : nullptr;
   args.userPtr = &callbacks;
 
-  const EmbreeNode* root = nullptr;
+  const void* root = nullptr;
   if (spatial) {
     // Embree 3.13's spatial-split builder is not deterministic in parallel: it sums primitive areas with a
     // floating-point parallel reduction to budget splits per primitive, hands out slots for split references
     // through an atomic counter, and sorts references by id, which ties for the parts of a split triangle.
     // A one-thread arena makes every one of these steps run in a fixed order.
-    tbb::task_arena(1).execute([&] { root = static_cast<const EmbreeNode*>(rtcBuildBVH(&args)); });
+    tbb::task_arena(1).execute([&] { root = rtcBuildBVH(&args); });
   } else {
-    root = static_cast<const EmbreeNode*>(rtcBuildBVH(&args));
+    root = rtcBuildBVH(&args);
   }
   if (!root || !callbacks.error.empty()) {
     throw Error(ErrorKind::Runtime, source,
                 "Embree BVH build failed: " + (callbacks.error.empty() ? "no root" : callbacks.error));
   }
-  return flatten(root, boxes.size(), callbacks.scale);
+  std::vector<RTCBuildPrimitive>().swap(prims);  // the leaves hold what is still needed
+  return flatten(root, ids.size(), callbacks.scale, spatial, box_of);
 }
 
 }  // namespace
@@ -257,19 +289,17 @@ BinaryBvh build_binary_bvh(const Scene& scene, std::span<const uint32_t> triangl
       callbacks.corners[tri] = {scene.vertex(tri, 0), scene.vertex(tri, 1), scene.vertex(tri, 2)};
     }
   }
-  std::vector<Aabb> boxes(triangles.size());
-  for (size_t i = 0; i < triangles.size(); ++i) {
-    const uint32_t tri = triangles[i];
-    boxes[i] = triangle_bounds(scene.vertex(tri, 0), scene.vertex(tri, 1), scene.vertex(tri, 2));
-  }
-  return build_over_boxes(boxes, triangles, callbacks, options, scene.source);
+  const auto triangle_box = [&scene](uint32_t tri) {
+    return triangle_bounds(scene.vertex(tri, 0), scene.vertex(tri, 1), scene.vertex(tri, 2));
+  };
+  return build_over_boxes(triangles, triangle_box, callbacks, options, scene.source);
 }
 
 BinaryBvh build_binary_bvh(std::span<const Aabb> boxes, const BuildOptions& options, const std::string& source) {
   std::vector<uint32_t> ids(boxes.size());
   std::iota(ids.begin(), ids.end(), 0u);
   Callbacks callbacks;  // no corners: boxes are never split
-  return build_over_boxes(boxes, ids, callbacks, options, source);
+  return build_over_boxes(ids, [boxes](uint32_t i) { return boxes[i]; }, callbacks, options, source);
 }
 
 }  // namespace hwbvh::bvh_build

@@ -49,7 +49,7 @@ Texel nearest_texel(Vec2 t, uint32_t width, uint32_t height) {
   return {x, height - 1 - j};
 }
 
-bool AlphaTest::tested(uint32_t tri) const { return triangles[tri].texture != kNoIndex; }
+bool AlphaTest::tested(uint32_t tri) const { return !triangles.empty() && triangles[tri].texture != kNoIndex; }
 
 bool AlphaTest::any_tested() const {
   return std::any_of(triangles.begin(), triangles.end(), [](const Tri& t) { return t.texture != kNoIndex; });
@@ -77,6 +77,7 @@ Vec2 AlphaTest::texcoord(uint32_t tri, Vec2 bary) const {
 }
 
 bool AlphaTest::passes(uint32_t tri, Vec2 bary) const {
+  if (triangles.empty()) return true;
   const Tri& t = triangles[tri];
   if (t.texture == kNoIndex) return true;
   const AlphaTexture& tex = textures[t.texture];
@@ -91,13 +92,19 @@ AlphaTest make_alpha_test(const Scene& scene, std::optional<float> given) {
   }
   AlphaTest out;
   out.cutoff = cutoff;
+  // Without texture coordinates there is no texel to read: such a triangle is opaque (alpha_test.h).
+  const auto is_tested = [&scene](std::size_t i) {
+    return scene.is_alpha_tested(static_cast<uint32_t>(i)) && scene.triangles[i].uv[0] != kNoIndex;
+  };
+  bool any = false;
+  for (std::size_t i = 0; i < scene.triangles.size() && !any; ++i) any = is_tested(i);
+  if (!any) return out;  // no per-triangle records: at 28 bytes a triangle they would weigh on large builds
   out.triangles.resize(scene.triangles.size());
   // Only textures some alpha-tested triangle reads, in order of first use (blobs carry them whole).
   std::vector<uint32_t> remap(scene.alpha_textures.size(), kNoIndex);
   for (std::size_t i = 0; i < scene.triangles.size(); ++i) {
+    if (!is_tested(i)) continue;
     const Triangle& tri = scene.triangles[i];
-    // Without texture coordinates there is no texel to read: such a triangle is opaque (alpha_test.h).
-    if (!scene.is_alpha_tested(static_cast<uint32_t>(i)) || tri.uv[0] == kNoIndex) continue;
     const uint32_t source = scene.materials[tri.material].alpha_texture;
     if (remap[source] == kNoIndex) {
       remap[source] = static_cast<uint32_t>(out.textures.size());

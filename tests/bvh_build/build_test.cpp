@@ -177,7 +177,7 @@ WideBvh8 greedy_collapse(const BinaryBvh& binary) {
   for (size_t w = 0; w < out.nodes.size(); ++w) {
     const BinaryBvh::Node& root = binary.nodes[source[w]];
     std::vector<uint32_t> open = root.is_leaf() ? std::vector<uint32_t>{source[w]}
-                                                : std::vector<uint32_t>{root.left, root.right};
+                                                : std::vector<uint32_t>{BinaryBvh::left(source[w]), root.right};
     while (open.size() < 8) {
       auto largest = open.end();
       for (auto it = open.begin(); it != open.end(); ++it) {
@@ -189,7 +189,7 @@ WideBvh8 greedy_collapse(const BinaryBvh& binary) {
       }
       if (largest == open.end()) break;
       const BinaryBvh::Node& opened = binary.nodes[*largest];
-      *largest = opened.left;
+      *largest = BinaryBvh::left(*largest);
       open.push_back(opened.right);
     }
     WideBvh8::Node node;

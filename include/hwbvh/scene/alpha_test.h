@@ -32,7 +32,9 @@ struct AlphaTest {
   };
   float cutoff = kDefaultAlphaCutoff;
   std::vector<AlphaTexture> textures;  ///< make_alpha_test: only those an alpha-tested triangle reads
-  std::vector<Tri> triangles;  ///< one per scene triangle, in Scene::triangles (= Geometry section) order
+  /// One per scene triangle, in Scene::triangles (= Geometry section) order; empty when no triangle is
+  /// alpha-tested (make_alpha_test of an opaque scene).
+  std::vector<Tri> triangles;
 
   [[nodiscard]] bool tested(uint32_t tri) const;  ///< alpha-tested triangle
   [[nodiscard]] bool any_tested() const;          ///< some triangle is alpha-tested
