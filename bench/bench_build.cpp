@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bench_common.h"
+#include "embree_commit.h"
 #include "hwbvh/bvh_build/builder.h"
 #include "hwbvh/formats/rdna4/encode.h"
 
@@ -29,25 +30,7 @@ struct EmbreeScene {
   }
   ~EmbreeScene() { rtcReleaseDevice(device); }
 
-  /// Builds and commits an Embree scene of all triangles; returns nothing, the timing is the point.
-  void commit(const Scene& scene, RTCBuildQuality quality) const {
-    RTCScene rs = rtcNewScene(device);
-    rtcSetSceneBuildQuality(rs, quality);
-    RTCGeometry g = rtcNewGeometry(device, RTC_GEOMETRY_TYPE_TRIANGLE);
-    rtcSetGeometryBuildQuality(g, quality);
-    auto* v = static_cast<float*>(rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3,
-                                                          3 * sizeof(float), scene.positions.size()));
-    std::memcpy(v, scene.positions.data(), scene.positions.size() * 3 * sizeof(float));
-    auto* t = static_cast<uint32_t*>(rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3,
-                                                             3 * sizeof(uint32_t), scene.triangles.size()));
-    for (std::size_t i = 0; i < scene.triangles.size(); ++i)
-      for (int k = 0; k < 3; ++k) t[3 * i + k] = scene.triangles[i].v[k];
-    rtcCommitGeometry(g);
-    rtcAttachGeometry(rs, g);
-    rtcReleaseGeometry(g);
-    rtcCommitScene(rs);
-    rtcReleaseScene(rs);
-  }
+  void commit(const Scene& scene, RTCBuildQuality quality) const { bench::embree_commit(device, scene, quality); }
 };
 
 using bench::Times;
