@@ -53,16 +53,17 @@ int run_program(const RunArgs& a) {
                w.name + "#" + std::to_string(w.copy), w.workgroup, w.simd, w.start_cycle, w.end_cycle, w.end_cycle - w.start_cycle,
                w.instructions, w.loads, w.lds_ops, "", by_level, w.completed ? "" : "  (did not complete)");
   }
-  fmt::print("\n{:<12} {:>12} {:>12} {:>12} {:>14}\n", "memory level", "accesses", "hits", "misses", "bytes served");
+  fmt::print("\n{:<12} {:>12} {:>12} {:>12} {:>12} {:>14}\n", "memory level", "requests", "hits", "merged", "misses",
+             "bytes served");
   for (const emu::MemoryLevelResult& l : m.memory_levels) {
-    fmt::print("{:<12} {:>12} {:>12} {:>12} {:>14}\n", l.name, l.accesses, l.hits, l.misses, l.bytes);
+    fmt::print("{:<12} {:>12} {:>12} {:>12} {:>12} {:>14}\n", l.name, l.requests, l.hits, l.merged, l.misses, l.bytes);
   }
   return 0;
 }
 
 Command add_run_command(CLI::App& group) {
   auto args = std::make_shared<RunArgs>();
-  CLI::App* sub = group.add_subcommand("run", "run a wave program (JSON, docs/machine-model.md) on one compute unit");
+  CLI::App* sub = group.add_subcommand("run", "Run a wave program (JSON, docs/machine-model.md) on one compute unit");
   sub->add_option("program", args->program, "wave program JSON file")->required();
   sub->add_option("--machine", args->machine, "machine preset (" + builtin_preset_list() + ") or a preset JSON file")
       ->required();
@@ -73,7 +74,7 @@ Command add_run_command(CLI::App& group) {
 }  // namespace
 
 Command add_machine_command(CLI::App& app) {
-  CLI::App* group = app.add_subcommand("machine", "the machine model on its own: run a wave program, sweep a preset parameter (docs/machine-model.md)");
+  CLI::App* group = app.add_subcommand("machine", "Run the machine model on its own: a wave program, or a sweep of a preset parameter (docs/machine-model.md)");
   group->require_subcommand(1);
   const std::vector<Command> commands{add_run_command(*group), add_machine_sweep_command(*group)};
   return {group, [commands] {

@@ -16,6 +16,34 @@ std::string per_second(double value) {
   return value >= 1e12 ? fmt::format("{:.2f} T", value / 1e12) : fmt::format("{:.1f} G", value / 1e9);
 }
 
+// What one memory level did, in terms that fit what it is: a cache serves, merges and misses (and says how many
+// misses were first touches, which no cache can avoid); a buffer without storage only merges; the memory serves all.
+void level_figures(const emu::MemoryLevelResult& l, uint64_t cycles, bool all, std::vector<MachineFigure>& f) {
+  using Kind = emu::MemoryLevelResult::Kind;
+  const std::string& n = l.name;
+  switch (l.kind) {
+    case Kind::Cache:
+      f.push_back({n + " served here", n + " served",
+                   all ? fmt::format("{} ({} of {} line requests: {} hits, {} merged with fills in flight)",
+                                     percent(l.served_fraction()), l.served(), l.requests, l.hits, l.merged)
+                       : percent(l.served_fraction())});
+      if (all) {
+        f.push_back({n + " misses (first touches)", n + " misses", fmt::format("{} ({})", l.misses, l.first_touches)});
+      }
+      break;
+    case Kind::MergeBuffer:
+      f.push_back({n + " merged (holds no lines)", n + " merged",
+                   all ? fmt::format("{} of {} line requests merged with fills in flight, {} passed on", l.merged,
+                                     l.requests, l.misses)
+                       : fmt::format("{} of {}", l.merged, l.requests)});
+      break;
+    case Kind::Memory: f.push_back({n + " lines served", n + " lines", fmt::format("{}", l.requests)}); break;
+  }
+  f.push_back({n + " bandwidth", n + " B/clk",
+               fmt::format("{:.1f} B/clock ({} of {})", l.bytes_per_clock(cycles), percent(l.bandwidth_use(cycles)),
+                           l.port_bytes_per_clock)});
+}
+
 }  // namespace
 
 std::vector<MachineFigure> machine_figures(const emu::MachineResult& m, const emu::MachineConfig& c, bool gpu_scale,
@@ -41,11 +69,11 @@ std::vector<MachineFigure> machine_figures(const emu::MachineResult& m, const em
   }
   // Whole node fetches the nearest level served (every line held or in flight); the per-level rates count lines.
   if (all) f.push_back({"node fetch L0 hit rate", "fetch hits", percent(m.cache_hit_rate)});
-  for (const emu::MemoryLevelResult& l : m.memory_levels) {
-    if (all) f.push_back({l.name + " line lookups", l.name + " lookups", fmt::format("{} ({} hits)", l.accesses, l.hits)});
-    f.push_back({l.name + " hit rate", l.name + " hits", percent(l.hit_rate())});
-    f.push_back({l.name + " bandwidth", l.name + " B/clk", fmt::format("{:.1f} B/clock", l.bytes_per_clock(m.cycles))});
+  if (all) {
+    f.push_back({"lane line requests (merged)", "lane merges",
+                 fmt::format("{} ({} merged)", m.lane_line_requests, m.merged_lane_requests)});
   }
+  for (const emu::MemoryLevelResult& l : m.memory_levels) level_figures(l, m.cycles, all, f);
   if (all) f.push_back({"mean node-fetch latency", "fetch latency", fmt::format("{:.1f} cycles", m.mean_node_fetch_latency)});
   if (gpu_scale) {
     const emu::GpuEstimate g = emu::gpu_estimate(m, c);

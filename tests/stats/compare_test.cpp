@@ -234,7 +234,7 @@ TEST(Compare, MachineFiguresOfEveryRun) {
   const auto& run = j["variants"][4]["machine_model_runs"][1];
   EXPECT_EQ(run["ray_type"], "random");
   EXPECT_EQ(run["cycles"], report.rows[4].machine[1].second.cycles);
-  EXPECT_EQ(run["memory_levels"][0]["accesses"], report.rows[4].machine[1].second.memory_levels[0].accesses);
+  EXPECT_EQ(run["memory_levels"][0]["requests"], report.rows[4].machine[1].second.memory_levels[0].requests);
   EXPECT_GT(run["gpu_estimate"]["box_tests_per_second"].get<double>(), 0.0);
 }
 

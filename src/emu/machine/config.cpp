@@ -44,6 +44,12 @@ void MachineConfig::validate() const {
   in_range("ray_accelerator.box_tests_per_clock", ray_accelerator.box_tests_per_clock, 1, kAny);
   in_range("ray_accelerator.triangle_tests_per_clock", ray_accelerator.triangle_tests_per_clock, 1, kAny);
   in_range("ray_accelerator.bvhcnt_limit", ray_accelerator.bvhcnt_limit, 1, kAny);
+  in_range("ray_accelerator.queue_depth", ray_accelerator.queue_depth, 1, kAny);
+  in_range("ray_accelerator.result_lanes_per_clock", ray_accelerator.result_lanes_per_clock, 1, kAny);
+  in_range("memory.address_lanes_per_clock", memory.address_lanes_per_clock, 1, kAny);
+  const std::array<const char*, 4> limit_keys{"memory.load_counter_limit", "memory.sample_counter_limit",
+                                              "memory.lds_counter_limit", "memory.scalar_counter_limit"};
+  for (size_t i = 0; i < limit_keys.size(); ++i) in_range(limit_keys[i], memory.counter_limits[i], 1, kAny);
 
   if (memory.levels.size() < 2) fail("memory.levels", "must list at least one cache level and the memory");
   uint32_t previous_latency = 0;

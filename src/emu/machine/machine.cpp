@@ -83,6 +83,7 @@ enum class Stage {
 
 struct Instruction {
   uint32_t batches_left = 0;  // RaArrival batches not yet tested
+  uint32_t lanes = 0;         // active lanes: results to write back
   uint64_t finish = 0;        // cycle its last tested batch leaves the ray accelerator
   bool return_scheduled = false;
 };
@@ -323,17 +324,6 @@ class Model {
            (f.instance ? ra.instance_transform_clocks : 0);
   }
 
-  // When one node's bytes are back: read through the memory hierarchy, and with in-order returns not before
-  // earlier vector memory data of any wave.
-  uint64_t fetch(const NodeFetch& f) {
-    const machine::MemoryHierarchy::Read read = memory_.read(f.byte_offset(), f.bytes(), now_);
-    fetch_hits_ += read.level == 0 ? 1 : 0;
-    const uint64_t ready = in_order(read.ready);
-    fetch_latency_ += ready - now_;
-    ++node_fetches_;
-    return ready;
-  }
-
   // RDNA 3: vector memory data leave the CU's one return queue in request order.
   uint64_t in_order(uint64_t ready) {
     if (!cfg_.memory.in_order_returns) return ready;
@@ -491,7 +481,11 @@ class Model {
             wait_bvh(w, 0, Stage::StackIssue);
           } else if (w.outstanding.size() >= cfg_.ray_accelerator.bvhcnt_limit) {
             wait_bvh(w, cfg_.ray_accelerator.bvhcnt_limit - 1, Stage::IssueIntersect);
+          } else if (ra_queue_ >= cfg_.ray_accelerator.queue_depth) {
+            ra_queue_waiting_.push_back(wi);  // bvh_return() resumes it when an instruction leaves
+            return;
           } else {
+            ++ra_queue_;
             w.stage = Stage::IntersectIssued;
             resume_at(wi, issue(w.simd, 1));
             return;
@@ -595,25 +589,87 @@ class Model {
     g.waiting.clear();
   }
 
-  // IMAGE_BVH8_INTERSECT_RAY of one ray slot: every active lane looks up its node; lanes whose data returns in the
-  // same cycle reach the ray accelerator as one batch.
+  // IMAGE_BVH8_INTERSECT_RAY of one ray slot. The texture-addressing unit takes the active lanes
+  // address_lanes_per_clock a cycle, in lane order; lanes that ask for the same nearest-level line merge into one
+  // request, made when the first of them is addressed (it reads the span of the line they ask for together). A lane's
+  // data reach the ray accelerator when all its lines are back; lanes whose data return in the same cycle form one
+  // batch.
   void send_intersect(uint32_t wi, uint32_t group) {
     Wave& w = waves_[wi];
+    struct LineRequest {
+      uint64_t line, begin, end, time;
+      uint64_t ready = 0;
+      uint32_t level = 0;
+    };
+    std::vector<LineRequest> requests;  // distinct lines in the order they are asked for
+    struct LaneFetch {
+      const NodeFetch* fetch;
+      size_t first_request, requests;  // its lines' requests (consecutive lines: one entry each, in `lines`)
+    };
+    std::vector<size_t> lines;  // per lane fetch and line: the index of its request
+    std::vector<LaneFetch> fetches;
+    std::vector<size_t> lane_fetch_begin;  // per active lane: its first entry in `fetches`
+    const uint64_t line_bytes = cfg_.memory.levels[0].line_bytes;
+    const uint32_t lanes_per_clock = cfg_.memory.address_lanes_per_clock;
+    const uint64_t ta_start = std::max(now_, ta_free_);
+    uint32_t lane = 0;
+    for (size_t r = group_begin_[group]; r < group_end(group); ++r) {
+      if (w.iteration >= steps_of(r)) continue;
+      const uint64_t time = ta_start + lane / lanes_per_clock;
+      lane_fetch_begin.push_back(fetches.size());
+      for (const NodeFetch& f : step_fetches(r, w.iteration)) {
+        fetches.push_back(LaneFetch{&f, lines.size(), 0});
+        const uint64_t begin = f.byte_offset(), end = begin + f.bytes();
+        for (uint64_t line = begin / line_bytes; line <= (end - 1) / line_bytes; ++line) {
+          const uint64_t lo = std::max(begin, line * line_bytes) - line * line_bytes;
+          const uint64_t hi = std::min(end, (line + 1) * line_bytes) - line * line_bytes;
+          auto it = std::find_if(requests.begin(), requests.end(), [&](const LineRequest& q) { return q.line == line; });
+          if (it == requests.end()) {
+            it = requests.insert(requests.end(), LineRequest{line, lo, hi, time});
+          } else {
+            ++merged_lane_lines_;
+          }
+          it->begin = std::min(it->begin, lo);
+          it->end = std::max(it->end, hi);
+          lines.push_back(static_cast<size_t>(it - requests.begin()));
+          ++fetches.back().requests;
+          ++lane_line_requests_;
+        }
+      }
+      ++lane;
+    }
+    ta_free_ = ta_start + ceil_div(lane, lanes_per_clock);
+    for (LineRequest& q : requests) {
+      const machine::MemoryHierarchy::Read read =
+          memory_.read(q.line * line_bytes + q.begin, static_cast<uint32_t>(q.end - q.begin), q.time);
+      q.ready = in_order(read.ready);
+      q.level = read.level;
+    }
+
     struct Batch {
       uint64_t time;
       uint32_t ra_cycles, box_tests, triangle_tests;
     };
     std::vector<Batch> batches;
-    for (size_t r = group_begin_[group]; r < group_end(group); ++r) {
-      if (w.iteration >= steps_of(r)) continue;
-      // A lane's data reaches the accelerator when all its step's nodes are back (a dual step reads two).
+    lane_fetch_begin.push_back(fetches.size());
+    for (size_t l = 0; l + 1 < lane_fetch_begin.size(); ++l) {
       uint64_t ready = now_;
       uint32_t cycles = 0, boxes = 0, triangles = 0;
-      for (const NodeFetch& f : step_fetches(r, w.iteration)) {
-        ready = std::max(ready, fetch(f));
-        cycles += ra_cycles(f);
-        boxes += f.box_tests;
-        triangles += f.triangle_tests;
+      for (size_t i = lane_fetch_begin[l]; i < lane_fetch_begin[l + 1]; ++i) {
+        const LaneFetch& lf = fetches[i];
+        uint64_t fetch_ready = now_;
+        uint32_t farthest = 0;
+        for (size_t k = lf.first_request; k < lf.first_request + lf.requests; ++k) {
+          fetch_ready = std::max(fetch_ready, requests[lines[k]].ready);
+          farthest = std::max(farthest, requests[lines[k]].level);
+        }
+        ++node_fetches_;
+        fetch_hits_ += farthest == 0 ? 1 : 0;
+        fetch_latency_ += fetch_ready - now_;
+        ready = std::max(ready, fetch_ready);
+        cycles += ra_cycles(*lf.fetch);
+        boxes += lf.fetch->box_tests;
+        triangles += lf.fetch->triangle_tests;
       }
       auto b = std::find_if(batches.begin(), batches.end(), [&](const Batch& x) { return x.time == ready; });
       if (b == batches.end()) b = batches.insert(batches.end(), Batch{ready, 0, 0, 0});
@@ -624,6 +680,7 @@ class Model {
     std::sort(batches.begin(), batches.end(), [](const Batch& a, const Batch& b) { return a.time < b.time; });
     Instruction ins;
     ins.batches_left = static_cast<uint32_t>(batches.size());
+    ins.lanes = lane;
     w.outstanding.push_back(ins);
     const uint64_t number = w.returned + w.outstanding.size() - 1;
     for (const Batch& b : batches) {
@@ -652,7 +709,10 @@ class Model {
     for (Instruction& i : w.outstanding) {
       if (i.return_scheduled) continue;
       if (i.batches_left > 0) break;
-      w.last_return = std::max(i.finish, w.last_return);
+      // The results leave the accelerator's pipeline, then the CU's write-back path returns them lane by lane.
+      const uint64_t written = std::max(i.finish + cfg_.ray_accelerator.pipeline_latency, writeback_free_);
+      writeback_free_ = written + ceil_div(i.lanes, cfg_.ray_accelerator.result_lanes_per_clock);
+      w.last_return = std::max(writeback_free_, w.last_return);
       i.return_scheduled = true;
       Event r;
       r.time = w.last_return;
@@ -679,6 +739,14 @@ class Model {
         if (in.op == WaveInstruction::Op::Load && in.depends >= 0 && w.stream_ready[in.depends] > now_) {
           resume_at(wi, w.stream_ready[in.depends]);
           return;
+        }
+        // A request whose counter is full waits until one of the counter's requests returns.
+        const bool request = in.op == WaveInstruction::Op::Load || in.op == WaveInstruction::Op::LdsRead ||
+                             in.op == WaveInstruction::Op::LdsWrite;
+        if (request) {
+          const RequestKind kind = in.op == WaveInstruction::Op::Load ? in.kind : RequestKind::Lds;
+          const size_t counter = counter_of(kind, cfg_.memory.wait_counters);
+          if (blocked_on(w, counter, counter_limit(counter) - 1)) return;
         }
         if (in.op == WaveInstruction::Op::Alu && w.alu_left == 0) w.alu_left = in.count;
         const uint32_t n = in.op == WaveInstruction::Op::Alu ? std::min(w.alu_left, cfg_.compute_unit.issue_burst) : 1;
@@ -743,6 +811,14 @@ class Model {
     }
   }
 
+  // The most requests `counter` can count. Combined counters take the limits of their first kinds: vmcnt the loads',
+  // lgkmcnt the LDS ops'.
+  uint32_t counter_limit(size_t counter) const {
+    if (cfg_.memory.wait_counters == WaitCounters::Split) return cfg_.memory.counter_limits[counter];
+    return cfg_.memory.counter_limits[counter == 0 ? static_cast<size_t>(RequestKind::Load)
+                                                   : static_cast<size_t>(RequestKind::Lds)];
+  }
+
   // True if the wave must wait for `counter` (kCounters: every counter) to drop to `count`; counter_return()
   // resumes it.
   bool blocked_on(Wave& w, size_t counter, uint32_t count) {
@@ -755,14 +831,16 @@ class Model {
     return blocked;
   }
 
-  // A request of the wave is back at `ready` in `counter`, which decrements in request order.
+  // A request of the wave is back at `ready` in `counter`, which decrements in request order; a scalar load whose
+  // returns are out of order (RDNA 4's kmcnt) decrements it when its own data are back.
   void count_request(uint32_t wi, RequestKind kind, uint64_t ready) {
     Wave& w = waves_[wi];
     const size_t c = counter_of(kind, cfg_.memory.wait_counters);
-    w.counter_last[c] = std::max(w.counter_last[c], ready);
+    const bool in_order = kind != RequestKind::Scalar || cfg_.memory.scalar_returns_in_order;
+    if (in_order) w.counter_last[c] = std::max(w.counter_last[c], ready);
     ++w.pending[c];
     Event e;
-    e.time = w.counter_last[c];
+    e.time = in_order ? w.counter_last[c] : ready;
     e.kind = EventKind::CounterReturn;
     e.wave = wi;
     e.instr = c;
@@ -829,6 +907,12 @@ class Model {
     Wave& w = waves_[wi];
     w.outstanding.pop_front();
     ++w.returned;
+    --ra_queue_;
+    if (!ra_queue_waiting_.empty()) {
+      const uint32_t next = ra_queue_waiting_.front();
+      ra_queue_waiting_.pop_front();
+      resume_at(next, now_);
+    }
     if (w.waiting_bvh) advance(wi);
   }
 
@@ -901,6 +985,8 @@ class Model {
     r.cache_hit_rate = node_fetches_ > 0 ? static_cast<double>(fetch_hits_) / static_cast<double>(node_fetches_) : 0;
     r.mean_node_fetch_latency =
         node_fetches_ > 0 ? static_cast<double>(fetch_latency_) / static_cast<double>(node_fetches_) : 0.0;
+    r.lane_line_requests = lane_line_requests_;
+    r.merged_lane_requests = merged_lane_lines_;
     r.memory_levels = memory_.counts();
 
     const std::string rays = seqs_.empty() ? "" : " (" + std::to_string(rays_completed_) + " rays)";
@@ -946,6 +1032,10 @@ class Model {
   bool deadlock_ = false;
 
   uint64_t ra_free_ = 0;
+  uint64_t ta_free_ = 0;         // next cycle the texture-addressing unit takes a lane
+  uint64_t writeback_free_ = 0;  // next cycle the accelerator's write-back path is free
+  uint32_t ra_queue_ = 0;        // intersect instructions issued and not yet written back
+  std::deque<uint32_t> ra_queue_waiting_;  // waves waiting for a place in the queue, in arrival order
   uint64_t lds_free_ = 0;
   uint64_t cu_last_return_ = 0;
 
@@ -958,6 +1048,8 @@ class Model {
   uint64_t node_fetches_ = 0;
   uint64_t fetch_hits_ = 0;  // fetches whose every line was cached or in flight
   uint64_t fetch_latency_ = 0;
+  uint64_t lane_line_requests_ = 0;  // nearest-level lines lanes asked for, before merging
+  uint64_t merged_lane_lines_ = 0;   // of those, lines another lane of the same instruction had asked for
   uint64_t waves_waited_ = 0;
   uint64_t vgpr_wait_cycles_ = 0;
   uint64_t failed_allocations_ = 0;
@@ -994,22 +1086,42 @@ MachineResult run_machine_model(const MachineConfig& config, std::span<const std
   return run_machine_model(config, node_sequences, detail::consecutive_waves(node_sequences.size()));
 }
 
-double MemoryLevelResult::hit_rate() const {
-  return accesses > 0 ? static_cast<double>(hits) / static_cast<double>(accesses) : 0.0;
+double MemoryLevelResult::served_fraction() const {
+  return requests > 0 ? static_cast<double>(served()) / static_cast<double>(requests) : 0.0;
 }
 
 double MemoryLevelResult::bytes_per_clock(uint64_t cycles) const {
   return cycles > 0 ? static_cast<double>(bytes) / static_cast<double>(cycles) : 0.0;
 }
 
+double MemoryLevelResult::bandwidth_use(uint64_t cycles) const {
+  return port_bytes_per_clock > 0 ? bytes_per_clock(cycles) / port_bytes_per_clock : 0.0;
+}
+
+const char* to_string(MemoryLevelResult::Kind kind) {
+  switch (kind) {
+    case MemoryLevelResult::Kind::Cache: return "cache";
+    case MemoryLevelResult::Kind::MergeBuffer: return "merge_buffer";
+    case MemoryLevelResult::Kind::Memory: return "memory";
+  }
+  return "unknown";
+}
+
 namespace {
 
-// Per level, with its hit rate and its bytes per clock over the run's cycles.
+// Per level: what it is, its requests and what became of them, its bytes and the share of its port they used. The
+// memory serves every request: it has no hit rate.
 nlohmann::ordered_json memory_levels_json(const std::vector<MemoryLevelResult>& levels, uint64_t cycles) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const MemoryLevelResult& l : levels) {
-    out.push_back({{"name", l.name}, {"accesses", l.accesses}, {"hits", l.hits}, {"misses", l.misses},
-                   {"hit_rate", l.hit_rate()}, {"bytes", l.bytes}, {"bytes_per_clock", l.bytes_per_clock(cycles)}});
+    nlohmann::ordered_json j = {{"name", l.name}, {"kind", to_string(l.kind)}, {"requests", l.requests}};
+    if (l.kind != MemoryLevelResult::Kind::Memory) {
+      j.update({{"hits", l.hits}, {"merged", l.merged}, {"misses", l.misses}, {"first_touches", l.first_touches},
+                {"served_fraction", l.served_fraction()}});
+    }
+    j.update({{"bytes", l.bytes}, {"bytes_per_clock", l.bytes_per_clock(cycles)},
+              {"port_bytes_per_clock", l.port_bytes_per_clock}, {"bandwidth_use", l.bandwidth_use(cycles)}});
+    out.push_back(std::move(j));
   }
   return out;
 }
@@ -1052,6 +1164,8 @@ std::string to_json(const MachineResult& r, const MachineConfig& config) {
       {"cache_hits", r.cache_hits},
       {"cache_hit_rate", r.cache_hit_rate},
       {"mean_node_fetch_latency", r.mean_node_fetch_latency},
+      {"lane_line_requests", r.lane_line_requests},
+      {"merged_lane_requests", r.merged_lane_requests},
       {"box_tests_per_clock", r.box_tests_per_clock},
       {"triangle_tests_per_clock", r.triangle_tests_per_clock},
       {"peak_box_tests_per_clock", config.ray_accelerator.box_tests_per_clock},

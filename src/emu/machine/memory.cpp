@@ -11,7 +11,12 @@ MemoryHierarchy::MemoryHierarchy(std::span<const MemoryLevelConfig> levels) {
     l.sets = c.bytes / (uint64_t{c.line_bytes} * c.ways);
     l.held.resize(l.sets * c.ways);
     levels_.push_back(std::move(l));
-    counts_.push_back(MemoryLevelResult{.name = c.name});
+    const bool memory = counts_.size() + 1 == levels.size();
+    counts_.push_back(MemoryLevelResult{
+        .name = c.name,
+        .kind = memory ? MemoryLevelResult::Kind::Memory
+                       : (c.bytes == 0 ? MemoryLevelResult::Kind::MergeBuffer : MemoryLevelResult::Kind::Cache),
+        .port_bytes_per_clock = c.bytes_per_clock});
   }
 }
 
@@ -35,16 +40,17 @@ MemoryHierarchy::Read MemoryHierarchy::read_level(size_t k, uint64_t address, ui
 MemoryHierarchy::Read MemoryHierarchy::access_line(size_t k, uint64_t line, uint64_t bytes, uint64_t now) {
   Level& level = levels_[k];
   MemoryLevelResult& count = counts_[k];
-  ++count.accesses;
+  ++count.requests;
   const bool memory = k + 1 == levels_.size();
   const uint64_t* held = memory ? nullptr : find(level, line, now);
   if (memory || held != nullptr) {
-    ++count.hits;
+    ++(held != nullptr && *held > now ? count.merged : count.hits);
     count.bytes += bytes;
     const uint64_t ready = serve(level, bytes, now) + level.config.hit_latency;
     return {held != nullptr ? std::max(ready, *held) : ready, static_cast<uint32_t>(k)};
   }
   ++count.misses;
+  if (level.sets > 0 && level.ever_held.insert(line).second) ++count.first_touches;
   const uint64_t start = miss_slot(level, now);
   const Read below = read_level(k + 1, line * level.config.line_bytes, level.config.line_bytes, start);
   keep(level, line, below.ready);
@@ -80,11 +86,13 @@ void MemoryHierarchy::keep(Level& level, uint64_t line, uint64_t ready) {
   *set = Line{line, ready};
 }
 
-// The port transfers `bytes` in arrival order; returns the cycle this transfer starts.
+// The port transfers `bytes` in arrival order, `bytes_per_clock` a cycle; returns the cycle this transfer starts.
+// Time on the port is kept in byte slots, so requests smaller than the port's width share its cycles.
 uint64_t MemoryHierarchy::serve(Level& level, uint64_t bytes, uint64_t now) {
-  const uint64_t start = std::max(now, level.port_free);
-  level.port_free = start + (bytes + level.config.bytes_per_clock - 1) / level.config.bytes_per_clock;
-  return start;
+  const uint64_t width = level.config.bytes_per_clock;
+  const uint64_t start = std::max(now * width, level.port_free);
+  level.port_free = start + bytes;
+  return start / width;
 }
 
 // A miss needs a free miss slot: at `now` if one is, else when the oldest outstanding fill completes.

@@ -120,17 +120,24 @@ MachineConfig read_config(const Json& j, const std::string& origin) {
   c.ray_accelerator.triangle_tests_per_clock = ra.u32("triangle_tests_per_clock");
   c.ray_accelerator.bvhcnt_limit = ra.u32("bvhcnt_limit");
   c.ray_accelerator.instance_transform_clocks = ra.u32("instance_transform_clocks");
+  c.ray_accelerator.pipeline_latency = ra.u32("pipeline_latency");
+  c.ray_accelerator.queue_depth = ra.u32("queue_depth");
+  c.ray_accelerator.result_lanes_per_clock = ra.u32("result_lanes_per_clock");
   ra.finish();
 
   JsonSection mem = top.section("memory");
   const Json& levels = mem.array("levels");
   for (size_t i = 0; i < levels.size(); ++i) c.memory.levels.push_back(read_level(levels[i], i, origin));
+  c.memory.address_lanes_per_clock = mem.u32("address_lanes_per_clock");
   c.memory.in_order_returns = mem.flag("in_order_returns");
   const std::string counters = mem.text("wait_counters");
   if (counters != "split" && counters != "combined") {
     mem.fail("memory.wait_counters", "must be \"split\" or \"combined\"");
   }
   c.memory.wait_counters = counters == "split" ? WaitCounters::Split : WaitCounters::Combined;
+  c.memory.scalar_returns_in_order = mem.flag("scalar_returns_in_order");
+  c.memory.counter_limits = {mem.u32("load_counter_limit"), mem.u32("sample_counter_limit"),
+                             mem.u32("lds_counter_limit"), mem.u32("scalar_counter_limit")};
   mem.finish();
 
   JsonSection lds = top.section("lds");

@@ -78,23 +78,31 @@ TEST(MachineFigures, TestsPerClockAndTheMemoryLevelsFollowFromTheModelsCounts) {
     ASSERT_EQ(r.memory_levels.size(), 5u);
     const MemoryLevelResult& l0 = r.memory_levels[0];
     EXPECT_EQ(l0.name, "L0");
-    EXPECT_EQ(l0.accesses, e.bytes / 64);  // one request per 64-byte line a node spans
+    // One line request per 64-byte line a lane's node spans, less those merged with another lane's in the same
+    // instruction.
+    EXPECT_EQ(r.lane_line_requests, e.bytes / 64);
+    EXPECT_EQ(l0.requests, r.lane_line_requests - r.merged_lane_requests);
     EXPECT_EQ(l0.misses, e.l0_lines.size());
-    EXPECT_EQ(l0.hits, l0.accesses - l0.misses);
-    EXPECT_EQ(l0.bytes, l0.hits * 64);  // a level counts the bytes it served itself: a hit's 64-byte line
-    EXPECT_DOUBLE_EQ(l0.hit_rate(), static_cast<double>(l0.hits) / static_cast<double>(l0.accesses));
-    EXPECT_DOUBLE_EQ(l0.bytes_per_clock(r.cycles), static_cast<double>(l0.hits * 64) / cycles);
+    EXPECT_EQ(l0.served(), l0.requests - l0.misses);
+    EXPECT_EQ(l0.first_touches, e.l0_lines.size());  // the L0 is large enough never to evict one of these lines
+    EXPECT_EQ(l0.bytes, l0.served() * 64);  // a level counts the bytes it served itself: a hit's 64-byte line
+    EXPECT_DOUBLE_EQ(l0.served_fraction(), static_cast<double>(l0.served()) / static_cast<double>(l0.requests));
+    EXPECT_DOUBLE_EQ(l0.bytes_per_clock(r.cycles), static_cast<double>(l0.served() * 64) / cycles);
+    EXPECT_DOUBLE_EQ(l0.bandwidth_use(r.cycles), static_cast<double>(l0.served() * 64) / cycles / 128.0);
     for (size_t k = 1; k < r.memory_levels.size(); ++k) {
       const MemoryLevelResult& above = r.memory_levels[k - 1];
       const MemoryLevelResult& level = r.memory_levels[k];
       SCOPED_TRACE(level.name);
-      EXPECT_EQ(level.accesses, above.misses);
-      EXPECT_EQ(level.hits + level.misses, level.accesses);
-      EXPECT_EQ(level.bytes, level.hits * config.memory.levels[k - 1].line_bytes);
+      EXPECT_EQ(level.requests, above.misses);
+      EXPECT_EQ(level.served() + level.misses, level.requests);
+      EXPECT_EQ(level.bytes, level.served() * config.memory.levels[k - 1].line_bytes);
     }
+    EXPECT_EQ(r.memory_levels[1].kind, MemoryLevelResult::Kind::MergeBuffer);  // rdna4's L1 holds no lines
+    EXPECT_EQ(r.memory_levels[1].hits, 0u);
+    EXPECT_EQ(r.memory_levels[4].kind, MemoryLevelResult::Kind::Memory);
     EXPECT_EQ(r.memory_levels[2].misses, e.l2_lines.size());  // L2
     EXPECT_EQ(r.memory_levels[3].misses, e.l2_lines.size());  // MALL
-    EXPECT_EQ(r.memory_levels[4].accesses, e.l2_lines.size());  // DRAM serves each line once
+    EXPECT_EQ(r.memory_levels[4].requests, e.l2_lines.size());  // DRAM serves each line once
 
     const std::string json = to_json(r, config);
     for (const char* key : {"\"box_tests_per_clock\"", "\"peak_box_tests_per_clock\":8", "\"memory_levels\":[{",
@@ -114,9 +122,9 @@ TEST(MachineFigures, AnL0WithoutStorageMissesEveryFetch) {
   }
   const MachineResult r = run_machine_model(config, s);
   ASSERT_EQ(r.status, MachineStatus::Completed) << r.message;
-  EXPECT_EQ(r.memory_levels[0].accesses, 20u);  // two 64-byte lines per node
-  EXPECT_EQ(r.memory_levels[0].hits, 0u);
-  EXPECT_EQ(r.memory_levels[0].hit_rate(), 0.0);
+  EXPECT_EQ(r.memory_levels[0].kind, MemoryLevelResult::Kind::MergeBuffer);
+  EXPECT_EQ(r.memory_levels[0].requests, 20u);  // two 64-byte lines per node
+  EXPECT_EQ(r.memory_levels[0].served(), 0u);
   EXPECT_EQ(r.memory_levels[2].misses, 2u);  // the L2 fetches each node's 128-byte line once
 }
 

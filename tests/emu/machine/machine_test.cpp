@@ -69,12 +69,12 @@ TEST(MachineModel, ExactTimelineOfOneWave) {
 
   // gen 0..10; intersect issued at 11: the 128-byte node is two 64-byte L0 lines, both misses; the first goes to
   // DRAM (data at 11 + 565 = 576), the second merges with that fill in the L1 coalescing buffer (max(11 + 80, 576)).
-  // Tested 576..577, result back at 577; stack op issued at 578, result at 618; loop instructions 618..630; shading
-  // 630..830.
+  // Tested 576..577, results leave the accelerator at 577 + 8 and are written back 585..586; stack op issued at 587,
+  // result at 627; loop instructions 627..639; shading 639..839.
   const Sequences one{{box(1)}};
   MachineResult r = run_machine_model(c, one);
   EXPECT_EQ(r.status, MachineStatus::Completed) << r.message;
-  EXPECT_EQ(r.cycles, 830u);
+  EXPECT_EQ(r.cycles, 839u);
   EXPECT_EQ(r.box_tests, 8u);
   EXPECT_EQ(r.triangle_tests, 0u);
   EXPECT_EQ(r.ra_busy_cycles, 1u);
@@ -84,38 +84,39 @@ TEST(MachineModel, ExactTimelineOfOneWave) {
   EXPECT_DOUBLE_EQ(r.average_active_waves_per_simd, 1.0);
   EXPECT_EQ(r.peak_active_waves_per_simd, 1u);
   EXPECT_EQ(r.wave_limit_per_simd, 10u);  // 128 VGPRs -> 144 -> 10 waves
-  EXPECT_DOUBLE_EQ(r.rays_per_1000_cycles, 1000.0 / 830.0);
+  EXPECT_DOUBLE_EQ(r.rays_per_1000_cycles, 1000.0 / 839.0);
   ASSERT_EQ(r.memory_levels.size(), 5u);
   EXPECT_EQ(r.memory_levels[0].misses, 2u);  // two L0 lines
-  EXPECT_EQ(r.memory_levels[1].hits, 1u);    // the second merged in the L1 buffer
+  EXPECT_EQ(r.memory_levels[1].merged, 1u);  // the second merged in the L1 buffer
   EXPECT_EQ(r.memory_levels[4].name, "DRAM");
   EXPECT_EQ(r.memory_levels[4].bytes, 128u);
 
-  // A second lane on the same node merges with the fill in flight: one more cycle of testing.
+  // A second lane on the same node merges with the first's requests in the instruction: one more cycle of testing.
   r = run_machine_model(c, Sequences{{box(1)}, {box(1)}});
-  EXPECT_EQ(r.cycles, 831u);
-  EXPECT_EQ(r.cache_hits, 1u);
+  EXPECT_EQ(r.cycles, 840u);
+  EXPECT_EQ(r.merged_lane_requests, 2u);
+  EXPECT_EQ(r.cache_hits, 0u);
   EXPECT_DOUBLE_EQ(r.mean_node_fetch_latency, 565.0);
 
-  // A primitive step after the box: issued at 631, data at 1196 (DRAM; its port is free again), tested to 1197,
-  // stack op at 1198..1238, loop to 1250, shading to 1450.
+  // A primitive step after the box: issued at 640, data at 1205 (DRAM; its port is free again), tested to 1206,
+  // results 1214, written back 1215, stack op at 1215..1256, loop to 1268, shading to 1468.
   const Sequences two_steps{{box(1), pair0(2)}};
   r = run_machine_model(c, two_steps);
-  EXPECT_EQ(r.cycles, 1450u);
+  EXPECT_EQ(r.cycles, 1468u);
   EXPECT_EQ(r.triangle_tests, 2u);
   EXPECT_EQ(r.ra_busy_cycles, 2u);
 
   // RDNA 3 rates: a BVH8 box node takes 2 clocks at 4 box tests per clock, a pair 2 clocks at 1 triangle test.
   // Its memory has 128-byte L0 lines and a graphics L1, but the same L0 and DRAM latencies.
   r = run_machine_model(preset("rdna3", kernel), two_steps);
-  EXPECT_EQ(r.cycles, 1452u);
-  EXPECT_DOUBLE_EQ(r.ra_box_utilization, 8.0 / 4.0 / 1452.0);
-  EXPECT_DOUBLE_EQ(r.ra_triangle_utilization, 2.0 / 1.0 / 1452.0);
+  EXPECT_EQ(r.cycles, 1470u);
+  EXPECT_DOUBLE_EQ(r.ra_box_utilization, 8.0 / 4.0 / 1470.0);
+  EXPECT_DOUBLE_EQ(r.ra_triangle_utilization, 2.0 / 1.0 / 1470.0);
 
   // Dynamic mode: 32 -> 64 -> 128 VGPRs are three S_ALLOC_VGPRs (1 issue + 8 cycles each; the launch block covers
   // 16, so ray generation needs one too).
   r = run_machine_model(preset("rdna4-dvgpr16", kernel), one);
-  EXPECT_EQ(r.cycles, 830u + 3 * 9);
+  EXPECT_EQ(r.cycles, 839u + 3 * 9);
   EXPECT_EQ(r.failed_vgpr_allocations, 0u);
   EXPECT_EQ(r.wave_limit_per_simd, 16u);
 }
@@ -142,31 +143,35 @@ TEST(MachineModel, EveryTargetIsChargedForWhatItFetches) {
   EXPECT_EQ(bvh4_box, (NodeFetch{.node = 0x15, .offset_64 = 2, .blocks_64 = 2, .box_tests = 4}));
   EXPECT_EQ(bvh4_tri, (NodeFetch{.node = 0x20, .offset_64 = 4, .blocks_64 = 1, .triangle_tests = 1}));
 
-  // The two-step timeline of ExactTimelineOfOneWave on rdna3 (1452 cycles for RT IP 3.1 nodes) is two clocks
+  // The two-step timeline of ExactTimelineOfOneWave on rdna3 (1470 cycles for RT IP 3.1 nodes) is two clocks
   // shorter with BVH4 nodes: the box node takes one clock instead of two, the triangle node one instead of two.
   MachineResult r = run_machine_model(rdna3, Sequences{{bvh4_box, bvh4_tri}});
-  EXPECT_EQ(r.cycles, 1450u);
+  EXPECT_EQ(r.cycles, 1468u);
   EXPECT_EQ(r.box_tests, 4u);
   EXPECT_EQ(r.triangle_tests, 1u);
   EXPECT_EQ(r.ra_busy_cycles, 2u);
 
-  // Xe3 blocks 2 and 3 are bytes 128..255: one 128-byte line. On rdna3 (128-byte L0 lines) the second lane's fetch
-  // merges with the first's in the L0; on rdna4 (64-byte L0 lines) it misses the L0 and merges in the L1 buffer.
+  // Xe3 blocks 2 and 3 are bytes 128..255: one 128-byte line. On rdna3 (128-byte L0 lines) the two lanes' fetches
+  // merge into one L0 request in the instruction; on rdna4 (64-byte L0 lines) they are two L0 misses, and the second
+  // merges with the first's fill in the L1 buffer.
   const auto xe3 = [&](uint32_t block) {
     return recorded(Xe3Traversal::record_fetches, StepInfo{.node = block, .kind = rdna4::NodeKind::Box, .node_bytes = 64})
         .at(0);
   };
   EXPECT_EQ(xe3(3), (NodeFetch{.node = 3, .offset_64 = 3, .blocks_64 = 1, .box_tests = 6}));
   r = run_machine_model(rdna3, Sequences{{xe3(2)}, {xe3(3)}});
-  EXPECT_EQ(r.cache_hits, 1u);
+  EXPECT_EQ(r.merged_lane_requests, 1u);
+  EXPECT_EQ(r.memory_levels[0].requests, 1u);
+  EXPECT_EQ(r.cache_hits, 0u);
   EXPECT_EQ(r.box_tests, 12u);
   r = run_machine_model(rdna4, Sequences{{xe3(2)}, {xe3(3)}});
   EXPECT_EQ(r.cache_hits, 0u);
-  EXPECT_EQ(r.memory_levels[1].hits, 1u);
-  EXPECT_EQ(r.memory_levels[4].accesses, 1u);
+  EXPECT_EQ(r.merged_lane_requests, 0u);
+  EXPECT_EQ(r.memory_levels[1].merged, 1u);
+  EXPECT_EQ(r.memory_levels[4].requests, 1u);
   r = run_machine_model(rdna3, Sequences{{box(2)}, {box(3)}});  // RT IP 3.1 nodes 2 and 3: two lines
   EXPECT_EQ(r.cache_hits, 0u);
-  EXPECT_EQ(r.memory_levels[4].accesses, 2u);
+  EXPECT_EQ(r.memory_levels[4].requests, 2u);
 
   // A dual step: two fetches, one loop iteration, one more accelerator clock than its first node alone.
   const std::vector<NodeFetch> dual =
@@ -183,10 +188,10 @@ TEST(MachineModel, EveryTargetIsChargedForWhatItFetches) {
 }
 
 // An RT IP 3.1 instance node is its filter node's 4 box tests and the ray's transform into the BLAS, which costs
-// ray_accelerator.instance_transform_clocks (T, 1 in the presets). ExactTimelineOfOneWave's two steps (1450 cycles)
+// ray_accelerator.instance_transform_clocks (T, 1 in the presets). ExactTimelineOfOneWave's two steps (1468 cycles)
 // with an instance node first and a box node second: the instance node's data arrive at 576 as the box node's did,
 // its tests take 1 clock (4 boxes at 8 per clock) and the transform T more, so everything after moves by T; the box
-// node second takes the 1 clock the pair took. 1450 + T.
+// node second takes the 1 clock the pair took. 1468 + T.
 TEST(MachineModel, InstanceNodesPayTheRayTransform) {
   const std::string kernel = kOneSimdKernel;
   const uint32_t pointer = rdna4::make_node_pointer(128, rdna4::kTypeInstance);
@@ -197,21 +202,88 @@ TEST(MachineModel, InstanceNodesPayTheRayTransform) {
 
   MachineResult r = run_machine_model(preset("rdna4", kernel), walk);
   EXPECT_EQ(r.status, MachineStatus::Completed) << r.message;
-  EXPECT_EQ(r.cycles, 1451u);
+  EXPECT_EQ(r.cycles, 1469u);
   EXPECT_EQ(r.box_tests, 12u);       // the transform is not a box test
   EXPECT_EQ(r.ra_busy_cycles, 3u);   // 1 + 1 (instance), 1 (box)
 
   r = run_machine_model(preset("rdna4", kernel + R"(, "ray_accelerator": {"instance_transform_clocks": 6})"), walk);
-  EXPECT_EQ(r.cycles, 1456u);
+  EXPECT_EQ(r.cycles, 1474u);
   EXPECT_EQ(r.ra_busy_cycles, 8u);
   r = run_machine_model(preset("rdna4", kernel + R"(, "ray_accelerator": {"instance_transform_clocks": 0})"), walk);
-  EXPECT_EQ(r.cycles, 1450u);
+  EXPECT_EQ(r.cycles, 1468u);
 
   // rdna3: the instance node's 4 box tests are 1 clock at 4 per clock, plus the transform; the box node 2 clocks.
-  // ExactTimelineOfOneWave's rdna3 run (box 2 + pair 2 clocks) took 1452.
+  // ExactTimelineOfOneWave's rdna3 run (box 2 + pair 2 clocks) took 1470.
   r = run_machine_model(preset("rdna3", kernel), walk);
-  EXPECT_EQ(r.cycles, 1452u);
+  EXPECT_EQ(r.cycles, 1470u);
   EXPECT_EQ(r.ra_busy_cycles, 4u);
+}
+
+// The request path, each mechanism timed by hand on rdna4 (one wave: ray generation 40 instructions, 0..40; the
+// intersect issued 40..41; L0 hit 40 cycles, DRAM 565; the texture-addressing unit takes 4 lanes a clock; a box node is
+// one accelerator clock; results leave the accelerator 8 cycles after the last test and are written back 4 lanes a
+// clock; stack op 1 issue cycle + 40; 12 loop instructions; shading 200).
+//
+// Four lanes walk box node 1 twice. Their requests merge in the instruction: one request per 64-byte L0 line. With
+// the L0 port cut to 16 bytes a clock, iteration 0 goes to DRAM (41 + 565 = 606; the second line merges in the L1
+// buffer), tests 606..610, results at 618, written back 618..619; stack op 619..620, in the LDS 620..660; loop
+// 660..672. Iteration 1 is issued 672..673: two L0 hits, the port moving the first line 673..677 and the second
+// 677..681, so the lanes' data are back at 717; tests 717..721, results 729, written back 730; stack op 730..771;
+// loop to 783; shading to 983. Without merging each lane would ask for both lines itself: eight 64-byte transfers,
+// the last starting at 701 (data at 741), and the run would end at 1004.
+TEST(MachineModel, LanesAskingForTheSameLineMergeInTheInstruction) {
+  const MachineConfig c = load_machine_preset("rdna4", "memory.levels[L0].bytes_per_clock", "16");
+  const Sequences lanes(4, std::vector<NodeFetch>{box(1), box(1)});
+  const MachineResult r = run_machine_model(c, lanes);
+  ASSERT_EQ(r.status, MachineStatus::Completed) << r.message;
+  EXPECT_EQ(r.cycles, 983u);
+  EXPECT_EQ(r.lane_line_requests, 16u);   // 4 lanes x 2 lines x 2 iterations
+  EXPECT_EQ(r.merged_lane_requests, 12u);
+  EXPECT_EQ(r.memory_levels[0].requests, 4u);
+  EXPECT_EQ(r.memory_levels[0].hits, 2u);
+  EXPECT_EQ(r.memory_levels[0].bytes, 128u);
+  EXPECT_EQ(r.node_fetches, 8u);
+  EXPECT_EQ(r.cache_hits, 4u);  // iteration 1's fetches, whole from the L0
+}
+
+// A port as wide as a node moves both of its 64-byte lines in one clock. One lane, a box node (cold, then held):
+// iteration 0 as above but one lane (tested 606..607, written back 616; stack op to 657, loop to 669); iteration 1
+// issued 669..670, its two L0 hits back at 670 + 40 = 710 at 128 bytes a clock (rdna4), 711 at 64 (the second line a
+// clock later), 712 at 32 (the first line takes two clocks); then 1 + 8 + 1 + 41 + 12 + 200 more: 973, 974, 975.
+TEST(MachineModel, TheL0PortWidthSetsHowSoonANodesLinesAreBack) {
+  for (const auto& [width, end] : {std::pair{"128", 973u}, {"64", 974u}, {"32", 975u}}) {
+    SCOPED_TRACE(width);
+    const MachineConfig c = load_machine_preset("rdna4", "memory.levels[L0].bytes_per_clock", width);
+    const MachineResult r = run_machine_model(c, Sequences{{box(1), box(1)}});
+    EXPECT_EQ(r.cycles, end);
+  }
+}
+
+// A full accelerator queue stalls issue. Two waves on two SIMDs each intersect one box node at 40. With room for one
+// instruction, wave 1 waits until wave 0's is written back (node 1 from DRAM at 606, tested to 607, results at 615,
+// written back 615..616), issues 616..617, fetches node 2 from DRAM (617 + 565 = 1182), tests to 1183, results at
+// 1191, written back at 1192; stack op 1192..1233, loop to 1245, shading to 1445. With the preset's 16 both issue at
+// 40..41, the DRAM port serves node 2's line after node 1's (41 + 32 + 565 = 638) and the run ends at 901.
+TEST(MachineModel, AFullAcceleratorQueueStallsIssue) {
+  const Sequences two{{box(1)}, {box(2)}};
+  const std::vector<uint32_t> waves{0, 1};
+  MachineResult r = run_machine_model(preset("rdna4", R"("ray_accelerator": {"queue_depth": 1})"), two, waves);
+  ASSERT_EQ(r.status, MachineStatus::Completed) << r.message;
+  EXPECT_EQ(r.cycles, 1445u);
+  r = run_machine_model(load_machine_preset("rdna4"), two, waves);
+  EXPECT_EQ(r.cycles, 901u);
+}
+
+// The accelerator's pipeline latency and write-back: 32 lanes on one box node (one merged request, DRAM at 606),
+// tested 606..638; results at 638 + L, written back 32 / W clocks. Ends at 638 + L + 32 / W + 1 + 40 + 12 + 200.
+TEST(MachineModel, AcceleratorLatencyAndWriteBackDelayTheResults) {
+  const Sequences lanes(32, std::vector<NodeFetch>{box(1)});
+  for (const auto& [latency, write_back] : {std::pair{8u, 4u}, {0u, 4u}, {8u, 32u}, {20u, 1u}}) {
+    const MachineConfig c = preset("rdna4", R"("ray_accelerator": {"pipeline_latency": )" + std::to_string(latency) +
+                                                R"(, "result_lanes_per_clock": )" + std::to_string(write_back) + "}");
+    const MachineResult r = run_machine_model(c, lanes);
+    EXPECT_EQ(r.cycles, 638u + latency + 32 / write_back + 1 + 40 + 12 + 200) << latency << " " << write_back;
+  }
 }
 
 TEST(MachineModel, EmptyInputAndDeterminism) {
@@ -228,7 +300,8 @@ TEST(MachineModel, EmptyInputAndDeterminism) {
             std::string::npos);
   EXPECT_NE(a.find("\"preset\":\"rdna4\""), std::string::npos);
   EXPECT_NE(a.find("\"deadlock\":false"), std::string::npos);
-  EXPECT_NE(a.find("\"memory_levels\":[{\"name\":\"L0\",\"accesses\":"), std::string::npos) << a;
+  EXPECT_NE(a.find("\"memory_levels\":[{\"name\":\"L0\",\"kind\":\"cache\",\"requests\":"), std::string::npos) << a;
+  EXPECT_NE(a.find("{\"name\":\"DRAM\",\"kind\":\"memory\",\"requests\":64,\"bytes\":"), std::string::npos) << a;
 }
 
 TEST(MachineModel, ExplicitWavesLikeTraceRays) {
@@ -404,17 +477,15 @@ TEST(MachineModel, DynamicAllocationRaisesActiveWavesWhenShadingIsThePeak) {
   expect_quoted("about " + std::to_string(std::lround(std::abs(more))) + (more >= 0 ? " % more" : " % fewer") +
                 " cycles (" + std::to_string(d16.waves_waited_on_vgprs) + " and " +
                 std::to_string(d32.waves_waited_on_vgprs) + " waves waited");
-  // Why: the same DRAM line fills, at the CU's share of DRAM bandwidth, and a lower L0 hit rate.
-  const auto l0_hit_rate = [](const MachineResult& r) {
+  // Why: the same DRAM line fills, at the CU's share of DRAM bandwidth, and an L0 that serves fewer of its requests.
+  const auto l0_served = [](const MachineResult& r) {
     char rate[32];
-    const MemoryLevelResult& l0 = r.memory_levels[0];
-    std::snprintf(rate, sizeof rate, "%.1f %%",
-                  100.0 * static_cast<double>(l0.hits) / static_cast<double>(l0.accesses));
+    std::snprintf(rate, sizeof rate, "%.1f %%", 100.0 * r.memory_levels[0].served_fraction());
     return std::string(rate);
   };
-  EXPECT_EQ(d16.memory_levels.back().accesses, st.memory_levels.back().accesses);
-  expect_quoted("L0 hit rate " + l0_hit_rate(d16) + " instead of " + l0_hit_rate(st));
-  expect_quoted(std::to_string(st.memory_levels.back().accesses) + " DRAM line fills");
+  EXPECT_EQ(d16.memory_levels.back().requests, st.memory_levels.back().requests);
+  expect_quoted("L0 served " + l0_served(d16) + " instead of " + l0_served(st));
+  expect_quoted(std::to_string(st.memory_levels.back().requests) + " DRAM line fills");
 }
 
 TEST(MachineModel, InOrderReturnsDifferFromOutOfOrder) {
@@ -426,7 +497,7 @@ TEST(MachineModel, InOrderReturnsDifferFromOutOfOrder) {
   EXPECT_NE(in_order.cycles, ooo.cycles);
   EXPECT_GT(in_order.mean_node_fetch_latency, ooo.mean_node_fetch_latency);
   EXPECT_GT(r3.cycles, ooo.cycles);
-  EXPECT_EQ(r3.memory_levels.back().accesses, ooo.memory_levels.back().accesses);  // the same DRAM line fills
+  EXPECT_EQ(r3.memory_levels.back().requests, ooo.memory_levels.back().requests);  // the same DRAM line fills
 
   expect_quoted(doc_table_row("`rdna4`, in-order returns", in_order));
   expect_quoted(doc_table_row("`rdna3`", r3));

@@ -48,17 +48,40 @@ TEST(MachineMemory, LatencyMergingLruBandwidthAndMissSlots) {
   const std::vector<MemoryLevelResult>& c = m.counts();
   ASSERT_EQ(c.size(), 3u);
   EXPECT_EQ(c[0].name, "L0");
-  EXPECT_EQ(c[0].accesses, 9u);
-  EXPECT_EQ(c[0].hits, 3u);  // 0 at 200, and 0 (in flight) and 64 at 501
+  EXPECT_EQ(c[0].kind, MemoryLevelResult::Kind::Cache);
+  EXPECT_EQ(c[0].requests, 9u);
+  EXPECT_EQ(c[0].hits, 2u);    // 0 at 200 and 64 at 501
+  EXPECT_EQ(c[0].merged, 1u);  // 0 at 501, in flight
   EXPECT_EQ(c[0].misses, 6u);
+  EXPECT_EQ(c[0].first_touches, 5u);  // 0, 64, 1024, 2048, 4096; 0 again at 500 was held before
   EXPECT_EQ(c[0].bytes, 4u + 4 + 4);
-  EXPECT_EQ(c[1].accesses, 6u);
-  EXPECT_EQ(c[1].hits, 1u);
+  EXPECT_EQ(c[1].kind, MemoryLevelResult::Kind::MergeBuffer);
+  EXPECT_EQ(c[1].requests, 6u);
+  EXPECT_EQ(c[1].hits, 0u);
+  EXPECT_EQ(c[1].merged, 1u);
+  EXPECT_EQ(c[1].first_touches, 0u);  // it holds no lines
   EXPECT_EQ(c[1].bytes, 64u);
-  EXPECT_EQ(c[2].accesses, 5u);
+  EXPECT_EQ(c[2].kind, MemoryLevelResult::Kind::Memory);
+  EXPECT_EQ(c[2].requests, 5u);
   EXPECT_EQ(c[2].hits, 5u);
   EXPECT_EQ(c[2].misses, 0u);
   EXPECT_EQ(c[2].bytes, 5u * 128);
+  EXPECT_DOUBLE_EQ(c[2].bandwidth_use(1000), 5.0 * 128 / 1000 / 8);  // bytes / (cycles x port width)
+}
+
+// A port wider than a line serves several lines a cycle; one narrower than a line takes several cycles a line.
+TEST(MachineMemory, PortWidthIsCountedInBytes) {
+  std::vector<MemoryLevelConfig> levels = kLevels;
+  for (const auto& [width, second] : {std::pair{64u, 211u}, {128u, 210u}, {32u, 212u}}) {
+    SCOPED_TRACE(width);
+    levels[0].bytes_per_clock = width;
+    MemoryHierarchy m(levels);
+    m.read(0, 128, 0);  // fills L0 lines 0 and 64
+    // Two held 64-byte lines asked for at 200: the first starts at 200; the second when the port has moved the
+    // first's 64 bytes: at once on a 128-byte port, 1 cycle later at 64 bytes, 2 cycles later at 32.
+    EXPECT_EQ(m.read(0, 64, 200).ready, 210u);
+    EXPECT_EQ(m.read(64, 64, 200).ready, second);
+  }
 }
 
 }  // namespace

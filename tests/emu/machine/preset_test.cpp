@@ -1,6 +1,7 @@
 // Machine presets: the built-in ones, user files with a base, and the errors a bad file gets.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -50,6 +51,14 @@ TEST(MachinePreset, BuiltinPresets) {
   EXPECT_EQ(r4.vgpr.mode, VgprAllocation::Static);
   EXPECT_EQ(r4.vgpr.static_granule, 24u);
   EXPECT_FALSE(r4.memory.in_order_returns);
+  EXPECT_EQ(r4.ray_accelerator.pipeline_latency, 8u);
+  EXPECT_EQ(r4.ray_accelerator.queue_depth, 16u);
+  EXPECT_EQ(r4.ray_accelerator.result_lanes_per_clock, 4u);
+  EXPECT_EQ(r4.memory.address_lanes_per_clock, 4u);
+  EXPECT_EQ(r4.memory.levels[0].line_bytes, 64u);
+  EXPECT_EQ(r4.memory.levels[0].bytes_per_clock, 128u);
+  EXPECT_FALSE(r4.memory.scalar_returns_in_order);
+  EXPECT_EQ(r4.memory.counter_limits, (std::array<uint32_t, 4>{63, 63, 63, 31}));  // loadcnt, samplecnt, dscnt, kmcnt
   ASSERT_EQ(r4.kernel.phases.size(), 3u);
   EXPECT_TRUE(r4.kernel.phases[1].traversal);
   EXPECT_EQ(r4.kernel.peak_vgprs(), 128u);  // the shading phase
@@ -67,6 +76,10 @@ TEST(MachinePreset, BuiltinPresets) {
   EXPECT_EQ(r3.ray_accelerator.triangle_tests_per_clock, 1u);
   EXPECT_EQ(r3.ray_accelerator.instance_transform_clocks, 1u);
   EXPECT_TRUE(r3.memory.in_order_returns);
+  EXPECT_TRUE(r3.memory.scalar_returns_in_order);
+  EXPECT_EQ(r3.memory.counter_limits[0], 63u);  // vmcnt
+  EXPECT_EQ(r3.memory.counter_limits[2], 63u);  // lgkmcnt
+  EXPECT_EQ(r3.ray_accelerator.result_lanes_per_clock, 8u);
   EXPECT_EQ(r3.vgpr.mode, VgprAllocation::Static);
 }
 

@@ -63,7 +63,7 @@ TEST(WaveProgram, ExactCyclesOfSmallPrograms) {
         {"op": "lds_read", "flag": "f"}]})"), 42u);
   }
   // One wave's dependent chase of 2 took 1133 cycles above; two independent loads to two far lines overlap: both
-  // issued (1, 2), the DRAM port serves the second 32 cycles after the first: 2 + 32 + 565 = 599.
+  // issued (1, 2), the DRAM port serves the second 32 cycles after the first (issued at 1): 1 + 32 + 565 = 598.
   EXPECT_EQ(cycles("rdna4", R"({"name": "w", "streams": {"s": {"pattern": "stride", "footprint": 8192, "stride": 4096}},
       "program": [{"op": "load", "stream": "s"}, {"op": "load", "stream": "s"}]})"), 1 + 32 + 565u);
 }
@@ -124,6 +124,42 @@ WaveProgram shipped(const std::string& name) {
 void expect_quoted(const std::string& figure) {
   static const std::string doc = source_text("docs/machine-model.md");
   EXPECT_NE(doc.find(figure), std::string::npos) << "docs/machine-model.md should quote: " << figure;
+}
+
+// A full wait counter stalls the wave's next request of that counter. With room for one load, the second of two
+// independent DRAM loads issues only when the first is back (566..567) and returns at 567 + 565 = 1132, where the two
+// overlapped in 598 cycles above. On rdna4 kmcnt holds 31 scalar loads: the 32nd waits for the first's return.
+TEST(WaveProgram, AFullCounterStallsTheNextRequest) {
+  const std::string two_loads = R"({"name": "w", "streams": {"s": {"pattern": "stride", "footprint": 8192,
+      "stride": 4096}}, "program": [{"op": "load", "stream": "s"}, {"op": "load", "stream": "s"}]})";
+  const MachineConfig one = parse_machine_preset(
+      R"({"base": "rdna4", "description": "test", "memory": {"load_counter_limit": 1}})", "test preset");
+  const ProgramRunResult r = run_wave_program(one, program(two_loads));
+  EXPECT_EQ(r.machine.status, MachineStatus::Completed) << r.machine.message;
+  EXPECT_EQ(r.machine.cycles, 1132u);
+  EXPECT_EQ(cycles("rdna4", two_loads), 598u);
+  // 32 scalar loads of one far line in a loop (the counter set 0..1, a load and a branch per pass): the first,
+  // issued 1..2, misses (data at 567), the next 30 merge with its fill in flight; the 32nd, due at 63, waits for kmcnt
+  // to drop below 31 (all return at 567), issues 567..568 and hits the L0 (568 + 40 = 608). rdna3's lgkmcnt holds 63:
+  // the 32nd merges too and the wave ends at 567.
+  const std::string scalars = std::string(R"({"name": "w", "streams": {"f": {"pattern": "fixed", "base": 4294967296}},
+      "program": [{"op": "repeat", "count": 32, "body": [{"op": "load", "kind": "scalar", "stream": "f"}]}]})");
+  EXPECT_EQ(cycles("rdna4", scalars), 608u);
+  EXPECT_EQ(cycles("rdna3", scalars), 567u);
+}
+
+// Scalar return order (presets/programs/scalar-ordering.json): a warm line (a scalar load 0..1, back at 566), a far
+// scalar miss issued 566..567 (back at 1132), a scalar hit 567..568 (back at 608), a wait for kmcnt <= 1 (568..569)
+// and 1000 instructions. RDNA 4's kmcnt counts out of order: the wait ends with the hit, at 608, and the wave at 1608.
+// RDNA 3's lgkmcnt (in order, as issue 31 reads the sources) ends it with the miss, at 1132; the wave at 2132.
+TEST(WaveProgramReproduction, ScalarReturnOrder) {
+  const WaveProgram p = shipped("scalar-ordering.json");
+  for (const auto& [preset, end] : {std::pair{"rdna4", 1608u}, {"rdna3", 2132u}}) {
+    const ProgramRunResult r = run(preset, p);
+    ASSERT_EQ(r.machine.status, MachineStatus::Completed) << r.machine.message;
+    EXPECT_EQ(r.waves.at(0).end_cycle, end) << preset;
+    EXPECT_EQ(r.waves.at(0).loads_by_level.front(), 1u) << preset;  // the third load hit the L0
+  }
 }
 
 // Reproduction 1 (Chips and Cheese, "RDNA 4's 'Out-of-Order' Memory Accesses"): Y's 64 chained DRAM misses; X's

@@ -11,6 +11,7 @@
 // (`"simds": 2`) or documented (`"simds": {"value": 2, "unit": "...", "source": "..."}`). `"base": "rdna4"` starts
 // from a built-in preset and overrides only the keys given (a documented value or a plain value replaces the base
 // value whole; `kernel.phases` and `memory.levels` replace the base's list). Unknown keys are errors.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -30,6 +31,10 @@ struct RayAcceleratorConfig {
   uint32_t triangle_tests_per_clock = 0;  ///< a primitive (pair) step is 2 triangle tests
   uint32_t bvhcnt_limit = 0;              ///< outstanding BVH instructions per wave before issue stalls
   uint32_t instance_transform_clocks = 0; ///< an instance node's ray transform, on top of its filter node's box tests
+  uint32_t pipeline_latency = 0;         ///< cycles from an instruction's last test to its results leaving the accelerator
+  uint32_t queue_depth = 0;              ///< intersect instructions the CU holds from issue to write-back; issue stalls
+                                         ///< while it is full
+  uint32_t result_lanes_per_clock = 0;   ///< lanes whose results the write-back path returns to VGPRs per clock
 };
 
 /// One level of the memory hierarchy (docs/machine-model.md, "Memory"). Latencies are load-to-use from the wave:
@@ -53,8 +58,15 @@ enum class WaitCounters {
 
 struct MemoryConfig {
   std::vector<MemoryLevelConfig> levels;  ///< nearest first; the last is the memory (DRAM)
+  uint32_t address_lanes_per_clock = 0;   ///< lanes whose addresses the texture-addressing unit processes per clock;
+                                          ///< lanes of one instruction that ask for the same nearest-level line merge
   bool in_order_returns = false;          ///< vector memory data leave one in-order queue per CU (RDNA 3)
   WaitCounters wait_counters = WaitCounters::Split;
+  bool scalar_returns_in_order = false;   ///< scalar loads decrement their counter in request order (else as they return)
+  /// Per request kind (load, sample, LDS, scalar; program.h RequestKind): the most requests its counter can count
+  /// (combined counters: vmcnt takes the loads' limit, lgkmcnt the LDS ops'). A wave whose counter is full stalls at
+  /// its next request of that counter until one returns.
+  std::array<uint32_t, 4> counter_limits{};
 };
 
 struct LdsConfig {

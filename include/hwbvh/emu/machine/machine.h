@@ -33,15 +33,29 @@ enum class MachineStatus {
 
 /// One memory level's traffic in a run (MachineResult::memory_levels, in MemoryConfig::levels order).
 struct MemoryLevelResult {
+  enum class Kind {
+    Cache,        ///< holds lines: serves the ones it holds, merges requests for lines in flight, passes on the rest
+    MergeBuffer,  ///< no storage (RDNA 4's L1): only merges requests for lines in flight, passes on the rest
+    Memory,       ///< the last level: serves every request
+  };
   std::string name;
-  uint64_t accesses = 0;  ///< line requests that reached this level
-  uint64_t hits = 0;      ///< requests it served: the line was held or in flight (the memory serves all)
-  uint64_t misses = 0;    ///< requests it passed on to the next level (one line fill each)
-  uint64_t bytes = 0;     ///< bytes it served (to the wave for the nearest level, else line fills of the one above)
+  Kind kind = Kind::Cache;
+  uint32_t port_bytes_per_clock = 0;  ///< the level's bytes_per_clock
+  uint64_t requests = 0;       ///< line requests that reached this level
+  uint64_t hits = 0;           ///< served from a line it held (a cache; the memory: every request)
+  uint64_t merged = 0;         ///< joined a fill of the same line already in flight (as a miss-status register does)
+  uint64_t misses = 0;         ///< passed on to the next level (one line fill each)
+  uint64_t first_touches = 0;  ///< of the misses, lines this cache had never held before (cold misses)
+  uint64_t bytes = 0;          ///< bytes it served (to the wave for the nearest level, else line fills of the one above)
 
-  [[nodiscard]] double hit_rate() const;                        ///< hits / accesses; 0 without accesses
-  [[nodiscard]] double bytes_per_clock(uint64_t cycles) const;  ///< bytes / cycles; 0 without cycles
+  [[nodiscard]] uint64_t served() const { return hits + merged; }  ///< requests this level served itself
+  [[nodiscard]] double served_fraction() const;                      ///< served / requests; 0 without requests
+  [[nodiscard]] double bytes_per_clock(uint64_t cycles) const;       ///< bytes / cycles; 0 without cycles
+  [[nodiscard]] double bandwidth_use(uint64_t cycles) const;  ///< bytes / (cycles x port_bytes_per_clock); 0 without cycles
 };
+
+/// "cache", "merge_buffer" or "memory".
+[[nodiscard]] const char* to_string(MemoryLevelResult::Kind kind);
 
 /// Outputs of one run (model outputs, not measurements). Rates are 0 when no cycle elapsed.
 struct MachineResult {
@@ -77,6 +91,9 @@ struct MachineResult {
   uint64_t cache_hits = 0;              ///< fetches the nearest level served whole (lines held or in flight)
   double cache_hit_rate = 0.0;
   double mean_node_fetch_latency = 0.0; ///< cycles from lookup to data return, in-order delay included
+  uint64_t lane_line_requests = 0;      ///< nearest-level lines the lanes of intersect instructions asked for
+  uint64_t merged_lane_requests = 0;    ///< of those, merged with another lane's request of the same instruction
+                                        ///< (the rest reached the nearest level)
 
   std::vector<MemoryLevelResult> memory_levels;  ///< traffic per level, nearest first (node fetches and loads)
 };
