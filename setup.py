@@ -39,4 +39,5 @@ setup(
     package_dir={"": "python"},
     ext_modules=[Extension("hwbvh._hwbvh", sources=[])],
     cmdclass={"build_ext": CMakeBuild},
+    options={"build": {"build_base": "build-pip"}},  # beside, not inside, the CMake build directory build/
 )

@@ -166,3 +166,12 @@ def test_cmake_install_gives_an_importable_module(tmp_path):
     out = subprocess.run([sys.executable, "-c", "import hwbvh; print(hwbvh.__file__, hwbvh.__version__)"], env=env,
                          check=True, capture_output=True, text=True, cwd=tmp_path).stdout.split()
     assert out[0].startswith(str(site)) and out[1] == hwbvh.__version__
+
+
+def test_obb_example_writes_its_plot(tmp_path):
+    out = tmp_path / "obb-steps.png"
+    result = subprocess.run([sys.executable, SOURCE_DIR / "examples" / "obb_steps.py", "-o", out, "--width", "16",
+                             "--height", "16", "--random-rays", "256"], capture_output=True, text=True, check=True)
+    lines = result.stdout.splitlines()
+    assert len(lines) == len(SCENES) + 1 and lines[-1] == f"wrote {out}"
+    assert out.read_bytes().startswith(b"\x89PNG")
