@@ -8,6 +8,9 @@ packages=(
   libembree-dev libtbb-dev libglm-dev libtinyobjloader-dev libtinygltf-dev libstb-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libxxhash-dev libzstd-dev
+  # the Python module (docs/python.md) and its tests, examples/ and `pip install --no-build-isolation .`
+  pybind11-dev python3-pybind11 python3-dev python3-numpy python3-pytest python3-matplotlib python3-pandas
+  python3-distributed python3-setuptools python3-wheel python3-pip python3-venv
   chromium  # headless, for the `hwbvh report` browser test (tests/e2e/report_browser_test.cpp)
 )
 missing=()

@@ -1,16 +1,14 @@
 // hwbvh build SCENE -o OUT.hwbvh: OBJ or (flattened) glTF scene -> encoded BVH of one target (RT IP 3.1 by default) in a blob file,
 // with a report (and, for alpha-tested scenes, the opacity rows `hwbvh info` prints too).
-#include <map>
 #include <memory>
 #include <optional>
 #include <utility>
 
 #include "commands.h"
-#include "hwbvh/core/error.h"
+#include "hwbvh/api/api.h"
 #include "hwbvh/pipeline/pipeline.h"
 #include "output.h"
 #include "progress.h"
-#include "target_options.h"
 
 namespace hwbvh::cli {
 namespace {
@@ -31,42 +29,31 @@ struct BuildArgs {
   bool json = false;
   bool quiet = false;
   // The options that some targets have no use for (refused there when given).
-  CLI::Option* stoc_level_option = nullptr;
   CLI::Option* stoc_order_option = nullptr;
   CLI::Option* opacity_level_option = nullptr;
   CLI::Option* obb_option = nullptr;
   CLI::Option* obb_ratio_option = nullptr;
 };
 
-// RT IP 2.0 stores no sub-triangle opacity, and only RT IP 3.1 box nodes have OBBs.
-void refuse_unused_options(const BuildArgs& a, blob::Target target) {
-  using blob::Target;
-  for (CLI::Option* o : {a.stoc_level_option, a.stoc_order_option, a.opacity_level_option})
-    refuse_unless(o, {Target::Rtip31, Target::Xe3}, target, "this build");
-  for (CLI::Option* o : {a.obb_option, a.obb_ratio_option}) refuse_unless(o, {Target::Rtip31}, target, "this build");
+// The value of an option that was given on the command line; unset when it was left at its default.
+template <class T>
+std::optional<T> if_given(const CLI::Option* option, const T& value) {
+  return option->count() > 0 ? std::optional<T>(value) : std::nullopt;
 }
 
 int run_build(const BuildArgs& a) {
   check_output_is_not_input(a.output, {a.scene});
-  pipeline::BuildBlobOptions options;
-  const std::map<std::string, bvh_build::BuildQuality> qualities = {
-      {"low", bvh_build::BuildQuality::Low}, {"medium", bvh_build::BuildQuality::Medium}, {"high", bvh_build::BuildQuality::High}};
-  options.build.quality = qualities.at(a.quality);  // CLI11 checked membership
-  options.target = a.target == "rtip20" ? blob::Target::Rtip20 : a.target == "xe3" ? blob::Target::Xe3 : blob::Target::Rtip31;
-  refuse_unused_options(a, options.target);
-  if (a.stoc_level) {
-    if (options.target == blob::Target::Xe3 && *a.stoc_level != 0 && *a.stoc_level != 1 && *a.stoc_level != 3)
-      throw Error(ErrorKind::BadInput, "", "--stoc-level: xe3 takes 0, 1 or 3");
-    options.xe3_stoc_level = *a.stoc_level;
-    options.rtip31_stoc_level = *a.stoc_level;
-  }
-  options.stoc_order = a.stoc_order == "row" ? xe3::SubTriangleOrder::Row : xe3::SubTriangleOrder::Bird;
-  options.opacity_level = a.opacity_level;
-  options.alpha_cutoff = a.alpha_cutoff;
-  options.build.threads = a.threads;
-  options.encode.obb = a.obb == "on";
-  options.encode.obb_accept_ratio = a.obb_ratio;
-  options.encode.threads = a.threads;
+  const pipeline::BuildBlobOptions options = api::build_options({
+      .target = a.target,
+      .quality = a.quality,
+      .stoc_level = a.stoc_level,
+      .stoc_order = if_given(a.stoc_order_option, a.stoc_order),
+      .opacity_level = if_given(a.opacity_level_option, a.opacity_level),
+      .alpha_cutoff = a.alpha_cutoff,
+      .obb = if_given(a.obb_option, a.obb),
+      .obb_ratio = if_given(a.obb_ratio_option, a.obb_ratio),
+      .threads = a.threads,
+  });
 
   pipeline::BuildReport report;
   Warnings warnings;
@@ -106,7 +93,7 @@ Command add_build_command(CLI::App& app) {
                   "hardware format: rtip31 (RDNA 4 BVH8), rtip20 (RDNA 2/3 BVH4), xe3 (Intel QBVH6 + QuadLeaf)")
       ->check(CLI::IsMember({"rtip31", "rtip20", "xe3"}))
       ->capture_default_str();
-  args->stoc_level_option = sub->add_option("--stoc-level", args->stoc_level,
+  sub->add_option("--stoc-level", args->stoc_level,
                   "sub-triangle opacity (STOC) level of alpha-tested triangles. xe3: 0 none, 1 STOC1 (default), 3 STOC3 "
                   "leaves; rtip31: Stoc sideband level, 0 none, 1..12 (default 3); not rtip20")
       ->check(CLI::Range(0u, 12u));

@@ -1,11 +1,11 @@
 // hwbvh stats FILE: trace rays through a blob with the wavefront emulator, check every ray against Embree, and
 // print traversal statistics per ray type.
-#include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "commands.h"
-#include "hwbvh/core/error.h"
+#include "hwbvh/api/api.h"
 #include "hwbvh/emu/loaded_bvh.h"
 #include "hwbvh/rra/rra.h"
 #include "hwbvh/stats/per_ray.h"
@@ -63,27 +63,30 @@ int run_stats(const StatsArgs& a) {
     check_output_is_not_input(a.per_ray, {a.file});
   }
   if (!a.export_rra.empty()) check_output_is_not_input(a.export_rra, {a.file});
-  stats::StatsOptions options;
-  options.kinds = stats::parse_ray_kinds(a.rays);
-  if (!a.rays_file.empty() && std::find(options.kinds.begin(), options.kinds.end(), stats::RayKind::File) == options.kinds.end())
-    options.kinds.push_back(stats::RayKind::File);
-  options.width = a.width;
-  options.height = a.height;
-  if (!a.camera.empty()) options.camera = parse_camera(a.camera);
-  options.ao_samples = a.ao_samples;
-  if (a.ao_distance > 0.0f) options.ao_distance = a.ao_distance;
-  options.random_rays = a.random_rays;
-  options.seed = a.seed;
-  options.rays_file = a.rays_file;
-  options.trace.stack.size = a.stack_size;
-  options.trace.instance_mask = a.instance_mask;
-  options.trace.intersect.heuristic = static_cast<emu::SortHeuristic>(a.heuristic);
-  if (!a.triangle_test.empty()) options.trace.intersect.triangle_test = emu::parse_triangle_test(a.triangle_test);
-  options.trace.step_limit = a.step_limit;
-  options.trace.stoc = a.stoc == "on";
-  options.trace.no_duplicate_any_hit = a.no_duplicate_any_hit;
-  options.threads = a.threads;
-  options.oracle = !a.no_oracle;
+  const auto if_given = [](const CLI::Option* option, const auto& value) {
+    return option->count() > 0 ? std::optional(value) : std::nullopt;
+  };
+  const TargetTraceOptions& given = a.target_options;
+  stats::StatsOptions options = api::stats_options({
+      .rays = a.rays,
+      .width = a.width,
+      .height = a.height,
+      .camera = a.camera,
+      .ao_samples = a.ao_samples,
+      .ao_distance = a.ao_distance,
+      .random_rays = a.random_rays,
+      .seed = a.seed,
+      .rays_file = a.rays_file,
+      .trace = {.stack_size = if_given(given.stack_size, a.stack_size),
+                .instance_mask = if_given(given.instance_mask, a.instance_mask),
+                .heuristic = if_given(given.heuristic, a.heuristic),
+                .triangle_test = a.triangle_test,
+                .step_limit = a.step_limit,
+                .stoc = if_given(given.stoc, a.stoc),
+                .no_duplicate_any_hit = a.no_duplicate_any_hit,
+                .oracle = !a.no_oracle,
+                .threads = a.threads},
+  });
   options.keep_results = !a.per_ray.empty() || !a.export_rra.empty();
   options.machine = load_machine(a.machine);
   options.gpu_scale = a.machine.gpu_scale;

@@ -20,19 +20,6 @@ constexpr std::string_view kMagicFamily{"HWRAYS"};  // any version: lets us name
 constexpr std::size_t kHeaderBytes = 12;             // magic + u32 count
 constexpr std::size_t kRayBytes = 8 * sizeof(float);
 
-/// Checks the rules every ray obeys, whichever encoding it came from; `where` is "line 7" or "ray 7".
-void validate(const Ray& r, const std::string& name, const std::string& where) {
-  const auto fail = [&](const char* problem) { throw_bad_input(name, where + ": " + problem); };
-  for (int k = 0; k < 3; ++k) {
-    if (!std::isfinite(r.origin[k])) fail("origin is not finite");
-    if (!std::isfinite(r.direction[k])) fail("direction is not finite");
-  }
-  if (r.direction.x == 0.0f && r.direction.y == 0.0f && r.direction.z == 0.0f) fail("direction is zero");
-  if (!std::isfinite(r.tmin) || r.tmin < 0.0f) fail("tmin must be finite and >= 0");
-  if (std::isnan(r.tmax)) fail("tmax is NaN");
-  if (r.tmin > r.tmax) fail("tmin > tmax");
-}
-
 Ray ray_from(const std::array<float, 8>& v) {
   return Ray{{v[0], v[1], v[2]}, {v[3], v[4], v[5]}, v[6], v[7]};
 }
@@ -76,7 +63,7 @@ std::vector<Ray> parse_binary(std::span<const std::byte> bytes, const std::strin
       v[k] = std::bit_cast<float>(load_u32(bytes.data() + kHeaderBytes + i * kRayBytes + 4 * k));
     }
     rays[i] = ray_from(v);
-    validate(rays[i], name, "ray " + std::to_string(i));
+    validate_ray(rays[i], name, "ray " + std::to_string(i));
   }
   return rays;
 }
@@ -117,13 +104,25 @@ std::vector<Ray> parse_text(std::string_view text, const std::string& name) {
                                 std::to_string(count));
     }
     rays.push_back(ray_from(v));
-    validate(rays.back(), name, where);
+    validate_ray(rays.back(), name, where);
   }
   if (rays.empty()) throw_bad_input(name, "contains no rays");
   return rays;
 }
 
 }  // namespace
+
+void validate_ray(const Ray& r, const std::string& name, const std::string& where) {
+  const auto fail = [&](const char* problem) { throw_bad_input(name, where + ": " + problem); };
+  for (int k = 0; k < 3; ++k) {
+    if (!std::isfinite(r.origin[k])) fail("origin is not finite");
+    if (!std::isfinite(r.direction[k])) fail("direction is not finite");
+  }
+  if (r.direction.x == 0.0f && r.direction.y == 0.0f && r.direction.z == 0.0f) fail("direction is zero");
+  if (!std::isfinite(r.tmin) || r.tmin < 0.0f) fail("tmin must be finite and >= 0");
+  if (std::isnan(r.tmax)) fail("tmax is NaN");
+  if (r.tmin > r.tmax) fail("tmin > tmax");
+}
 
 std::vector<Ray> parse_rays(std::span<const std::byte> bytes, const std::string& name) {
   const std::string_view head(reinterpret_cast<const char*>(bytes.data()), std::min(bytes.size(), kMagic.size()));

@@ -109,24 +109,9 @@ void append_le(std::string& out, T value) {
   for (std::size_t i = 0; i < sizeof(T); ++i) out += static_cast<char>((value >> (8 * i)) & 0xFF);
 }
 
-// NumPy's format 1.0: magic, version, a 16-bit header length and a Python dict literal padded with spaces and
-// ended by a newline so that the data starts at a multiple of 64 bytes.
-std::string npy(const StatsReport& report) {
-  std::string descr;
-  visit_column_names([&](const char* name, const auto& value) {
-    descr += fmt::format("('{}', '{}'), ", name, npy_type<std::decay_t<decltype(value)>>());
-  });
-  std::size_t rows = 0;
-  for (const KindStats& k : report.kinds) rows += k.results.size();
-  std::string header = fmt::format("{{'descr': [{}], 'fortran_order': False, 'shape': ({},), }}", descr, rows);
-  constexpr std::size_t kPreamble = 10;  // magic (6), version (2), header length (2)
-  header.append(63 - (kPreamble + header.size()) % 64, ' ');
-  header += '\n';
-  std::string out = "\x93NUMPY";
-  out += '\x01';
-  out += '\x00';
-  append_le(out, static_cast<uint16_t>(header.size()));
-  out += header;
+// The rows packed as NumPy lays out a structured array of per_ray_columns() (no padding, little-endian).
+std::string records(const StatsReport& report) {
+  std::string out;
   for_each_row(report, [&](const Row& row) {
     visit_columns(row, [&](const char*, const auto& value) {
       using T = std::decay_t<decltype(value)>;
@@ -144,6 +129,30 @@ std::string npy(const StatsReport& report) {
   return out;
 }
 
+// NumPy's format 1.0: magic, version, a 16-bit header length and a Python dict literal padded with spaces and
+// ended by a newline so that the data starts at a multiple of 64 bytes.
+std::string npy(const StatsReport& report) {
+  std::string descr;
+  for (const PerRayColumn& c : per_ray_columns()) descr += fmt::format("('{}', '{}'), ", c.name, c.numpy_type);
+  std::size_t rows = 0;
+  for (const KindStats& k : report.kinds) rows += k.results.size();
+  std::string header = fmt::format("{{'descr': [{}], 'fortran_order': False, 'shape': ({},), }}", descr, rows);
+  constexpr std::size_t kPreamble = 10;  // magic (6), version (2), header length (2)
+  header.append(63 - (kPreamble + header.size()) % 64, ' ');
+  header += '\n';
+  std::string out = "\x93NUMPY";
+  out += '\x01';
+  out += '\x00';
+  append_le(out, static_cast<uint16_t>(header.size()));
+  out += header;
+  return out + records(report);
+}
+
+std::vector<std::byte> as_byte_vector(const std::string& text) {
+  const auto bytes = std::as_bytes(std::span<const char>(text));
+  return {bytes.begin(), bytes.end()};
+}
+
 }  // namespace
 
 PerRayFormat per_ray_format(const std::filesystem::path& path) {
@@ -153,10 +162,18 @@ PerRayFormat per_ray_format(const std::filesystem::path& path) {
   throw Error(ErrorKind::BadInput, path.string(), "--per-ray: the file name must end in .csv or .npy");
 }
 
+std::vector<PerRayColumn> per_ray_columns() {
+  std::vector<PerRayColumn> columns;
+  visit_column_names([&](const char* name, const auto& value) {
+    columns.push_back({name, npy_type<std::decay_t<decltype(value)>>()});
+  });
+  return columns;
+}
+
+std::vector<std::byte> per_ray_records(const StatsReport& report) { return as_byte_vector(records(report)); }
+
 std::vector<std::byte> per_ray_bytes(const StatsReport& report, PerRayFormat format) {
-  const std::string text = format == PerRayFormat::Csv ? csv(report) : npy(report);
-  const auto bytes = std::as_bytes(std::span<const char>(text));
-  return {bytes.begin(), bytes.end()};
+  return as_byte_vector(format == PerRayFormat::Csv ? csv(report) : npy(report));
 }
 
 void write_per_ray(const std::filesystem::path& path, const StatsReport& report) {

@@ -55,13 +55,14 @@ std::vector<SurfaceHit> surface_hits(const emu::LoadedBvh& bvh, const RayBatch& 
   return hits;
 }
 
-KindStats trace_kind(const emu::LoadedBvh& bvh, RayKind kind, const RayBatch& batch, const StatsOptions& options,
-                     const emu::Oracle* oracle, const Executor& executor) {
+// Traces `batch` as rays of `kind`, in any-hit mode when `any_hit` (is_occlusion(kind) for generated rays).
+KindStats trace_kind(const emu::LoadedBvh& bvh, RayKind kind, bool any_hit, const RayBatch& batch,
+                     const StatsOptions& options, const emu::Oracle* oracle, const Executor& executor) {
   KindStats ks;
   ks.kind = kind;
   ks.rays = batch.rays.size();
   emu::TraceOptions trace = options.trace;
-  trace.any_hit = is_occlusion(kind);
+  trace.any_hit = any_hit;
   trace.record_node_sequence = options.machine.has_value();
 
   const auto start = std::chrono::steady_clock::now();
@@ -174,14 +175,11 @@ Distribution summarize(std::vector<uint64_t> values) {
   return d;
 }
 
-StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& requested) {
-  if (requested.kinds.empty()) throw Error(ErrorKind::BadInput, "", "no ray types requested");
-  requested.trace.validate();
-  // The blob's any-hit shader (its alpha test) runs in the emulator, and the same test in the oracle's filter.
-  const std::optional<emu::AnyHitShader> shader = emu::AnyHitShader::of(bvh);
-  StatsOptions options = requested;
-  options.trace = emu::with_shader(requested.trace, shader);
-  const Executor executor(options.threads);
+namespace {
+
+// The report's description of the run, before any ray is traced.
+StatsReport report_header(const emu::LoadedBvh& bvh, const StatsOptions& options, bool any_hit_shader,
+                          const Executor& executor) {
   StatsReport report;
   report.file = bvh.file;
   report.target = blob::target_name(bvh.target);
@@ -193,11 +191,25 @@ StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& requested) 
   report.threads = executor.threads();
   report.machine = options.machine;
   report.gpu_scale = options.gpu_scale;
-  report.any_hit_shader = shader.has_value();
+  report.any_hit_shader = any_hit_shader;
   report.stoc = options.trace.stoc;
   report.two_level = bvh.two_level();
   report.camera = options.camera ? *options.camera
                                  : auto_frame(bvh.world_positions(), static_cast<float>(options.width) / static_cast<float>(options.height));
+  return report;
+}
+
+}  // namespace
+
+StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& requested) {
+  if (requested.kinds.empty()) throw Error(ErrorKind::BadInput, "", "no ray types requested");
+  requested.trace.validate();
+  // The blob's any-hit shader (its alpha test) runs in the emulator, and the same test in the oracle's filter.
+  const std::optional<emu::AnyHitShader> shader = emu::AnyHitShader::of(bvh);
+  StatsOptions options = requested;
+  options.trace = emu::with_shader(requested.trace, shader);
+  const Executor executor(options.threads);
+  StatsReport report = report_header(bvh, options, shader.has_value(), executor);
 
   std::optional<emu::Oracle> oracle;
   if (options.oracle) oracle.emplace(emu::Oracle::of(bvh, options.threads));
@@ -212,7 +224,7 @@ StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& requested) 
     primary = primary_rays(report.camera, options.width, options.height, executor);
     StatsOptions keep = options;
     keep.keep_results = true;
-    primary_stats = trace_kind(bvh, RayKind::Primary, *primary, keep, oracle_ptr, executor);
+    primary_stats = trace_kind(bvh, RayKind::Primary, false, *primary, keep, oracle_ptr, executor);
   }
   std::vector<SurfaceHit> hits;
   if (want_secondary) hits = surface_hits(bvh, *primary, primary_stats->results);
@@ -234,24 +246,41 @@ StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& requested) 
         ao.samples = options.ao_samples;
         ao.max_distance = options.ao_distance ? *options.ao_distance : 0.1f * vector_length(bvh.bounds.extent());
         ao.seed = options.seed;
-        report.kinds.push_back(trace_kind(bvh, kind, ao_rays(*primary, hits, ao, executor), options, oracle_ptr, executor));
+        report.kinds.push_back(trace_kind(bvh, kind, is_occlusion(kind), ao_rays(*primary, hits, ao, executor), options, oracle_ptr, executor));
         break;
       }
       case RayKind::Shadow:
-        report.kinds.push_back(trace_kind(bvh, kind, shadow_rays(*primary, hits, default_light(bvh.bounds), 1e-4f, executor),
+        report.kinds.push_back(trace_kind(bvh, kind, is_occlusion(kind), shadow_rays(*primary, hits, default_light(bvh.bounds), 1e-4f, executor),
                                           options, oracle_ptr, executor));
         break;
       case RayKind::Random:
-        report.kinds.push_back(trace_kind(bvh, kind, random_rays(bvh.bounds, options.random_rays, options.seed, executor),
+        report.kinds.push_back(trace_kind(bvh, kind, is_occlusion(kind), random_rays(bvh.bounds, options.random_rays, options.seed, executor),
                                           options, oracle_ptr, executor));
         break;
       case RayKind::File: {
         if (options.rays_file.empty()) throw Error(ErrorKind::BadInput, "", "ray type 'file' needs --rays-file FILE");
-        report.kinds.push_back(trace_kind(bvh, kind, make_batch(read_rays_file(options.rays_file)), options, oracle_ptr, executor));
+        report.kinds.push_back(trace_kind(bvh, kind, is_occlusion(kind), make_batch(read_rays_file(options.rays_file)), options, oracle_ptr, executor));
         break;
       }
     }
   }
+  return report;
+}
+
+StatsReport run_stats_on_rays(const emu::LoadedBvh& bvh, std::vector<Ray> rays, bool any_hit,
+                              const StatsOptions& requested) {
+  requested.trace.validate();
+  for (std::size_t i = 0; i < rays.size(); ++i) validate_ray(rays[i], "rays", "ray " + std::to_string(i));
+  const std::optional<emu::AnyHitShader> shader = emu::AnyHitShader::of(bvh);
+  StatsOptions options = requested;
+  options.trace = emu::with_shader(requested.trace, shader);
+  options.kinds = {RayKind::File};
+  const Executor executor(options.threads);
+  StatsReport report = report_header(bvh, options, shader.has_value(), executor);
+  std::optional<emu::Oracle> oracle;
+  if (options.oracle) oracle.emplace(emu::Oracle::of(bvh, options.threads));
+  report.kinds.push_back(
+      trace_kind(bvh, RayKind::File, any_hit, make_batch(std::move(rays)), options, oracle ? &*oracle : nullptr, executor));
   return report;
 }
 

@@ -19,6 +19,10 @@ namespace hwbvh {
 
 enum class RaysFileFormat { Text, Binary };
 
+/// Checks the rules above for one ray, whichever encoding (or caller) it came from. Throws hwbvh::Error(BadInput)
+/// "NAME: WHERE: problem", `where` being e.g. "line 7" or "ray 7".
+void validate_ray(const Ray& ray, const std::string& name, const std::string& where);
+
 /// Parses a rays file held in memory; `name` is used in messages. Throws hwbvh::Error(BadInput) naming the
 /// file and the line (text) or ray index (binary) for: unknown magic version, size not matching the count,
 /// malformed or wrong number of values, non-finite origin or direction, zero direction, negative or

@@ -131,6 +131,13 @@ struct StatsReport {
 /// options or an unreadable rays file.
 StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& options);
 
+/// Traces the caller's `rays` as one batch (waves of 32 consecutive rays), as run_stats traces a rays file, in
+/// closest-hit mode or, with `any_hit`, occlusion mode (checked with rtcOccluded1). The report has one kind, File;
+/// options.kinds and the ray-generation options are not used. Throws hwbvh::Error(BadInput) naming the first ray
+/// that breaks a rays file's rules (docs/rays.md).
+StatsReport run_stats_on_rays(const emu::LoadedBvh& bvh, std::vector<Ray> rays, bool any_hit,
+                              const StatsOptions& options);
+
 /// Distribution of `values` (nearest-rank median and 95th percentile, 32-bin histogram).
 Distribution summarize(std::vector<uint64_t> values);
 
