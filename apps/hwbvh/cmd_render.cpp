@@ -13,7 +13,7 @@
 #include "hwbvh/render/png.h"
 #include "hwbvh/render/render.h"
 #include "output.h"
-#include "target_options.h"
+#include "ray_options.h"
 
 namespace hwbvh::cli {
 namespace {
@@ -24,24 +24,16 @@ struct RenderArgs {
   std::string mode;
   std::string compare;
   std::string compare_mode;
-  std::string camera;
-  uint32_t width = 256;
-  uint32_t height = 256;
+  RayArgs rays;
   double max_value = 0.0;
   std::optional<double> max;  ///< --max, when given
-  uint32_t stack_size = emu::kHardwareStackSize;
-  uint32_t instance_mask = 0xFF;
-  uint32_t heuristic = 0;
-  uint32_t step_limit = emu::kDefaultStepLimit;
-  std::string stoc = "on";
   int threads = 0;
-  TargetTraceOptions target_options;
 };
 
 // Loads a blob and refuses the options its target has no use for.
 emu::LoadedBvh load_checked(const std::string& file, const RenderArgs& a) {
   emu::LoadedBvh bvh = emu::load_bvh_file(file);
-  a.target_options.refuse_unused(bvh);
+  a.rays.target_options.refuse_unused(bvh);
   return bvh;
 }
 
@@ -61,14 +53,10 @@ int run_render(const RenderArgs& a) {
   check_output_is_not_input(a.output, {a.file, a.compare});
   const render::Mode mode = render::parse_mode(a.mode);
   render::ViewOptions view;
-  view.width = a.width;
-  view.height = a.height;
-  if (!a.camera.empty()) view.camera = parse_camera(a.camera);
-  view.trace.stack.size = a.stack_size;
-  view.trace.instance_mask = a.instance_mask;
-  view.trace.intersect.heuristic = static_cast<emu::SortHeuristic>(a.heuristic);
-  view.trace.step_limit = a.step_limit;
-  view.trace.stoc = a.stoc == "on";
+  view.width = a.rays.width;
+  view.height = a.rays.height;
+  view.camera = a.rays.parsed_camera();
+  view.trace = a.rays.trace();
   view.threads = a.threads;
   view.validate();
 
@@ -119,33 +107,9 @@ Command add_render_command(CLI::App& app) {
       sub->add_option("--compare-mode", args->compare_mode, "a second mode of the same blob, side by side")
           ->check(CLI::IsMember(modes));
   compare->excludes(compare_mode);
-  sub->add_option("--camera", args->camera, "eye,target,up,fov (ten numbers); default: framed from the scene bounds");
-  sub->add_option("--width", args->width, "image width in pixels")
-      ->check(CLI::Range(1u, render::kMaxImageSide))
-      ->capture_default_str();
-  sub->add_option("--height", args->height, "image height in pixels")
-      ->check(CLI::Range(1u, render::kMaxImageSide))
-      ->capture_default_str();
+  add_ray_options(*sub, args->rays, kImageRays | kTrace | kStoc);
   CLI::Option* max = sub->add_option("--max", args->max_value, "top of the heatmap scale (depth: far distance); default: the image maximum")
       ->check(CLI::PositiveNumber);
-  args->target_options.instance_mask = add_instance_mask_option(*sub, args->instance_mask);
-  args->target_options.stack_size =
-      sub->add_option("--stack-size", args->stack_size, "LDS stack ring entries per lane (rtip31, rtip20)")
-          ->check(CLI::Range(2u, emu::kMaxStackSize))
-          ->capture_default_str();
-  args->target_options.heuristic =
-      sub->add_option("--heuristic", args->heuristic,
-                      "box sort heuristic (rtip31, rtip20): 0 closest, 1 largest interval, 2 midpoint, 3 no sort")
-          ->check(CLI::Range(0u, 3u))
-          ->capture_default_str();
-  sub->add_option("--step-limit", args->step_limit, "stop (and report) a ray after this many steps")
-      ->check(CLI::Range(1u, 1000000000u))
-      ->capture_default_str();
-  args->target_options.stoc =
-      sub->add_option("--stoc", args->stoc,
-                      "skip any-hit work with STOC states (xe3 leaf masks, rtip31 sideband) on alpha-tested triangles")
-          ->check(CLI::IsMember({"on", "off"}))
-          ->capture_default_str();
   sub->add_option("--threads", args->threads, "worker threads; 0 = all (images are identical at any count)")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();

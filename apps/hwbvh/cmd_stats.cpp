@@ -1,6 +1,5 @@
 // hwbvh stats FILE: trace rays through a blob with the wavefront emulator, check every ray against Embree, and
 // print traversal statistics per ray type.
-#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -14,37 +13,21 @@
 #include "machine_options.h"
 #include "output.h"
 #include "progress.h"
-#include "target_options.h"
+#include "ray_options.h"
 
 namespace hwbvh::cli {
 namespace {
 
 struct StatsArgs {
   std::string file;
-  std::string rays = "primary,ao,shadow";
-  uint32_t width = 256;
-  uint32_t height = 256;
-  std::string camera;
-  uint32_t ao_samples = 4;
-  float ao_distance = 0.0f;
-  uint32_t random_rays = 16384;
-  uint64_t seed = 1;
-  std::string rays_file;
-  uint32_t stack_size = 16;
-  uint32_t instance_mask = 0xFF;
-  uint32_t heuristic = 0;
-  std::string triangle_test;  ///< empty: the target's own
-  uint32_t step_limit = emu::kDefaultStepLimit;
+  RayArgs rays;
   int threads = 0;
   MachineArgs machine;
-  std::string stoc = "on";
   std::string per_ray;
   std::string export_rra;
-  bool no_duplicate_any_hit = false;
   bool no_oracle = false;
   bool json = false;
   bool quiet = false;
-  TargetTraceOptions target_options;
 };
 
 // The blob's .rra file with one ray-history dispatch per ray type, in the order traced (docs/rra.md §6).
@@ -52,7 +35,7 @@ void write_rra_with_history(const StatsArgs& a, const blob::Blob& blob, const st
   std::vector<rra::HistoryDispatch> history;
   for (const stats::KindStats& ks : report.kinds)
     history.push_back(rra::history_dispatch(report.width, report.height, ks.pixel, ks.rays_traced, ks.results,
-                                            stats::is_occlusion(ks.kind), a.instance_mask,
+                                            stats::is_occlusion(ks.kind), a.rays.instance_mask,
                                             rra::accel_struct_address(0)));
   rra::write_file(a.export_rra, blob, a.file, {}, history);
 }
@@ -64,24 +47,10 @@ int run_stats(const StatsArgs& a) {
   }
   if (!a.export_rra.empty()) check_output_is_not_input(a.export_rra, {a.file});
   stats::StatsOptions options;
-  options.kinds = stats::parse_ray_kinds(a.rays);
-  if (!a.rays_file.empty() && std::find(options.kinds.begin(), options.kinds.end(), stats::RayKind::File) == options.kinds.end())
-    options.kinds.push_back(stats::RayKind::File);
-  options.width = a.width;
-  options.height = a.height;
-  if (!a.camera.empty()) options.camera = parse_camera(a.camera);
-  options.ao_samples = a.ao_samples;
-  if (a.ao_distance > 0.0f) options.ao_distance = a.ao_distance;
-  options.random_rays = a.random_rays;
-  options.seed = a.seed;
-  options.rays_file = a.rays_file;
-  options.trace.stack.size = a.stack_size;
-  options.trace.instance_mask = a.instance_mask;
-  options.trace.intersect.heuristic = static_cast<emu::SortHeuristic>(a.heuristic);
-  if (!a.triangle_test.empty()) options.trace.intersect.triangle_test = emu::parse_triangle_test(a.triangle_test);
-  options.trace.step_limit = a.step_limit;
-  options.trace.stoc = a.stoc == "on";
-  options.trace.no_duplicate_any_hit = a.no_duplicate_any_hit;
+  options.kinds = a.rays.kinds();
+  set_ray_generation(a.rays, options);
+  options.rays_file = a.rays.rays_file;
+  options.trace = a.rays.trace();
   options.threads = a.threads;
   options.oracle = !a.no_oracle;
   options.keep_results = !a.per_ray.empty() || !a.export_rra.empty();
@@ -96,7 +65,7 @@ int run_stats(const StatsArgs& a) {
     blob = rra::read_blob_or_rra(a.file);
     if (!a.export_rra.empty()) (void)rra::accel_structs_from_blob(blob, a.file);  // refused before the work
     const emu::LoadedBvh bvh = emu::load_bvh(blob, a.file);
-    a.target_options.refuse_unused(bvh);
+    a.rays.target_options.refuse_unused(bvh);
     progress.phase("tracing");
     report = stats::run_stats(bvh, options);
   }
@@ -113,32 +82,7 @@ Command add_stats_command(CLI::App& app) {
   auto args = std::make_shared<StatsArgs>();
   CLI::App* sub = app.add_subcommand("stats", "Trace rays through a blob with the RT IP 3.1 emulator and print traversal statistics");
   sub->add_option("file", args->file, "blob file (.hwbvh) or .rra file (hwbvh export or a driver's RT IP 3.1 capture)")->required();
-  sub->add_option("--rays", args->rays, "comma-separated ray types: primary, ao, shadow, random, file")->capture_default_str();
-  sub->add_option("--width", args->width, "primary-ray image width")->check(CLI::Range(1u, 16384u))->capture_default_str();
-  sub->add_option("--height", args->height, "primary-ray image height")->check(CLI::Range(1u, 16384u))->capture_default_str();
-  sub->add_option("--camera", args->camera, "eye,target,up,fov (ten numbers); default: framed from the scene bounds");
-  sub->add_option("--ao-samples", args->ao_samples, "ambient-occlusion rays per primary hit")->check(CLI::Range(1u, 1024u))->capture_default_str();
-  sub->add_option("--ao-distance", args->ao_distance, "AO ray length; default 0.1 x the scene diagonal")->check(CLI::PositiveNumber);
-  sub->add_option("--random-rays", args->random_rays, "number of random rays")->check(CLI::Range(1u, 100000000u))->capture_default_str();
-  sub->add_option("--seed", args->seed, "seed of the AO and random rays")->capture_default_str();
-  sub->add_option("--rays-file", args->rays_file, "trace these rays too (format: docs/rays.md)");
-  args->target_options.instance_mask = add_instance_mask_option(*sub, args->instance_mask);
-  args->target_options.stack_size =
-      sub->add_option("--stack-size", args->stack_size, "LDS stack ring entries per lane (rtip31, rtip20)")
-          ->check(CLI::Range(2u, 64u))->capture_default_str();
-  args->target_options.heuristic =
-      sub->add_option("--heuristic", args->heuristic,
-                      "box sort heuristic (rtip31, rtip20): 0 closest, 1 largest interval, 2 midpoint, 3 no sort")
-          ->check(CLI::Range(0u, 3u))->capture_default_str();
-  sub->add_option("--triangle-test", args->triangle_test,
-                  "ray/triangle test: watertight (as DXR/Vulkan hardware must be) or gpurt (GPURT's emulation); "
-                  "default: the target's own, watertight for rtip31 and xe3, gpurt for rtip20")
-      ->check(CLI::IsMember({"watertight", "gpurt"}));
-  sub->add_option("--step-limit", args->step_limit, "stop (and report) a ray after this many steps")->check(CLI::Range(1u, 1000000000u))->capture_default_str();
-  args->target_options.stoc =
-      sub->add_option("--stoc", args->stoc,
-                      "skip any-hit work with STOC states (xe3 leaf masks, rtip31 sideband) on alpha-tested triangles")
-          ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
+  add_ray_options(*sub, args->rays, kImageRays | kRayTypes | kRaysFile | kTrace | kStoc);
   sub->add_option("--threads", args->threads, "worker threads; 0 = all (counters are identical at any count)")
       ->check(CLI::Range(0, 4096))->capture_default_str();
   add_machine_options(*sub, args->machine);
@@ -147,8 +91,6 @@ Command add_stats_command(CLI::App& app) {
   sub->add_option("--export-rra", args->export_rra,
                   "also write the blob (rtip31) as a .rra file with these rays and their counters as RRA ray "
                   "history, one dispatch per ray type (docs/rra.md)");
-  sub->add_flag("--no-duplicate-any-hit", args->no_duplicate_any_hit,
-                "run the any-hit shader at most once per primitive and ray (DXR's NO_DUPLICATE_ANYHIT_INVOCATION)");
   sub->add_flag("--no-oracle", args->no_oracle, "skip the Embree comparison");
   sub->add_flag("--json", args->json, "print one JSON document (with histograms)");
   sub->add_flag("--quiet", args->quiet, "no progress indicator");

@@ -157,7 +157,7 @@ CompareReport compare_targets(const AnyScene& scene, const CompareOptions& o) {
       case RayKind::AmbientOcclusion: {
         AoOptions ao;
         ao.samples = o.ao_samples;
-        ao.max_distance = 0.1f * vector_length(bounds.extent());
+        ao.max_distance = o.ao_distance ? *o.ao_distance : 0.1f * vector_length(bounds.extent());
         ao.seed = o.seed;
         batches.emplace_back(kind, make_batch(ao_rays(primary, hits, ao, executor).rays));
         break;
