@@ -12,6 +12,7 @@
 #include "hwbvh/emu/loaded_bvh.h"
 #include "hwbvh/render/png.h"
 #include "hwbvh/render/render.h"
+#include "option_checks.h"
 #include "output.h"
 #include "ray_options.h"
 
@@ -109,7 +110,7 @@ Command add_render_command(CLI::App& app) {
   compare->excludes(compare_mode);
   add_ray_options(*sub, args->rays, kImageRays | kTrace | kStoc);
   CLI::Option* max = sub->add_option("--max", args->max_value, "top of the heatmap scale (depth: far distance); default: the image maximum")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   sub->add_option("--threads", args->threads, "worker threads; 0 = all (images are identical at any count)")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();

@@ -4,8 +4,28 @@
 
 #include "hwbvh/emu/rtip31/intersect.h"
 #include "hwbvh/render/render.h"
+#include "option_checks.h"
 
 namespace hwbvh::cli {
+namespace {
+
+// --heuristic by name or by the number of emu::SortHeuristic (the intersect instruction's field): the key the box
+// path sorts children by.
+CLI::Validator sort_heuristic_names() {
+  return CLI::Validator(
+      [](std::string& input) -> std::string {
+        static constexpr std::pair<const char*, const char*> kNames[] = {
+            {"closest", "0"}, {"largest-interval", "1"}, {"midpoint", "2"}, {"none", "3"}};
+        for (const auto& [name, number] : kNames) {
+          if (input == name) input = number;
+          if (input == number) return {};
+        }
+        return "must be closest, largest-interval, midpoint or none, or their numbers 0..3 (got " + input + ")";
+      },
+      "closest|largest-interval|midpoint|none");
+}
+
+}  // namespace
 
 std::vector<stats::RayKind> RayArgs::kinds() const {
   std::vector<stats::RayKind> list = stats::parse_ray_kinds(rays);
@@ -56,7 +76,7 @@ void add_ray_options(CLI::App& c, RayArgs& a, unsigned groups, const std::string
         ->check(CLI::Range(1u, 1024u))
         ->capture_default_str();
     c.add_option("--ao-distance", a.ao_distance, "AO ray length; default 0.1 x the scene diagonal")
-        ->check(CLI::PositiveNumber);
+        ->check(positive_number());
     c.add_option("--random-rays", a.random_rays, "number of random rays")
         ->check(CLI::Range(1u, 100000000u))
         ->capture_default_str();
@@ -71,8 +91,8 @@ void add_ray_options(CLI::App& c, RayArgs& a, unsigned groups, const std::string
             ->capture_default_str();
     a.target_options.heuristic =
         c.add_option("--heuristic", a.heuristic,
-                     "box sort heuristic (rtip31, rtip20): 0 closest, 1 largest interval, 2 midpoint, 3 no sort")
-            ->check(CLI::Range(0u, 3u))
+                     "box sort heuristic (rtip31, rtip20): closest (0), largest-interval (1), midpoint (2) or none (3)")
+            ->transform(sort_heuristic_names())
             ->capture_default_str();
     c.add_option("--triangle-test", a.triangle_test,
                  "ray/triangle test: watertight (as DXR/Vulkan hardware must be) or gpurt (GPURT's emulation); "
