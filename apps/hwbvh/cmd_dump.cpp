@@ -11,6 +11,7 @@
 #include "hwbvh/blob/instance_sections.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/pipeline/inspect.h"
+#include "inputs.h"
 #include "option_checks.h"
 #include "output.h"
 
@@ -269,6 +270,7 @@ Json dump_json(const std::string& file, const NodeDump& d) {
 // ---- command -------------------------------------------------------------------------------------------
 
 int run_dump(const DumpArgs& a) {
+  refuse_scene_input(a.file, "dump");
   const blob::Blob b = blob::read_file(a.file);
   if (b.target != blob::Target::Rtip31)
     throw Error(ErrorKind::BadInput, a.file,

@@ -13,6 +13,7 @@
 #include "hwbvh/core/file_io.h"
 #include "hwbvh/pipeline/pipeline.h"
 #include "hwbvh/rra/rra.h"
+#include "inputs.h"
 #include "output.h"
 
 namespace hwbvh::cli {
@@ -139,6 +140,7 @@ void add_level_rows(Table& t, const Json& scene, const blob::Blob& b, const std:
 }
 
 int run_info(const InfoArgs& a) {
+  refuse_scene_input(a.file, "info");
   const std::vector<std::byte> bytes = read_file_bytes(a.file);
   Json history = Json::array();  // stays empty for a blob
   if (rra::has_rdf_magic(bytes)) {

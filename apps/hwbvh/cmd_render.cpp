@@ -13,6 +13,7 @@
 #include "hwbvh/render/png.h"
 #include "hwbvh/render/render.h"
 #include "option_checks.h"
+#include "inputs.h"
 #include "output.h"
 #include "ray_options.h"
 
@@ -26,14 +27,16 @@ struct RenderArgs {
   std::string compare;
   std::string compare_mode;
   RayArgs rays;
+  bool flatten = false;
+  CLI::Option* flatten_option = nullptr;
   double max_value = 0.0;
   std::optional<double> max;  ///< --max, when given
   int threads = 0;
 };
 
-// Loads a blob and refuses the options its target has no use for.
-emu::LoadedBvh load_checked(const std::string& file, const RenderArgs& a) {
-  emu::LoadedBvh bvh = emu::load_bvh_file(file);
+// Loads a blob, a .rra file or a scene (built on the fly) and refuses the options its target has no use for.
+emu::LoadedBvh load_checked(const std::string& file, const RenderArgs& a, const WarningFn& warn) {
+  emu::LoadedBvh bvh = emu::load_bvh(read_traced_input(file, a.flatten_option, a.flatten, a.threads, warn), file);
   a.rays.target_options.refuse_unused(bvh);
   return bvh;
 }
@@ -61,14 +64,15 @@ int run_render(const RenderArgs& a) {
   view.threads = a.threads;
   view.validate();
 
-  const render::Frame frame = render::trace_frame(load_checked(a.file, a), view);
+  Warnings warnings;
+  const render::Frame frame = render::trace_frame(load_checked(a.file, a, warnings.collector()), view);
   Table t;
   t.row("output", a.output);
   render::Image image;
   if (!a.compare.empty()) {
     render::ViewOptions same = view;
     same.camera = frame.camera;  // B is seen through A's camera, so the pixels correspond
-    const render::Frame other = render::trace_frame(load_checked(a.compare, a), same);
+    const render::Frame other = render::trace_frame(load_checked(a.compare, a, warnings.collector()), same);
     image = render::render_comparison(frame, mode, other, mode, a.max);
     t.row("mode", render::mode_name(mode));
     add_frame_rows(t, "A", frame, mode);
@@ -85,6 +89,7 @@ int run_render(const RenderArgs& a) {
     t.row("mode", render::mode_name(mode));
     add_frame_rows(t, "", frame, mode);
   }
+  warnings.print(false);
   render::write_png(a.output, image);
   t.row("image", fmt::format("{} x {} px", image.width(), image.height()));
   t.row("camera", format_camera(frame.camera));
@@ -100,10 +105,15 @@ Command add_render_command(CLI::App& app) {
   for (const render::Mode m : render::all_modes()) modes.emplace_back(render::mode_name(m));
   CLI::App* sub = app.add_subcommand("render", "Render a debug image (shading or a traversal-counter heatmap) of the "
                                                "emulated primary rays of a blob");
-  sub->add_option("file", args->file, "blob file (.hwbvh)")->required();
+  sub->add_option("file", args->file,
+                  "blob file (.hwbvh), .rra file, or a scene (.obj, .gltf, .glb) built on the fly as `hwbvh build` "
+                  "does by default")
+      ->required();
+  args->flatten_option = add_flatten_flag(*sub, args->flatten);
   sub->add_option("-o,--output", args->output, "PNG file to write")->required();
   sub->add_option("--mode", args->mode, "what each pixel shows")->required()->check(CLI::IsMember(modes));
-  CLI::Option* compare = sub->add_option("--compare", args->compare, "a second blob: A | B | difference, shared scale");
+  CLI::Option* compare =
+      sub->add_option("--compare", args->compare, "a second blob, .rra file or scene: A | B | difference, shared scale");
   CLI::Option* compare_mode =
       sub->add_option("--compare-mode", args->compare_mode, "a second mode of the same blob, side by side")
           ->check(CLI::IsMember(modes));

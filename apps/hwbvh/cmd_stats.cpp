@@ -10,6 +10,7 @@
 #include "hwbvh/stats/per_ray.h"
 #include "hwbvh/stats/stats_output.h"
 #include "hwbvh/stats/traversal_stats.h"
+#include "inputs.h"
 #include "machine_options.h"
 #include "output.h"
 #include "progress.h"
@@ -26,6 +27,8 @@ struct StatsArgs {
   std::string per_ray;
   std::string export_rra;
   bool no_oracle = false;
+  bool flatten = false;
+  CLI::Option* flatten_option = nullptr;
   bool json = false;
   bool quiet = false;
 };
@@ -59,16 +62,18 @@ int run_stats(const StatsArgs& a) {
 
   stats::StatsReport report;
   blob::Blob blob;
+  Warnings warnings;
   {
     Progress progress("hwbvh stats", !a.quiet);
     progress.phase("loading");
-    blob = rra::read_blob_or_rra(a.file);
+    blob = read_traced_input(a.file, a.flatten_option, a.flatten, a.threads, warnings.collector());
     if (!a.export_rra.empty()) (void)rra::accel_structs_from_blob(blob, a.file);  // refused before the work
     const emu::LoadedBvh bvh = emu::load_bvh(blob, a.file);
     a.rays.target_options.refuse_unused(bvh);
     progress.phase("tracing");
     report = stats::run_stats(bvh, options);
   }
+  warnings.print(a.quiet);
   if (!a.per_ray.empty()) stats::write_per_ray(a.per_ray, report);
   if (!a.export_rra.empty()) write_rra_with_history(a, blob, report);
   const std::string text = a.json ? stats::stats_to_json(report) + "\n" : stats::stats_to_text(report);
@@ -81,7 +86,11 @@ int run_stats(const StatsArgs& a) {
 Command add_stats_command(CLI::App& app) {
   auto args = std::make_shared<StatsArgs>();
   CLI::App* sub = app.add_subcommand("stats", "Trace rays through a blob with the RT IP 3.1 emulator and print traversal statistics");
-  sub->add_option("file", args->file, "blob file (.hwbvh) or .rra file (hwbvh export or a driver's RT IP 3.1 capture)")->required();
+  sub->add_option("file", args->file,
+                  "blob file (.hwbvh), .rra file (hwbvh export or a driver's RT IP 3.1 capture), or a scene (.obj, "
+                  ".gltf, .glb) built on the fly as `hwbvh build` does by default")
+      ->required();
+  args->flatten_option = add_flatten_flag(*sub, args->flatten);
   add_ray_options(*sub, args->rays, kImageRays | kRayTypes | kRaysFile | kTrace | kStoc);
   sub->add_option("--threads", args->threads, "worker threads; 0 = all (counters are identical at any count)")
       ->check(CLI::Range(0, 4096))->capture_default_str();
@@ -93,7 +102,7 @@ Command add_stats_command(CLI::App& app) {
                   "history, one dispatch per ray type (docs/rra.md)");
   sub->add_flag("--no-oracle", args->no_oracle, "skip the Embree comparison");
   sub->add_flag("--json", args->json, "print one JSON document (with histograms)");
-  sub->add_flag("--quiet", args->quiet, "no progress indicator");
+  sub->add_flag("--quiet", args->quiet, "no progress indicator and no warnings");
   return {sub, [args] { return run_stats(*args); }};
 }
 
