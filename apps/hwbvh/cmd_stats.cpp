@@ -1,6 +1,10 @@
 // hwbvh stats FILE: trace rays through a blob with the wavefront emulator, check every ray against Embree, and
 // print traversal statistics per ray type.
 #include <cstdio>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
 #include <memory>
 
 #include "commands.h"
@@ -74,10 +78,27 @@ int run_stats(const StatsArgs& a) {
     report = stats::run_stats(bvh, options);
   }
   warnings.print(a.quiet);
-  if (!a.per_ray.empty()) stats::write_per_ray(a.per_ray, report);
-  if (!a.export_rra.empty()) write_rra_with_history(a, blob, report);
-  const std::string text = a.json ? stats::stats_to_json(report) + "\n" : stats::stats_to_text(report);
-  std::fputs(text.c_str(), stdout);
+  // The files written, each with what it holds: a "wrote" line under the text, a "wrote" array in the JSON.
+  std::vector<std::pair<std::string, std::string>> wrote;
+  uint64_t rays = 0;
+  for (const stats::KindStats& k : report.kinds) rays += k.rays;
+  if (!a.per_ray.empty()) {
+    stats::write_per_ray(a.per_ray, report);
+    wrote.emplace_back(a.per_ray, fmt::format("{} rays, one row each", rays));
+  }
+  if (!a.export_rra.empty()) {
+    write_rra_with_history(a, blob, report);
+    wrote.emplace_back(a.export_rra, fmt::format("the BVH and {} rays in {} ray-history dispatch{}", rays,
+                                                 report.kinds.size(), report.kinds.size() == 1 ? "" : "es"));
+  }
+  if (a.json) {
+    Json json = Json::parse(stats::stats_to_json(report));
+    for (const auto& [file, what] : wrote) json["wrote"].push_back({{"file", file}, {"contents", what}});
+    print_json(json);
+    return 0;
+  }
+  std::fputs(stats::stats_to_text(report).c_str(), stdout);
+  for (const auto& [file, what] : wrote) fmt::print("wrote {} ({})\n", file, what);
   return 0;
 }
 
