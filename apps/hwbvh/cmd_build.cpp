@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "hwbvh/api/api.h"
 #include "hwbvh/pipeline/pipeline.h"
+#include "option_checks.h"
 #include "output.h"
 #include "progress.h"
 
@@ -106,7 +107,7 @@ Command add_build_command(CLI::App& app) {
       ->check(CLI::Range(0u, 12u))
       ->capture_default_str();
   sub->add_option("--alpha-cutoff", args->alpha_cutoff, "alpha test: a hit passes where texel alpha / 255 >= C (default: glTF alphaCutoff, else 0.5)")
-      ->check(CLI::Range(0.0f, 1.0f));
+      ->check(number_between(0.0, 1.0));
   sub->add_option("--quality", args->quality, "BVH build quality; high adds spatial splits")
       ->check(CLI::IsMember({"low", "medium", "high"}))
       ->capture_default_str();
@@ -115,7 +116,7 @@ Command add_build_command(CLI::App& app) {
       ->capture_default_str();
   args->obb_ratio_option = sub->add_option("--obb-ratio", args->obb_ratio,
                   "accept a node's OBB only if its children's OBB area < R x their AABB area")
-      ->check(CLI::Range(0.0f, 1.0f))
+      ->check(number_between(0.0, 1.0))
       ->capture_default_str();
   sub->add_option("--threads", args->threads, "worker threads; 0 = all (output is identical at any count)")
       ->check(CLI::Range(0, 4096))

@@ -11,6 +11,8 @@
 #include "hwbvh/blob/instance_sections.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/pipeline/inspect.h"
+#include "inputs.h"
+#include "option_checks.h"
 #include "output.h"
 
 namespace hwbvh::cli {
@@ -268,6 +270,7 @@ Json dump_json(const std::string& file, const NodeDump& d) {
 // ---- command -------------------------------------------------------------------------------------------
 
 int run_dump(const DumpArgs& a) {
+  refuse_scene_input(a.file, "dump");
   const blob::Blob b = blob::read_file(a.file);
   if (b.target != blob::Target::Rtip31)
     throw Error(ErrorKind::BadInput, a.file,
@@ -340,7 +343,7 @@ Command add_dump_command(CLI::App& app) {
                                   "only the node this node pointer addresses, e.g. 0x15 for the root");
   node->excludes(pointer);
   sub->add_option("--max-nodes", args->max_nodes, "nodes to print, breadth-first from the root; 0 = all")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   sub->add_option("--blas", args->blas, "two-level blobs: dump BLAS N instead of the top level");
   sub->add_flag("--json", args->json, "print one JSON object");

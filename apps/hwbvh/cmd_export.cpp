@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "hwbvh/blob/blob.h"
 #include "hwbvh/rra/rra.h"
+#include "inputs.h"
 
 namespace hwbvh::cli {
 namespace {
@@ -18,6 +19,7 @@ struct ExportArgs {
 };
 
 int run_export(const ExportArgs& a) {
+  refuse_scene_input(a.file, "export");
   rra::write_file(a.output, blob::read_file(a.file), a.file, a.options);
   fmt::print("wrote {}\n", a.output);
   return 0;

@@ -13,6 +13,7 @@
 #include "hwbvh/core/error.h"
 #include "hwbvh/pipeline/pipeline.h"
 #include "hwbvh/rra/rra.h"
+#include "inputs.h"
 #include "output.h"
 
 namespace hwbvh::cli {
@@ -92,6 +93,7 @@ void add_level_rows(Table& t, const Json& scene, const blob::Blob& b, const std:
 }
 
 int run_info(const InfoArgs& a) {
+  refuse_scene_input(a.file, "info");
   const std::string text = api::info_json(a.file);
   if (a.json) {
     fmt::print("{}\n", text);

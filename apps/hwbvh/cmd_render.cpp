@@ -12,8 +12,11 @@
 #include "hwbvh/emu/loaded_bvh.h"
 #include "hwbvh/render/png.h"
 #include "hwbvh/render/render.h"
+#include "option_checks.h"
+#include "inputs.h"
 #include "output.h"
-#include "target_options.h"
+#include "progress.h"
+#include "ray_options.h"
 
 namespace hwbvh::cli {
 namespace {
@@ -24,24 +27,21 @@ struct RenderArgs {
   std::string mode;
   std::string compare;
   std::string compare_mode;
-  std::string camera;
-  uint32_t width = 256;
-  uint32_t height = 256;
+  RayArgs rays;
+  bool flatten = false;
+  CLI::Option* flatten_option = nullptr;
   double max_value = 0.0;
   std::optional<double> max;  ///< --max, when given
-  uint32_t stack_size = emu::kHardwareStackSize;
-  uint32_t instance_mask = 0xFF;
-  uint32_t heuristic = 0;
-  uint32_t step_limit = emu::kDefaultStepLimit;
-  std::string stoc = "on";
+  bool no_legend = false;
   int threads = 0;
-  TargetTraceOptions target_options;
+  bool json = false;
+  bool quiet = false;
 };
 
-// Loads a blob and refuses the options its target has no use for.
-emu::LoadedBvh load_checked(const std::string& file, const RenderArgs& a) {
-  emu::LoadedBvh bvh = emu::load_bvh_file(file);
-  a.target_options.refuse_unused(bvh);
+// Loads a blob, a .rra file or a scene (built on the fly) and refuses the options its target has no use for.
+emu::LoadedBvh load_checked(const std::string& file, const RenderArgs& a, const WarningFn& warn) {
+  emu::LoadedBvh bvh = emu::load_bvh(read_traced_input(file, a.flatten_option, a.flatten, a.threads, warn), file);
+  a.rays.target_options.refuse_unused(bvh);
   return bvh;
 }
 
@@ -51,53 +51,90 @@ uint64_t largest_counter(const render::Frame& frame, render::Mode mode) {
   return m;
 }
 
-void add_frame_rows(Table& t, const std::string& name, const render::Frame& frame, render::Mode mode) {
-  const std::string prefix = name.empty() ? name : name + " ";
-  t.row(prefix + "rays", fmt::format("{} ({} faulted)", frame.results.size(), frame.faulted_rays()));
-  if (render::is_heatmap(mode)) t.row(prefix + "max " + render::mode_name(mode), fmt::format("{}", largest_counter(frame, mode)));
+// One traced frame as JSON: its label (A, B) and file, rays, faulted rays and the largest counter of each heatmap
+// mode shown.
+Json frame_json(const std::string& label, const std::string& file, const render::Frame& frame,
+                std::initializer_list<render::Mode> modes) {
+  Json j{{"label", label}, {"file", file}, {"rays", frame.results.size()}, {"faulted_rays", frame.faulted_rays()}};
+  for (const render::Mode m : modes)
+    if (render::is_heatmap(m)) j["max"][render::mode_name(m)] = largest_counter(frame, m);
+  return j;
+}
+
+// The JSON's rows as text: `prefix`rays, `prefix`max MODE.
+void add_frame_rows(Table& t, const Json& frame, bool prefixed) {
+  const std::string prefix = prefixed ? frame["label"].get<std::string>() + " " : "";
+  t.row(prefix + "rays", fmt::format("{} ({} faulted)", frame["rays"].get<uint64_t>(),
+                                     frame["faulted_rays"].get<uint64_t>()));
+  if (!frame.contains("max")) return;
+  for (const auto& [mode, value] : frame["max"].items()) t.row(prefix + "max " + mode, fmt::format("{}", value.get<uint64_t>()));
 }
 
 int run_render(const RenderArgs& a) {
   check_output_is_not_input(a.output, {a.file, a.compare});
+  (void)render::image_format(a.output);  // an extension other than .png, .jpg, .jpeg is refused before the work
   const render::Mode mode = render::parse_mode(a.mode);
   render::ViewOptions view;
-  view.width = a.width;
-  view.height = a.height;
-  if (!a.camera.empty()) view.camera = parse_camera(a.camera);
-  view.trace.stack.size = a.stack_size;
-  view.trace.instance_mask = a.instance_mask;
-  view.trace.intersect.heuristic = static_cast<emu::SortHeuristic>(a.heuristic);
-  view.trace.step_limit = a.step_limit;
-  view.trace.stoc = a.stoc == "on";
+  view.width = a.rays.width;
+  view.height = a.rays.height;
+  view.camera = a.rays.parsed_camera();
+  view.trace = a.rays.trace();
   view.threads = a.threads;
   view.validate();
 
-  const render::Frame frame = render::trace_frame(load_checked(a.file, a), view);
+  Warnings warnings;
+  Json out{{"output", a.output}};
+  Json frames = Json::array();
+  render::Image image;
+  render::Frame frame;
+  {
+    Progress progress("hwbvh render", !a.quiet);
+    progress.phase("tracing");
+    const emu::LoadedBvh bvh = load_checked(a.file, a, warnings.collector());
+    frame = render::trace_frame(bvh, view);
+    if (!a.compare.empty()) {
+      const emu::LoadedBvh other_bvh = load_checked(a.compare, a, warnings.collector());
+      if (const auto difference = render::scene_difference(bvh, other_bvh))
+        warnings.collector()(*difference + "; the difference panel compares unrelated hits");
+      render::ViewOptions same = view;
+      same.camera = frame.camera;  // B is seen through A's camera, so the pixels correspond
+      const render::Frame other = render::trace_frame(other_bvh, same);
+      image = render::render_comparison(frame, mode, other, mode, a.max, !a.no_legend);
+      out["mode"] = render::mode_name(mode);
+      frames.push_back(frame_json("A", a.file, frame, {mode}));
+      frames.push_back(frame_json("B", a.compare, other, {mode}));
+    } else if (!a.compare_mode.empty()) {
+      const render::Mode second = render::parse_mode(a.compare_mode);
+      image = render::render_comparison(frame, mode, frame, second, a.max, !a.no_legend);
+      out["modes"] = {render::mode_name(mode), render::mode_name(second)};
+      frames.push_back(frame_json("A", a.file, frame, {mode, second}));
+    } else {
+      image = render::render(frame, mode, a.max, !a.no_legend);
+      out["mode"] = render::mode_name(mode);
+      frames.push_back(frame_json("", a.file, frame, {mode}));
+    }
+  }
+  warnings.print(a.quiet);
+  render::write_image(a.output, image);
+  const uint32_t legend_rows = image.height() - frame.height;  // the legend strip and any titles
+  out["frames"] = frames;
+  out["image"] = {{"width", image.width()}, {"height", image.height()}, {"render_width", frame.width},
+                  {"render_height", frame.height}, {"format", render::image_format(a.output) == render::ImageFormat::Png ? "png" : "jpeg"}};
+  out["camera"] = format_camera(frame.camera);
+  if (a.json) {
+    print_json(out);
+    return 0;
+  }
   Table t;
   t.row("output", a.output);
-  render::Image image;
-  if (!a.compare.empty()) {
-    render::ViewOptions same = view;
-    same.camera = frame.camera;  // B is seen through A's camera, so the pixels correspond
-    const render::Frame other = render::trace_frame(load_checked(a.compare, a), same);
-    image = render::render_comparison(frame, mode, other, mode, a.max);
-    t.row("mode", render::mode_name(mode));
-    add_frame_rows(t, "A", frame, mode);
-    add_frame_rows(t, "B", other, mode);
-  } else if (!a.compare_mode.empty()) {
-    const render::Mode second = render::parse_mode(a.compare_mode);
-    image = render::render_comparison(frame, mode, frame, second, a.max);
-    t.row("modes", fmt::format("{} | {}", render::mode_name(mode), render::mode_name(second)));
-    add_frame_rows(t, "A", frame, mode);
-    if (render::is_heatmap(second)) t.row(fmt::format("B max {}", render::mode_name(second)),
-                                          fmt::format("{}", largest_counter(frame, second)));
-  } else {
-    image = render::render(frame, mode, a.max);
-    t.row("mode", render::mode_name(mode));
-    add_frame_rows(t, "", frame, mode);
-  }
-  render::write_png(a.output, image);
-  t.row("image", fmt::format("{} x {} px", image.width(), image.height()));
+  if (out.contains("modes")) t.row("modes", fmt::format("{} | {}", out["modes"][0].get<std::string>(), out["modes"][1].get<std::string>()));
+  else t.row("mode", out["mode"].get<std::string>());
+  for (const Json& f : frames) add_frame_rows(t, f, frames.size() > 1 || !a.compare_mode.empty());
+  t.row("image", fmt::format("{} x {} px{}", image.width(), image.height(),
+                             legend_rows == 0 ? std::string()
+                                              : fmt::format(" (renders of {} x {} and {} rows of titles and legend; "
+                                                            "--no-legend leaves the legend out)",
+                                                            frame.width, frame.height, legend_rows)));
   t.row("camera", format_camera(frame.camera));
   t.print();
   return 0;
@@ -111,44 +148,28 @@ Command add_render_command(CLI::App& app) {
   for (const render::Mode m : render::all_modes()) modes.emplace_back(render::mode_name(m));
   CLI::App* sub = app.add_subcommand("render", "Render a debug image (shading or a traversal-counter heatmap) of the "
                                                "emulated primary rays of a blob");
-  sub->add_option("file", args->file, "blob file (.hwbvh)")->required();
-  sub->add_option("-o,--output", args->output, "PNG file to write")->required();
+  sub->add_option("file", args->file,
+                  "blob file (.hwbvh), .rra file, or a scene (.obj, .gltf, .glb) built on the fly as `hwbvh build` "
+                  "does by default")
+      ->required();
+  args->flatten_option = add_flatten_flag(*sub, args->flatten);
+  sub->add_option("-o,--output", args->output, "image file to write: .png, or .jpg / .jpeg (lossy)")->required();
   sub->add_option("--mode", args->mode, "what each pixel shows")->required()->check(CLI::IsMember(modes));
-  CLI::Option* compare = sub->add_option("--compare", args->compare, "a second blob: A | B | difference, shared scale");
+  CLI::Option* compare =
+      sub->add_option("--compare", args->compare, "a second blob, .rra file or scene: A | B | difference, shared scale");
   CLI::Option* compare_mode =
       sub->add_option("--compare-mode", args->compare_mode, "a second mode of the same blob, side by side")
           ->check(CLI::IsMember(modes));
   compare->excludes(compare_mode);
-  sub->add_option("--camera", args->camera, "eye,target,up,fov (ten numbers); default: framed from the scene bounds");
-  sub->add_option("--width", args->width, "image width in pixels")
-      ->check(CLI::Range(1u, render::kMaxImageSide))
-      ->capture_default_str();
-  sub->add_option("--height", args->height, "image height in pixels")
-      ->check(CLI::Range(1u, render::kMaxImageSide))
-      ->capture_default_str();
+  add_ray_options(*sub, args->rays, kImageRays | kTrace | kStoc);
   CLI::Option* max = sub->add_option("--max", args->max_value, "top of the heatmap scale (depth: far distance); default: the image maximum")
-      ->check(CLI::PositiveNumber);
-  args->target_options.instance_mask = add_instance_mask_option(*sub, args->instance_mask);
-  args->target_options.stack_size =
-      sub->add_option("--stack-size", args->stack_size, "LDS stack ring entries per lane (rtip31, rtip20)")
-          ->check(CLI::Range(2u, emu::kMaxStackSize))
-          ->capture_default_str();
-  args->target_options.heuristic =
-      sub->add_option("--heuristic", args->heuristic,
-                      "box sort heuristic (rtip31, rtip20): 0 closest, 1 largest interval, 2 midpoint, 3 no sort")
-          ->check(CLI::Range(0u, 3u))
-          ->capture_default_str();
-  sub->add_option("--step-limit", args->step_limit, "stop (and report) a ray after this many steps")
-      ->check(CLI::Range(1u, 1000000000u))
-      ->capture_default_str();
-  args->target_options.stoc =
-      sub->add_option("--stoc", args->stoc,
-                      "skip any-hit work with STOC states (xe3 leaf masks, rtip31 sideband) on alpha-tested triangles")
-          ->check(CLI::IsMember({"on", "off"}))
-          ->capture_default_str();
+      ->check(positive_number());
   sub->add_option("--threads", args->threads, "worker threads; 0 = all (images are identical at any count)")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();
+  sub->add_flag("--no-legend", args->no_legend, "leave the legend strip out: the image is exactly W x H");
+  sub->add_flag("--json", args->json, "print one JSON object");
+  sub->add_flag("--quiet", args->quiet, "no progress indicator and no warnings");
   return {sub, [args, max] {
             if (max->count() > 0) args->max = args->max_value;
             return run_render(*args);

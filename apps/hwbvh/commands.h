@@ -17,8 +17,8 @@ struct Command {
 };
 
 /// --flatten on the commands that read scene files (docs/gltf.md).
-inline void add_flatten_flag(CLI::App& command, bool& flatten) {
-  command.add_flag("--flatten", flatten,
+inline CLI::Option* add_flatten_flag(CLI::App& command, bool& flatten) {
+  return command.add_flag("--flatten", flatten,
                    "glTF: one BLAS of every instance's triangles in world space instead of a BLAS per mesh and a top level of instances");
 }
 

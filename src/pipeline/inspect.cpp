@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <deque>
 #include <map>
-#include <set>
 
 namespace hwbvh::pipeline {
 namespace {
@@ -55,18 +54,19 @@ class Walker {
     }
   }
 
-  /// Breadth-first from the root, stopping after max_nodes decoded nodes (0 = no limit).
+  /// Breadth-first from the root, keeping the first max_nodes decoded nodes (0 = no limit). The walk goes on past
+  /// them, so that not_shown counts every node reachable from the root that was left out, and problems deeper in
+  /// the tree are still found.
   void walk(std::size_t max_nodes) {
     std::deque<Pending> queue{{out_.root_pointer, Pending::Via::Root}};
     std::size_t visited = 0;
     while (!queue.empty()) {
-      if (max_nodes != 0 && visited >= max_nodes) {
-        count_not_shown(queue);
-        return;
-      }
       const Pending next = queue.front();
       queue.pop_front();
-      if (visit(next, &queue)) ++visited;
+      const bool shown = max_nodes == 0 || visited < max_nodes;
+      if (!visit(next, &queue, shown)) continue;
+      if (shown) ++visited;
+      else ++out_.not_shown;
     }
   }
 
@@ -85,9 +85,9 @@ class Walker {
     if (out_.problem_count++ < kMaxProblems) out_.problems.push_back(std::move(text));
   }
 
-  // Checks the pointer and decodes its node; children are appended to `queue` when given. False if the node was
-  // not decoded (bad pointer, or already visited).
-  bool visit(const Pending& at, std::deque<Pending>* queue) {
+  // Checks the pointer and decodes its node, kept in the dump when `keep`; children are appended to `queue` when
+  // given. False if the node was not decoded (bad pointer, or already visited).
+  bool visit(const Pending& at, std::deque<Pending>* queue, bool keep = true) {
     const uint32_t p = at.pointer;
     const NodeKind kind = rdna4::node_kind(p);
     const uint64_t offset = rdna4::node_byte_offset(p);
@@ -143,7 +143,7 @@ class Walker {
     } else {
       decode_primitive(node, at, d, queue);
     }
-    if (keep_nodes_) out_.nodes.push_back(std::move(d));
+    if (keep_nodes_ && keep) out_.nodes.push_back(std::move(d));
     return true;
   }
 
@@ -178,15 +178,6 @@ class Walker {
     problem(at.describe() + ": pointer " + hex(at.pointer) + " enters pair " +
             std::to_string(rdna4::pair_index(at.pointer)) + " but " + node_name(NodeKind::Primitive, offset) +
             " has " + std::to_string(it->second) + " pairs");
-  }
-
-  void count_not_shown(const std::deque<Pending>& queue) {
-    std::set<uint64_t> pending;
-    for (const Pending& q : queue) {
-      const uint64_t offset = rdna4::node_byte_offset(q.pointer);
-      if (!seen_.contains(offset)) pending.insert(offset);
-    }
-    out_.not_shown = pending.size();
   }
 
   std::span<const uint32_t> dwords_;

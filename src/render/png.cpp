@@ -1,6 +1,7 @@
 #include "hwbvh/render/png.h"
 
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <cstdio>
 #include <fstream>
@@ -22,13 +23,18 @@ void append_bytes(void* context, void* data, int size) {
   out->insert(out->end(), begin, begin + size);
 }
 
+// Checks that stb can take the image's size (its sizes are ints).
+void check_encodable(const Image& image, const char* format) {
+  if (image.width() == 0 || image.height() == 0 || image.width() > INT_MAX / 3 || image.height() > INT_MAX) {
+    throw Error(ErrorKind::Runtime, "", std::string("cannot encode a ") + format + " of size " +
+                                            std::to_string(image.width()) + "x" + std::to_string(image.height()));
+  }
+}
+
 }  // namespace
 
 std::vector<std::byte> encode_png(const Image& image) {
-  if (image.width() == 0 || image.height() == 0 || image.width() > INT_MAX / 3 || image.height() > INT_MAX) {
-    throw Error(ErrorKind::Runtime, "", "cannot encode a PNG of size " + std::to_string(image.width()) + "x" +
-                                            std::to_string(image.height()));
-  }
+  check_encodable(image, "PNG");
   std::vector<std::byte> out;
   const int w = static_cast<int>(image.width()), h = static_cast<int>(image.height());
   if (stbi_write_png_to_func(&append_bytes, &out, w, h, 3, image.bytes().data(), 3 * w) == 0) {
@@ -37,7 +43,29 @@ std::vector<std::byte> encode_png(const Image& image) {
   return out;
 }
 
+std::vector<std::byte> encode_jpeg(const Image& image) {
+  check_encodable(image, "JPEG");
+  std::vector<std::byte> out;
+  const int w = static_cast<int>(image.width()), h = static_cast<int>(image.height());
+  if (stbi_write_jpg_to_func(&append_bytes, &out, w, h, 3, image.bytes().data(), kJpegQuality) == 0) {
+    throw Error(ErrorKind::Runtime, "", "JPEG encoding failed");
+  }
+  return out;
+}
+
+ImageFormat image_format(const std::filesystem::path& path) {
+  std::string ext = path.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (ext == ".png") return ImageFormat::Png;
+  if (ext == ".jpg" || ext == ".jpeg") return ImageFormat::Jpeg;
+  throw_bad_input(path.string(), "the image is written as PNG or JPEG: name a .png, .jpg or .jpeg file");
+}
+
 void write_png(const std::filesystem::path& path, const Image& image) { write_file_atomically(path, encode_png(image)); }
+
+void write_image(const std::filesystem::path& path, const Image& image) {
+  write_file_atomically(path, image_format(path) == ImageFormat::Png ? encode_png(image) : encode_jpeg(image));
+}
 
 Image decode_png(std::span<const std::byte> bytes, const std::string& name) {
   if (bytes.size() > static_cast<std::size_t>(INT_MAX)) throw_bad_input(name, "file too large for a PNG");

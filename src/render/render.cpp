@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <limits>
 
@@ -319,7 +320,10 @@ Panel hit_difference_panel(const Frame& a, const Frame& b, const Image& a_pixels
 }
 
 // Panels side by side: titles (if any panel has one) above, legends below, on the background colour.
-Image compose(const std::vector<Panel>& panels) {
+// The panels side by side, titles above; legends below unless `legend` is false.
+Image compose(std::vector<Panel> panels, bool legend) {
+  if (!legend)
+    for (Panel& p : panels) p.legend.reset();
   const uint32_t w = panels.front().pixels.width(), h = panels.front().pixels.height();
   const int scale = style::text_scale(w);
   const bool titled = std::any_of(panels.begin(), panels.end(), [](const Panel& p) { return !p.title.empty(); });
@@ -428,13 +432,35 @@ Frame trace_frame(const emu::LoadedBvh& bvh, const ViewOptions& options) {
   return f;
 }
 
-Image render(const Frame& frame, Mode mode, std::optional<double> max) {
+Image render(const Frame& frame, Mode mode, std::optional<double> max, bool legend) {
   check_max(max);
   const Side side{&frame, mode};
-  return compose({make_panel(side, scales_for({&side, 1}, max))});
+  return compose({make_panel(side, scales_for({&side, 1}, max))}, legend);
 }
 
-Image render_comparison(const Frame& a, Mode mode_a, const Frame& b, Mode mode_b, std::optional<double> max) {
+std::optional<std::string> scene_difference(const emu::LoadedBvh& a, const emu::LoadedBvh& b) {
+  const auto bounds = [](const emu::LoadedBvh& bvh) {
+    Aabb box;
+    for (const Vec3& p : bvh.world_positions()) box.grow(p);
+    return box;
+  };
+  const Aabb box_a = bounds(a), box_b = bounds(b);
+  const float diagonal = std::max(vector_length(box_a.extent()), vector_length(box_b.extent()));
+  const float apart = std::max(max_abs(box_a.min - box_b.min), max_abs(box_a.max - box_b.max));
+  if (apart <= 1e-4f * diagonal) return std::nullopt;
+  const auto text = [](const Aabb& box) {
+    char buf[160];
+    const auto d = [](float v) { return static_cast<double>(v); };
+    std::snprintf(buf, sizeof buf, "(%g, %g, %g)..(%g, %g, %g)", d(box.min.x), d(box.min.y), d(box.min.z), d(box.max.x),
+                  d(box.max.y), d(box.max.z));
+    return std::string(buf);
+  };
+  return a.file + " and " + b.file + " look like different scenes: their bounds are " + text(box_a) + " and " +
+         text(box_b);
+}
+
+Image render_comparison(const Frame& a, Mode mode_a, const Frame& b, Mode mode_b, std::optional<double> max,
+                        bool legend) {
   check_max(max);
   if (a.width != b.width || a.height != b.height) {
     throw Error(ErrorKind::BadInput, "", "cannot compare images of different sizes");
@@ -455,7 +481,7 @@ Image render_comparison(const Frame& a, Mode mode_a, const Frame& b, Mode mode_b
   } else if (two_files) {
     panels.push_back(hit_difference_panel(a, b, panels[0].pixels));
   }
-  return compose(panels);
+  return compose(std::move(panels), legend);
 }
 
 }  // namespace hwbvh::render

@@ -157,7 +157,7 @@ CompareReport compare_targets(const AnyScene& scene, const CompareOptions& o) {
       case RayKind::AmbientOcclusion: {
         AoOptions ao;
         ao.samples = o.ao_samples;
-        ao.max_distance = 0.1f * vector_length(bounds.extent());
+        ao.max_distance = o.ao_distance ? *o.ao_distance : 0.1f * vector_length(bounds.extent());
         ao.seed = o.seed;
         batches.emplace_back(kind, make_batch(ao_rays(primary, hits, ao, executor).rays));
         break;
@@ -265,12 +265,15 @@ std::string compare_to_text(const CompareReport& r) {
     out += fmt::format("{:<20}{:>11}{:>10.2f}{:>10.2f}{:>10.2f}{:>10.2f}{:>10.2f}", v.name, v.bytes,
                        v.bytes_per_triangle, v.steps, v.box_tests, v.triangle_tests, v.stack_ops);
     out += r.any_hit_shader ? fmt::format("{:>10.2f}", v.any_hit_invocations) : "";
-    out += fmt::format("{:>10.3f}%", v.agreement.rays() ? 100.0 * static_cast<double>(v.agreement.agreeing()) /
-                                                              static_cast<double>(v.agreement.rays())
-                                                        : 100.0);
+    out += fmt::format("{:>11}", v.agreement.percent_text());
     out += r.machine ? fmt::format("{:>12}\n", v.machine_cell()) : "\n";
   }
   out += "(per ray: steps, tests and stack pushes + pops, averaged over all rays)\n";
+  for (const VariantRow& v : r.rows) {
+    if (v.agreement.disagreeing() == 0) continue;
+    out += fmt::format("{}: {} of {} rays disagree with Embree: {}\n", v.name, v.agreement.disagreeing(),
+                       v.agreement.rays(), v.agreement.causes_text());
+  }
   if (r.any_hit_shader) {
     out += "(alpha-tested scene: any-hit = alpha-test shader invocations per ray; the oracle runs the same alpha "
            "test.\n No opacity bake: no xe3 STOC bits, no rtip31 sideband, so every candidate on an alpha-tested "
@@ -288,7 +291,8 @@ std::string compare_to_json(const CompareReport& r) {
                                {"rays", v.rays}, {"steps_per_ray", v.steps}, {"box_tests_per_ray", v.box_tests},
                                {"triangle_tests_per_ray", v.triangle_tests}, {"stack_ops_per_ray", v.stack_ops},
                                {"any_hit_invocations_per_ray", v.any_hit_invocations},
-                               {"oracle_agreeing", v.agreement.agreeing()}, {"oracle_rays", v.agreement.rays()}};
+                               {"oracle_agreeing", v.agreement.agreeing()}, {"oracle_rays", v.agreement.rays()},
+                               {"oracle_disagreeing", v.agreement.disagreeing()}};
     if (r.levels) {
       for (const LevelCounter& c : kLevelCounters) row[std::string(c.key) + "_per_ray"] = v.per_ray(v.totals.*c.member);
     }

@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -14,27 +15,49 @@
 namespace hwbvh::stats {
 namespace {
 
-// The longest ray_kind_name ("primary") fits; NumPy reads the column as bytes.
-constexpr std::size_t kRayTypeBytes = 8;
-constexpr const char* kRayTypeDescr = "|S8";
-
-struct RayType {
-  const char* name;
+// A text column: NumPy reads it as `bytes` wide byte strings (|S<bytes>), padded with zero bytes.
+struct Label {
+  const char* text;
+  std::size_t bytes;
 };
+constexpr std::size_t kRayTypeBytes = 8;   // the longest ray_kind_name, "primary"
+constexpr std::size_t kOracleBytes = 28;   // the longest verdict, "different-primitive-farther"
+constexpr std::size_t kFaultBytes = 20;    // the longest fault, "malformed-primitive"
 
 struct Row {
   RayKind kind;
   uint32_t index;
   const Ray& ray;
   const emu::RayResult& result;
+  std::optional<emu::Disagreement> verdict;  ///< nullopt when the oracle did not run
 };
+
+// The oracle's verdict: "agree", a disagreement's name, or "off" (--no-oracle).
+const char* verdict_name(const std::optional<emu::Disagreement>& verdict) {
+  if (!verdict) return "off";
+  return *verdict == emu::Disagreement::None ? "agree" : emu::disagreement_name(*verdict);
+}
+
+// Short names of the node faults that stop a ray (emu::fault_name has the sentences for messages).
+const char* fault_column(emu::NodeFault fault) {
+  switch (fault) {
+    case emu::NodeFault::None: return "none";
+    case emu::NodeFault::OutOfRange: return "out-of-range";
+    case emu::NodeFault::Misaligned: return "misaligned";
+    case emu::NodeFault::MalformedPrimitive: return "malformed-primitive";
+    case emu::NodeFault::UnsupportedNode: return "unsupported-node";
+    case emu::NodeFault::UnknownBlas: return "unknown-blas";
+    case emu::NodeFault::StrayInstance: return "stray-instance";
+  }
+  return "unknown";
+}
 
 // Calls f(column name, value) for every column of `row`, in order: the one list both formats are written from.
 template <class F>
 void visit_columns(const Row& row, F&& f) {
   const Ray& ray = row.ray;
   const emu::RayResult& r = row.result;
-  f("ray_type", RayType{ray_kind_name(row.kind)});
+  f("ray_type", Label{ray_kind_name(row.kind), kRayTypeBytes});
   f("ray", row.index);
   f("origin_x", ray.origin.x);
   f("origin_y", ray.origin.y);
@@ -51,16 +74,20 @@ void visit_columns(const Row& row, F&& f) {
   f("primitive_id", r.primitive_id);
   f("u", r.barycentrics.x);
   f("v", r.barycentrics.y);
+  f("oracle", Label{verdict_name(row.verdict), kOracleBytes});
+  f("fault", Label{fault_column(r.fault), kFaultBytes});
+  f("fault_node", r.fault == emu::NodeFault::None ? 0u : r.fault_node);  // the node pointer the ray stopped on
   for (const emu::RayCounterField& c : emu::kRayCounterFields) f(c.name, r.counters.*c.member);
 }
 
 template <class F>
 void for_each_row(const StatsReport& report, F&& f) {
   for (const KindStats& k : report.kinds) {
-    if (k.results.size() != k.rays_traced.size())
+    if (k.results.size() != k.rays_traced.size() || (!k.verdicts.empty() && k.verdicts.size() != k.results.size()))
       throw Error(ErrorKind::Runtime, "", "per-ray output needs the statistics run with keep_results");
     for (std::size_t i = 0; i < k.results.size(); ++i) {
-      f(Row{k.kind, static_cast<uint32_t>(i), k.rays_traced[i], k.results[i]});
+      const auto verdict = k.verdicts.empty() ? std::nullopt : std::optional(k.verdicts[i]);
+      f(Row{k.kind, static_cast<uint32_t>(i), k.rays_traced[i], k.results[i], verdict});
     }
   }
 }
@@ -70,7 +97,7 @@ template <class F>
 void visit_column_names(F&& f) {
   const Ray ray;
   const emu::RayResult result;
-  visit_columns(Row{RayKind::Primary, 0, ray, result}, f);
+  visit_columns(Row{RayKind::Primary, 0, ray, result, std::nullopt}, f);
 }
 
 std::string csv(const StatsReport& report) {
@@ -82,8 +109,8 @@ std::string csv(const StatsReport& report) {
     visit_columns(row, [&](const char*, const auto& value) {
       if (!first) out += ',';
       first = false;
-      if constexpr (std::is_same_v<std::decay_t<decltype(value)>, RayType>) {
-        out += value.name;
+      if constexpr (std::is_same_v<std::decay_t<decltype(value)>, Label>) {
+        out += value.text;
       } else if constexpr (std::is_same_v<std::decay_t<decltype(value)>, uint8_t>) {
         out += fmt::format("{}", unsigned{value});
       } else {
@@ -96,8 +123,8 @@ std::string csv(const StatsReport& report) {
 }
 
 template <class T>
-const char* npy_type() {
-  if constexpr (std::is_same_v<T, RayType>) return kRayTypeDescr;
+std::string npy_type([[maybe_unused]] const T& value) {
+  if constexpr (std::is_same_v<T, Label>) return fmt::format("|S{}", value.bytes);
   if constexpr (std::is_same_v<T, uint8_t>) return "|u1";
   if constexpr (std::is_same_v<T, uint32_t>) return "<u4";
   if constexpr (std::is_same_v<T, float>) return "<f4";
@@ -115,10 +142,10 @@ std::string records(const StatsReport& report) {
   for_each_row(report, [&](const Row& row) {
     visit_columns(row, [&](const char*, const auto& value) {
       using T = std::decay_t<decltype(value)>;
-      if constexpr (std::is_same_v<T, RayType>) {
-        std::string name(value.name);
-        name.resize(kRayTypeBytes, '\0');
-        out += name;
+      if constexpr (std::is_same_v<T, Label>) {
+        std::string text(value.text);
+        text.resize(value.bytes, '\0');
+        out += text;
       } else if constexpr (std::is_same_v<T, float>) {
         append_le(out, std::bit_cast<uint32_t>(value));
       } else {
@@ -165,7 +192,7 @@ PerRayFormat per_ray_format(const std::filesystem::path& path) {
 std::vector<PerRayColumn> per_ray_columns() {
   std::vector<PerRayColumn> columns;
   visit_column_names([&](const char* name, const auto& value) {
-    columns.push_back({name, npy_type<std::decay_t<decltype(value)>>()});
+    columns.push_back({name, npy_type(value)});
   });
   return columns;
 }

@@ -69,6 +69,7 @@ CompareOptions compare_options(const ReportOptions& o) {
   c.height = o.height;
   c.camera = o.camera;
   c.ao_samples = o.ao_samples;
+  c.ao_distance = o.ao_distance;
   c.random_rays = o.random_rays;
   c.seed = o.seed;
   c.trace = o.trace;
@@ -111,6 +112,7 @@ SceneReport report_scene(const std::filesystem::path& input, const ReportOptions
   so.height = options.height;
   so.camera = options.camera;
   so.ao_samples = options.ao_samples;
+  so.ao_distance = options.ao_distance;
   so.random_rays = options.random_rays;
   so.seed = options.seed;
   so.rays_file = options.rays_file;

@@ -52,10 +52,12 @@ std::string anchor(std::size_t index, std::string_view name) {
 
 std::string fixed(double value, int decimals) { return fmt::format("{:.{}f}", value, decimals); }
 
-double rate(const emu::AgreementStats& a) {
-  return a.rays() ? static_cast<double>(a.agreeing()) / static_cast<double>(a.rays()) : 1.0;
-}
 std::string percent(double share) { return fixed(100.0 * share, 3) + "%"; }
+
+// The agreement rounded down, with the count of disagreeing rays when there are any: never "100%" over a miss.
+std::string agreement_cell(const emu::AgreementStats& a) {
+  return a.percent_text() + (a.disagreeing() ? fmt::format(" ({} disagree)", a.disagreeing()) : "");
+}
 
 constexpr const char* kGpuScaleNote =
     " GPU figures are a model's estimate: one CU's rates per clock times the preset's CU count at its clock, with "
@@ -112,7 +114,7 @@ std::string summary(const Report& report) {
       const KindStats* k = find_kind(s.stats, kind);
       row.push_back(k ? fixed(k->steps.mean, 2) : "-");
     }
-    row.push_back(percent(rate(all_agreement(s.stats))));
+    row.push_back(agreement_cell(all_agreement(s.stats)));
     row.push_back(fmt::format("{}", faulted));
     rows.push_back(std::move(row));
   }
@@ -291,14 +293,9 @@ std::string image_section(const SceneReport& s) {
 std::string oracle_section(const StatsReport& st) {
   std::vector<Row> rows;
   for (const KindStats& k : st.kinds) {
-    std::string causes;
-    for (std::size_t c = 1; c < emu::kDisagreementCount; ++c) {
-      if (!k.agreement.by_cause[c]) continue;
-      causes += fmt::format("{}{} {}", causes.empty() ? "" : ", ", k.agreement.by_cause[c],
-                            emu::disagreement_name(static_cast<emu::Disagreement>(c)));
-    }
+    const std::string causes = k.agreement.causes_text();
     rows.push_back({ray_kind_name(k.kind), fmt::format("{}", k.agreement.rays()),
-                    fmt::format("{}", k.agreement.agreeing()), percent(rate(k.agreement)),
+                    fmt::format("{}", k.agreement.agreeing()), agreement_cell(k.agreement),
                     causes.empty() ? "none" : causes, fmt::format("{:.3g}", k.agreement.worst_relative_t_error)});
   }
   return "<h3>Oracle agreement</h3>\n<p class=\"note\">Every ray is checked against Embree (closest hit or "
@@ -377,7 +374,7 @@ std::string compare_section(const CompareReport& c) {
       for (const LevelCounter& l : kLevelCounters) row.push_back(fixed(v.per_ray(v.totals.*l.member), 2));
     }
     if (c.any_hit_shader) row.push_back(fixed(v.any_hit_invocations, 2));
-    row.push_back(percent(rate(v.agreement)));
+    row.push_back(agreement_cell(v.agreement));
     if (c.machine) row.push_back(v.machine_cell());
     rows.push_back(std::move(row));
   }

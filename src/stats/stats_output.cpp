@@ -70,6 +70,7 @@ Json kind_json(const KindStats& k, bool two_level) {
                  {"primitive_lane_steps", k.waves.primitive_lane_steps},
                  {"mixed_iterations", k.waves.mixed_iterations}}},
       {"oracle", {{"rays", k.agreement.rays()}, {"agreeing", k.agreement.agreeing()},
+                  {"disagreeing", k.agreement.disagreeing()},
                   {"agreement_rate", agreement_rate(k.agreement)}, {"disagreements", causes},
                   {"worst_relative_t_error", k.agreement.worst_relative_t_error}}},
       {"wall_clock", {{"emulation_seconds", k.emulation_seconds}, {"rays_per_second", k.rays_per_second()}}},
@@ -158,10 +159,10 @@ std::string stats_to_text(const StatsReport& report) {
     out += fmt::format("  {:<26}{:>9.1f}%   ({} wave iterations)\n", "SIMD efficiency",
                        100.0 * k.waves.simd_efficiency(), k.waves.iterations);
     if (k.agreement.rays() > 0) {
-      out += fmt::format("  {:<26}{:>9.3f}%   ({} of {} rays agree with Embree", "oracle agreement",
-                         100.0 * agreement_rate(k.agreement), k.agreement.agreeing(), k.agreement.rays());
-      for (std::size_t c = 1; c < emu::kDisagreementCount; ++c)
-        if (k.agreement.by_cause[c]) out += fmt::format("; {} {}", k.agreement.by_cause[c], emu::disagreement_name(static_cast<emu::Disagreement>(c)));
+      out += fmt::format("  {:<26}{:>10}   ({} of {} rays agree with Embree", "oracle agreement",
+                         k.agreement.percent_text(), k.agreement.agreeing(), k.agreement.rays());
+      if (k.agreement.disagreeing() > 0)
+        out += fmt::format("; {} disagree: {}", k.agreement.disagreeing(), k.agreement.causes_text());
       out += ")\n";
     } else {
       out += fmt::format("  {:<26}{:>10}\n", "oracle agreement", "off");

@@ -112,6 +112,7 @@ KindStats trace_kind(const emu::LoadedBvh& bvh, RayKind kind, bool any_hit, cons
       ++ks.agreement.by_cause[static_cast<std::size_t>(outcome[i])];
       ks.agreement.worst_relative_t_error = std::max(ks.agreement.worst_relative_t_error, t_error[i]);
     }
+    if (options.keep_results) ks.verdicts = std::move(outcome);
   }
   if (options.keep_results) {
     ks.results = std::move(out.rays);
@@ -237,6 +238,7 @@ StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& requested) 
           ks.results.clear();
           ks.rays_traced.clear();
           ks.pixel.clear();
+          ks.verdicts.clear();
         }
         report.kinds.push_back(std::move(ks));
         break;

@@ -325,7 +325,7 @@ TEST_F(Cli, CorruptedBlobsExitTwoWithAClearMessage) {
     expect_bad_input(hwbvh("dump " + quote(path("flip.hwbvh"))), "flip.hwbvh");
   }
   expect_bad_input(hwbvh("info " + quote(path("absent.hwbvh"))), "absent.hwbvh", "cannot open");
-  expect_bad_input(hwbvh("dump " + quote(obj)), obj, "bad magic");
+  expect_bad_input(hwbvh("dump " + quote(obj)), obj, "a scene, not a blob");  // build it first
 }
 
 TEST_F(Cli, DumpReportsAHostileNodeSectionWithValidChecksums) {

@@ -318,5 +318,31 @@ TEST(AgreementStats, CountsCausesAndWorstError) {
   EXPECT_EQ(c, b);
 }
 
+// 22 disagreeing rays of 16,777,216 (a 4096 x 4096 image) are 99.99987 %: shown rounded down, never as 100 %.
+TEST(AgreementStats, PercentIsRoundedDownSoThatADisagreementNeverReadsAHundred) {
+  AgreementStats a;
+  a.by_cause[static_cast<std::size_t>(Disagreement::None)] = 16'777'216 - 22;
+  a.by_cause[static_cast<std::size_t>(Disagreement::EdgeCrack)] = 11;
+  a.by_cause[static_cast<std::size_t>(Disagreement::EmuMissEmbreeHit)] = 11;
+  EXPECT_EQ(a.percent_text(), "99.999%");
+  EXPECT_EQ(a.percent_text(1), "99.9%");
+  EXPECT_EQ(a.percent_text(0), "99%");
+  EXPECT_EQ(a.causes_text(), "11 emu-miss-embree-hit, 11 edge-crack");
+  AgreementStats half;
+  half.add(true, true);
+  half.add(true, false);
+  EXPECT_EQ(half.percent_text(), "50.000%");
+  AgreementStats all;
+  all.add(true, true);
+  EXPECT_EQ(all.percent_text(), "100.000%");
+  EXPECT_EQ(all.causes_text(), "");
+  EXPECT_EQ(AgreementStats{}.percent_text(2), "100.00%");  // no ray ran: nothing disagreed
+  AgreementStats third;  // 1 of 3: 33.333...% rounded down
+  third.add(true, true);
+  third.add(true, false);
+  third.add(false, true);
+  EXPECT_EQ(third.percent_text(), "33.333%");
+}
+
 }  // namespace
 }  // namespace hwbvh::emu

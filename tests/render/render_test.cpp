@@ -6,6 +6,8 @@
 // look at the new PNGs, and commit them. A mismatching image is written to <build>/render-actual/NAME.png.
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <set>
@@ -234,6 +236,44 @@ TEST(Render, ScalarModesGetALegendOthersAreExactlyTheRequestedSize) {
       EXPECT_EQ(img.height(), kH) << mode_name(m);
     }
   }
+}
+
+TEST(Render, WithoutTheLegendEveryModeIsExactlyTheRequestedSize) {
+  const Frame f = trace_frame(scene_bvh("cornell-box.obj"), small_view());
+  for (const Mode m : all_modes()) {
+    const Image img = render(f, m, std::nullopt, false);
+    EXPECT_EQ(img.width(), kW) << mode_name(m);
+    EXPECT_EQ(img.height(), kH) << mode_name(m);
+    // The render itself is the same as above the legend strip.
+    const Image with = render(f, m);
+    for (uint32_t y = 0; y < kH; ++y)
+      for (uint32_t x = 0; x < kW; ++x) ASSERT_EQ(img.at(x, y), with.at(x, y)) << mode_name(m);
+  }
+  const Image cmp = render_comparison(f, Mode::Steps, f, Mode::BoxTests, std::nullopt, false);
+  EXPECT_LT(cmp.height(), render_comparison(f, Mode::Steps, f, Mode::BoxTests).height());
+}
+
+TEST(Render, ImagesAreWrittenAsPngOrJpegByTheirExtension) {
+  test::ScratchDir dir("render-formats");
+  const Frame f = trace_frame(scene_bvh("cornell-box.obj"), small_view());
+  const Image img = render(f, Mode::Shaded);
+  EXPECT_EQ(image_format("a.png"), ImageFormat::Png);
+  EXPECT_EQ(image_format("a.JPG"), ImageFormat::Jpeg);
+  EXPECT_EQ(image_format("a.jpeg"), ImageFormat::Jpeg);
+  EXPECT_THROW((void)image_format("a.bmp"), Error);
+  EXPECT_THROW((void)image_format("a"), Error);
+  write_image(dir / "a.jpg", img);
+  const std::string bytes = [&] {
+    std::ifstream in(dir / "a.jpg", std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  ASSERT_GE(bytes.size(), 3u);
+  EXPECT_EQ(bytes.substr(0, 3), std::string("\xFF\xD8\xFF"));  // a JPEG's SOI marker, not a PNG signature
+  const Image back = read_png(dir / "a.jpg");  // stb_image reads JPEG as well
+  EXPECT_EQ(back.width(), img.width());
+  EXPECT_EQ(back.height(), img.height());
+  write_image(dir / "a.png", img);
+  EXPECT_EQ(read_png(dir / "a.png"), img);  // PNG stays lossless
 }
 
 TEST(Render, EveryWrittenPngDecodesAtTheRequestedSize) {

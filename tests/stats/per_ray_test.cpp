@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
 #include <set>
@@ -19,7 +21,7 @@
 namespace hwbvh::stats {
 namespace {
 
-StatsReport traced(blob::Target target) {
+StatsReport traced(blob::Target target, bool oracle = false) {
   pipeline::BuildBlobOptions build;
   build.target = target;
   const Scene scene = load_obj(test::project_scene("alpha-cards.obj"));
@@ -28,7 +30,7 @@ StatsReport traced(blob::Target target) {
   o.width = 16;
   o.height = 8;
   o.random_rays = 64;
-  o.oracle = false;
+  o.oracle = oracle;
   o.keep_results = true;
   return run_stats(bvh, o);
 }
@@ -54,6 +56,10 @@ std::vector<std::string> expected_fields(const KindStats& k, std::size_t i) {
   out.push_back(std::to_string(r.primitive_id));
   out.push_back(std::to_string(std::bit_cast<uint32_t>(r.barycentrics.x)));
   out.push_back(std::to_string(std::bit_cast<uint32_t>(r.barycentrics.y)));
+  out.push_back(k.verdicts.empty() ? "off"
+                : k.verdicts[i] == emu::Disagreement::None ? "agree" : emu::disagreement_name(k.verdicts[i]));
+  out.push_back(r.fault == emu::NodeFault::None ? "none" : "?");  // faults: PerRayFaults below
+  out.push_back(std::to_string(r.fault == emu::NodeFault::None ? 0u : r.fault_node));
   for (const emu::RayCounterField& c : emu::kRayCounterFields) out.push_back(std::to_string(r.counters.*c.member));
   return out;
 }
@@ -80,7 +86,7 @@ void expect_csv_reads_back(const StatsReport& report) {
   std::string line;
   ASSERT_TRUE(std::getline(in, line));
   const std::vector<std::string> names = split(line);
-  ASSERT_EQ(names.size(), 17 + std::size(emu::kRayCounterFields));
+  ASSERT_EQ(names.size(), 20 + std::size(emu::kRayCounterFields));
   EXPECT_EQ(names[0], "ray_type");
   EXPECT_EQ(names.back(), "instance_transitions");
   std::size_t rows = 0, hits = 0;
@@ -103,6 +109,56 @@ void expect_csv_reads_back(const StatsReport& report) {
 }
 
 TEST_P(PerRayTest, CsvReadsBackToTheTraversalResults) { expect_csv_reads_back(traced(GetParam())); }
+
+// With the oracle on, every row carries its verdict, and the verdicts sum to the counts `hwbvh stats` prints.
+TEST_P(PerRayTest, RowsCarryTheOraclesVerdict) {
+  const StatsReport report = traced(GetParam(), true);
+  expect_csv_reads_back(report);
+  for (const KindStats& k : report.kinds) {
+    ASSERT_EQ(k.verdicts.size(), k.results.size());
+    emu::AgreementStats sum;
+    for (const emu::Disagreement d : k.verdicts) ++sum.by_cause[static_cast<std::size_t>(d)];
+    EXPECT_EQ(sum.by_cause, k.agreement.by_cause) << ray_kind_name(k.kind);
+  }
+}
+
+// A faulted ray is not a miss in the output: its fault and node pointer have columns of their own, and a
+// disagreement is named by its cause.
+TEST(PerRayFaults, FaultAndVerdictColumns) {
+  StatsReport report;
+  KindStats& k = report.kinds.emplace_back();
+  k.kind = RayKind::Random;
+  k.rays_traced.resize(3);
+  k.results.resize(3);
+  k.results[1].fault = emu::NodeFault::OutOfRange;
+  k.results[1].fault_node = 0xF0;
+  k.results[2].fault = emu::NodeFault::MalformedPrimitive;
+  k.results[2].fault_node = 0x1234;
+  k.verdicts = {emu::Disagreement::None, emu::Disagreement::EmuMissEmbreeHit, emu::Disagreement::EdgeCrack};
+  const std::string csv = text(per_ray_bytes(report, PerRayFormat::Csv));
+  std::stringstream in(csv);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  const std::vector<std::string> names = split(line);
+  const auto column = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+  };
+  ASSERT_LT(column("fault_node"), names.size());
+  const std::vector<std::array<std::string, 4>> expected = {{"0", "agree", "none", "0"},
+                                                            {"0", "emu-miss-embree-hit", "out-of-range", "240"},
+                                                            {"0", "edge-crack", "malformed-primitive", "4660"}};
+  for (const auto& want : expected) {
+    ASSERT_TRUE(std::getline(in, line));
+    const std::vector<std::string> fields = split(line);
+    EXPECT_EQ(fields[column("hit")], want[0]);
+    EXPECT_EQ(fields[column("oracle")], want[1]);
+    EXPECT_EQ(fields[column("fault")], want[2]);
+    EXPECT_EQ(fields[column("fault_node")], want[3]);
+  }
+  const std::string npy = text(per_ray_bytes(report, PerRayFormat::Npy));
+  EXPECT_NE(npy.find("('oracle', '|S28'), ('fault', '|S20'), ('fault_node', '<u4')"), std::string::npos);
+  EXPECT_NE(npy.find(std::string("out-of-range\0", 13)), std::string::npos);
+}
 
 // A two-level blob's rows carry the hit's instance index (the sideband's) in `instance_id`.
 TEST(PerRayTwoLevel, InstanceIdIsTheHitsInstanceIndex) {
@@ -149,7 +205,7 @@ TEST_P(PerRayTest, NpyIsAStructuredArrayOfTheTraversalResults) {
     fields.push_back({(*it)[1], (*it)[3], row_bytes, size});
     row_bytes += size;
   }
-  ASSERT_EQ(fields.size(), 17 + std::size(emu::kRayCounterFields));
+  ASSERT_EQ(fields.size(), 20 + std::size(emu::kRayCounterFields));
   ASSERT_EQ(bytes.size(), data + rows * row_bytes);
 
   std::size_t row = 0;

@@ -37,10 +37,11 @@ struct NodeDump {
   std::vector<DumpedNode> nodes;      ///< breadth-first order
   std::vector<std::string> problems;  ///< each names the bad node/pointer (the first kMaxProblems of them)
   uint64_t problem_count = 0;         ///< all problems found; 0 for a well-formed tree
-  uint64_t not_shown = 0;             ///< nodes reached but left out because of max_nodes
+  uint64_t not_shown = 0;             ///< nodes reachable from the root but left out because of max_nodes
 };
 
-/// Decodes up to `max_nodes` nodes (0 = no limit) breadth-first from the root of the node section `dwords`.
+/// Decodes the nodes breadth-first from the root of the node section `dwords`, keeping the first `max_nodes` (0 = no
+/// limit) and counting the others in not_shown.
 NodeDump dump_tree(std::span<const uint32_t> dwords, std::size_t max_nodes);
 
 /// Decodes the one node `pointer` addresses, as the node type its low bits name.

@@ -1,5 +1,5 @@
 #pragma once
-// PNG files and in-memory PNGs (stb_image_write / stb_image, linked privately). Files are written to a temporary
+// PNG (and JPEG) files and in-memory PNGs (stb_image_write / stb_image, linked privately). Files are written to a temporary
 // name in the target's directory and renamed, so a failed write never leaves a partial file. png_data_uri gives a
 // PNG as a base64 `data:` URI, for self-contained HTML reports.
 #include <cstddef>
@@ -18,6 +18,21 @@ namespace hwbvh::render {
 /// Writes the image as a PNG file atomically (temporary file + rename). Throws hwbvh::Error(Runtime) naming the
 /// file if it cannot be written.
 void write_png(const std::filesystem::path& path, const Image& image);
+
+/// The image file formats render writes, named by the file's extension.
+enum class ImageFormat { Png, Jpeg };
+
+/// The format `path`'s extension names: `.png`, or `.jpg` / `.jpeg` (any case). Throws hwbvh::Error(BadInput) naming
+/// the file for any other, before any work is done.
+[[nodiscard]] ImageFormat image_format(const std::filesystem::path& path);
+
+/// The image as baseline JPEG bytes (stb_image_write, quality kJpegQuality). Throws hwbvh::Error(Runtime) if encoding
+/// fails. Lossy: ids and heatmap levels are exact only in PNG.
+[[nodiscard]] std::vector<std::byte> encode_jpeg(const Image& image);
+inline constexpr int kJpegQuality = 95;
+
+/// Writes the image atomically in the format of image_format(path).
+void write_image(const std::filesystem::path& path, const Image& image);
 
 /// Decodes PNG bytes to RGB (a grey or RGBA PNG is converted). Throws hwbvh::Error(BadInput) naming `name`.
 [[nodiscard]] Image decode_png(std::span<const std::byte> bytes, const std::string& name);

@@ -105,8 +105,15 @@ struct Frame {
 /// > 0) fixes the top of the scale: the heatmap value drawn in the brightest colour, or for depth the far
 /// distance (the scale then starts at t = 0). Without it the scale spans the image's own values. The legend
 /// says which: "max 163 (image)", "max 200 (--max)" (and "(shared)" for the common scale of a comparison).
+/// `legend` false leaves the legend strip out: the image is then exactly W x H in every mode.
 /// Throws hwbvh::Error(BadInput) for an invalid `max`.
-[[nodiscard]] Image render(const Frame& frame, Mode mode, std::optional<double> max = {});
+[[nodiscard]] Image render(const Frame& frame, Mode mode, std::optional<double> max = {}, bool legend = true);
+
+/// Why `a` and `b` look like different scenes, or nullopt when they look like the same one: the bounds of their
+/// world-space vertices differ by more than 1e-4 of the larger diagonal (builds of one scene for other targets, with
+/// other options, in two levels or flattened, share them). `hwbvh render --compare` warns then, since the difference
+/// panel would compare unrelated hits.
+[[nodiscard]] std::optional<std::string> scene_difference(const emu::LoadedBvh& a, const emu::LoadedBvh& b);
 
 /// Side-by-side comparison, each panel with a title above and its legend below: "A" (mode_a of `a`),
 /// "B" (mode_b of `b`), and a difference panel:
@@ -114,8 +121,9 @@ struct Frame {
 ///   otherwise, two frames -> the pixels whose hits differ (hit or miss, geometry or primitive id) in red;
 ///   otherwise (two non-heatmap modes of one frame) no difference panel.
 /// Depth panels share one distance scale. `a` and `b` may be the same frame (two modes of one blob).
+/// `legend` false leaves the legend strips out (the titles stay).
 /// Throws hwbvh::Error(BadInput) if the frames differ in size or `max` is invalid.
 [[nodiscard]] Image render_comparison(const Frame& a, Mode mode_a, const Frame& b, Mode mode_b,
-                                      std::optional<double> max = {});
+                                      std::optional<double> max = {}, bool legend = true);
 
 }  // namespace hwbvh::render

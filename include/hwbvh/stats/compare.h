@@ -27,7 +27,8 @@ struct CompareOptions {
   uint32_t width = 256;
   uint32_t height = 256;
   std::optional<Camera> camera;
-  uint32_t ao_samples = 2;
+  uint32_t ao_samples = 4;           ///< AO rays per primary hit, as StatsOptions
+  std::optional<float> ao_distance;  ///< AO tmax; default 0.1 x the scene-bounds diagonal, as StatsOptions
   uint32_t random_rays = 16384;
   uint64_t seed = 1;
   emu::TraceOptions trace;

@@ -17,7 +17,8 @@ PerRayFormat per_ray_format(const std::filesystem::path& path);
 
 /// The rows of `report`, which must have been run with StatsOptions::keep_results, in ray-type then ray order.
 /// Columns: ray_type, ray, origin_x/y/z, direction_x/y/z, tmin, tmax, hit, t, instance_id, geometry_id,
-/// primitive_id, u, v, then emu::kRayCounterFields. CSV: a header line, then one line per ray, floats in their
+/// primitive_id, u, v, oracle (the oracle's verdict: agree, a disagreement's name, or off), fault (none or the node
+/// fault that stopped the ray), fault_node, then emu::kRayCounterFields. CSV: a header line, then one line per ray, floats in their
 /// shortest round-trip form. NPY: format version 1.0, a little-endian structured dtype with those field names.
 std::vector<std::byte> per_ray_bytes(const StatsReport& report, PerRayFormat format);
 

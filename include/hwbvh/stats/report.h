@@ -32,7 +32,8 @@ struct ReportOptions {
   uint32_t width = 256;  ///< primary-ray image (and heatmap) size
   uint32_t height = 256;
   std::optional<Camera> camera;  ///< default: auto_frame(the scene's vertices, width / height), as `hwbvh stats`
-  uint32_t ao_samples = 2;       ///< AO rays per primary hit (fewer than `hwbvh stats` to keep reports quick)
+  uint32_t ao_samples = 4;       ///< AO rays per primary hit, as StatsOptions
+  std::optional<float> ao_distance;  ///< AO tmax; default 0.1 x the scene-bounds diagonal, as StatsOptions
   uint32_t random_rays = 16384;
   uint64_t seed = 1;
   std::string rays_file;  ///< for RayKind::File

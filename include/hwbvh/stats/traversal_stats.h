@@ -86,6 +86,8 @@ struct KindStats {
   std::vector<emu::RayResult> results;  ///< per ray, only with StatsOptions::keep_results
   std::vector<Ray> rays_traced;          ///< the rays of `results`, only with StatsOptions::keep_results
   std::vector<uint32_t> pixel;           ///< per ray its pixel (y * width + x), when the kind has an image
+  /// Per ray the oracle's verdict, only with StatsOptions::keep_results and the oracle on (else empty).
+  std::vector<emu::Disagreement> verdicts;
 
   [[nodiscard]] double per_ray(uint64_t total) const { return rays ? static_cast<double>(total) / static_cast<double>(rays) : 0.0; }
   /// Mean over the rays that hit, of a counter summed in hit_totals; 0 when no ray hit.
