@@ -463,7 +463,11 @@ std::string instanced_scene_meta(const InstancedScene& scene, const Scene& all,
   Json meta = Json::parse(scene_meta_json(all));
   Json blases = Json::array();
   for (std::size_t m = 0; m < scene.meshes.size(); ++m) {
-    blases.push_back({{"name", scene.meshes[m].source},
+    // Never the path the file was named by (docs/blob-format.md §5): the glTF mesh, or a made-up mesh's own name.
+    const std::string name = scene.origins.empty()
+                                 ? std::filesystem::path(scene.meshes[m].source).filename().string()
+                                 : scene.origins[m].name;
+    blases.push_back({{"name", name},
                       {"first_geometry", first_geometry[m]},
                       {"geometries", scene.meshes[m].geometries.size()},
                       {"triangles", scene.meshes[m].triangles.size()}});

@@ -106,6 +106,7 @@ struct MeshInstance {
 /// does.
 struct MeshOrigin {
   uint32_t mesh = 0;                 ///< index of the glTF mesh
+  std::string name;                  ///< "mesh INDEX" and the glTF name if it has one: names the BLAS in blobs
   std::vector<uint32_t> primitives;  ///< the glTF primitive of each geometry (primitives without triangles make none)
   std::vector<uint32_t> materials;   ///< the index in InstancedScene::materials of each of the mesh's materials
 };
