@@ -197,7 +197,7 @@ StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& requested) 
   report.stoc = options.trace.stoc;
   report.two_level = bvh.two_level();
   report.camera = options.camera ? *options.camera
-                                 : auto_frame(bvh.world_positions(), static_cast<float>(options.width) / static_cast<float>(options.height));
+                                 : auto_frame(bvh.bounds, static_cast<float>(options.width) / static_cast<float>(options.height));
 
   std::optional<emu::Oracle> oracle;
   if (options.oracle) oracle.emplace(emu::Oracle::of(bvh, options.threads));
