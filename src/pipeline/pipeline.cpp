@@ -487,6 +487,9 @@ std::string instanced_scene_meta(const InstancedScene& scene, const Scene& all,
 BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlobOptions& options,
                                      const ProgressFn& progress) {
   if (scene.instances.empty()) throw_bad_input(scene.source, "the scene has no instances");
+  // Every instance may be scaled to nothing (glTF exporters hide nodes so): then no ray could be aimed at the scene.
+  const Aabb world_box = world_bounds(scene);
+  if (world_box.empty()) throw_bad_input(scene.source, "every triangle is degenerate (zero area) in world space");
   notify(progress, Phase::Building);
   std::vector<uint32_t> first_geometry, first_triangle;
   const Scene all = bottom_levels(scene, first_geometry, first_triangle);
@@ -648,6 +651,7 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
                                       bake_seconds);
   out.blob.sections.push_back({blob::SectionType::InstanceSideband, 16, std::move(sideband_bytes)});
   out.blob.sections.push_back({blob::SectionType::Levels, 16, blob::encode_levels(levels)});
+  out.blob.sections.push_back({blob::SectionType::WorldBounds, 16, blob::encode_world_bounds(world_box)});
   return out;
 }
 
