@@ -363,7 +363,8 @@ TEST(InstancedHits, EverySortHeuristicAgreesWithEmbreeOnTwoLevelScenes) {
   const InstancedScene random = random_instances();
   for (const InstancedScene* scene : {&garden, &random}) {
     // The random instances overflow a 16-entry ring, and under heuristic 3 the walk-back then loses 4 of 8192 random
-    // rays (docs/emulator.md item 14, an open point); with 64 entries nothing overflows and every heuristic agrees.
+    // rays: its push8 rule presumes primitives sorted first (docs/emulator.md item 14). With 64 entries nothing
+    // overflows and every heuristic agrees.
     options.trace.stack.size = scene == &random ? 64 : emu::kHardwareStackSize;
     const emu::LoadedBvh bvh = emu::load_bvh(pipeline::build_instanced_blob(*scene, {}).blob, scene->source);
     for (const emu::SortHeuristic heuristic : {emu::SortHeuristic::Closest, emu::SortHeuristic::LargestFirst,
