@@ -231,7 +231,7 @@ void run_scene(const std::string& path, bool flatten, const Options& opt) {
               bvh.nodes.size() * 4);
   const EmbreeTracer embree(bvh, opt.threads, false), embree_robust(bvh, opt.threads, true);
   const Executor executor(opt.threads);
-  const RayBatch primary = primary_rays(auto_frame(bvh.world_positions(), 1.0f), opt.size, opt.size, executor);
+  const RayBatch primary = primary_rays(auto_frame(bvh.bounds, 1.0f), opt.size, opt.size, executor);
   run_rays("primary", bvh, primary, opt, embree, embree_robust);
   if (opt.random > 0) {
     run_rays("random", bvh, random_rays(bvh.bounds, opt.random, 1, executor), opt, embree, embree_robust);

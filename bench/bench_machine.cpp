@@ -37,7 +37,7 @@ void run_scene(const std::string& path, const Options& opt) {
   const Scene scene = load_obj(path);
   const emu::LoadedBvh bvh = emu::load_bvh(pipeline::build_blob(scene, {}).blob, path);
   const Executor one_thread(1);
-  const RayBatch batch = primary_rays(auto_frame(scene.positions, 1.0f), opt.size, opt.size, one_thread);
+  const RayBatch batch = primary_rays(auto_frame(scene.bounds(), 1.0f), opt.size, opt.size, one_thread);
   emu::TraceOptions trace;
   trace.record_node_sequence = true;
   emu::TraceOutput out = bvh.trace(batch.rays, batch.wave_begin, trace, one_thread);

@@ -26,9 +26,13 @@ constexpr std::size_t kReservedOffset = 20;
 constexpr std::size_t kFileSizeOffset = 24;
 
 bool is_known_target(uint32_t t) { return t >= 1 && t <= 3; }
-bool is_known_section_type(uint32_t t) { return t >= 1 && t <= 8; }
-// The first format version with this section type: the two-level sections came with version 3.
-uint32_t first_version_with(uint32_t t) { return t >= static_cast<uint32_t>(SectionType::InstanceSideband) ? 3 : 1; }
+bool is_known_section_type(uint32_t t) { return t >= 1 && t <= 9; }
+// The first format version with this section type: the two-level sections came with version 3, their world bounds
+// with version 4.
+uint32_t first_version_with(uint32_t t) {
+  if (t >= static_cast<uint32_t>(SectionType::WorldBounds)) return 4;
+  return t >= static_cast<uint32_t>(SectionType::InstanceSideband) ? 3 : 1;
+}
 bool is_valid_alignment(uint32_t a) { return a >= 1 && a <= kMaxAlignment && std::has_single_bit(a); }
 uint32_t required_alignment(SectionType t) { return t == SectionType::Nodes ? kNodesAlignment : 1; }
 
@@ -206,6 +210,7 @@ const char* section_type_name(SectionType t) {
     case SectionType::Stoc: return "stoc";
     case SectionType::InstanceSideband: return "instance-sideband";
     case SectionType::Levels: return "levels";
+    case SectionType::WorldBounds: return "world-bounds";
   }
   return "unknown";
 }

@@ -13,6 +13,7 @@ namespace {
 constexpr uint64_t kLevelsHeaderBytes = 16;  // u64 top bytes, u32 BLAS count, u32 instance count
 constexpr uint64_t kBlasBytes = 32;
 constexpr uint64_t kInstanceLevelBytes = 8;
+constexpr std::size_t kWorldBoundsBytes = 24;
 
 }  // namespace
 
@@ -126,6 +127,26 @@ Levels decode_levels(std::span<const std::byte> bytes, const std::string& file, 
       fail(detail::cat("instance node ", i, " names BLAS ", inst.blas, " (of ", blas_count, ") or mask ", inst.mask));
   }
   return levels;
+}
+
+std::vector<std::byte> encode_world_bounds(const Aabb& bounds) {
+  std::vector<std::byte> out;
+  for (const Vec3& corner : {bounds.min, bounds.max})
+    for (int k = 0; k < 3; ++k) append_le32(out, float_bits(corner[k]));
+  return out;
+}
+
+Aabb decode_world_bounds(std::span<const std::byte> bytes, const std::string& file) {
+  const auto fail = [&](const std::string& problem) { throw_bad_input(file, "world-bounds section: " + problem); };
+  if (bytes.size() != kWorldBoundsBytes) fail(detail::cat(bytes.size(), " bytes, not ", kWorldBoundsBytes));
+  Aabb box;
+  for (int k = 0; k < 3; ++k) {
+    box.min[k] = bits_float(load_le32(bytes, 4 * static_cast<std::size_t>(k)));
+    box.max[k] = bits_float(load_le32(bytes, 12 + 4 * static_cast<std::size_t>(k)));
+    if (!std::isfinite(box.min[k]) || !std::isfinite(box.max[k]) || !(box.min[k] <= box.max[k]))
+      fail("not a finite box with min <= max on every axis");
+  }
+  return box;
 }
 
 }  // namespace hwbvh::blob

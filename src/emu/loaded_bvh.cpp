@@ -226,6 +226,26 @@ void load_xe3_blases(const LoadedBvh& out, const std::string& file, Xe3Blases& t
   for (uint32_t n = 0; n < out.sideband.size(); ++n) instance_node[out.sideband[n].instance_index] = n;
 }
 
+// The exact world bounds of the scene's triangles (degenerate ones left out), from which every ray generator and the
+// default camera derive: a one-level blob's Geometry section is in world space; a two-level blob stores the bounds
+// its flattened build would have (docs/blob-format.md §14). A version-3 two-level blob has no such section: its
+// triangles are moved by the sideband's float matrices, which can differ in the last bits from the flattened build.
+Aabb scene_bounds(const blob::Blob& blob, const std::string& file, const LoadedBvh& bvh) {
+  const blob::Section* stored = blob.find(blob::SectionType::WorldBounds);
+  if (stored != nullptr && !bvh.two_level()) throw_bad_input(file, "a world-bounds section in a one-level blob");
+  if (stored != nullptr) return blob::decode_world_bounds(stored->data, file);
+  Aabb box;
+  if (bvh.two_level()) {
+    for (const Vec3& p : bvh.world_positions()) box.grow(p);
+    return box;
+  }
+  for (const auto& tri : bvh.geometry.triangles) {
+    if (tri.degenerate()) continue;
+    for (uint32_t v : tri.v) box.grow(bvh.geometry.positions[v]);
+  }
+  return box;
+}
+
 }  // namespace
 
 Xe3Section LoadedBvh::xe3_section() const {
@@ -276,18 +296,15 @@ LoadedBvh load_bvh(const blob::Blob& blob, const std::string& file) {
       const auto header = rdna4::read_node_section_header(top.data(), top.size(), &error);
       if (!header) throw_bad_input(file, error);
       out.root = header->root_pointer;
-      if (out.two_level()) out.bounds = header->bounds;  // world space: the Geometry section's is object space
       break;
     }
     case blob::Target::Rtip20:
       LoadedBvh::load_levels(blob, file, out);
       (void)out.bvh4_section();
-      if (out.two_level()) out.bounds = out.bvh4_section().header.bounds;  // world space, as for rtip31
       break;
     case blob::Target::Xe3: {
       LoadedBvh::load_levels(blob, file, out);  // a two-level section's own header covers its top level
-      const Xe3Section top = out.xe3_section();
-      if (out.two_level()) out.bounds = top.header.bounds;  // world space: the Geometry section's is object space
+      (void)out.xe3_section();
       break;
     }
   }
@@ -296,12 +313,7 @@ LoadedBvh load_bvh(const blob::Blob& blob, const std::string& file) {
     out.alpha_test = blob::decode_alpha_test(s->data, file, triangle_count);
   if (const blob::Section* s = blob.find(blob::SectionType::Stoc))
     out.stoc = blob::decode_stoc_sideband(s->data, file, triangle_count);
-  if (!out.two_level()) {
-    for (const auto& tri : out.geometry.triangles) {
-      if (tri.degenerate()) continue;
-      for (uint32_t v : tri.v) out.bounds.grow(out.geometry.positions[v]);
-    }
-  }
+  out.bounds = scene_bounds(blob, file, out);
   for (uint32_t i = 0; i < out.geometry.triangles.size(); ++i) {
     const auto& tri = out.geometry.triangles[i];
     // Ids number triangles 0..n-1 per geometry, so neither can reach the triangle count.

@@ -463,7 +463,11 @@ std::string instanced_scene_meta(const InstancedScene& scene, const Scene& all,
   Json meta = Json::parse(scene_meta_json(all));
   Json blases = Json::array();
   for (std::size_t m = 0; m < scene.meshes.size(); ++m) {
-    blases.push_back({{"name", scene.meshes[m].source},
+    // Never the path the file was named by (docs/blob-format.md §5): the glTF mesh, or a made-up mesh's own name.
+    const std::string name = scene.origins.empty()
+                                 ? std::filesystem::path(scene.meshes[m].source).filename().string()
+                                 : scene.origins[m].name;
+    blases.push_back({{"name", name},
                       {"first_geometry", first_geometry[m]},
                       {"geometries", scene.meshes[m].geometries.size()},
                       {"triangles", scene.meshes[m].triangles.size()}});
@@ -483,6 +487,9 @@ std::string instanced_scene_meta(const InstancedScene& scene, const Scene& all,
 BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlobOptions& options,
                                      const ProgressFn& progress) {
   if (scene.instances.empty()) throw_bad_input(scene.source, "the scene has no instances");
+  // Every instance may be scaled to nothing (glTF exporters hide nodes so): then no ray could be aimed at the scene.
+  const Aabb world_box = world_bounds(scene);
+  if (world_box.empty()) throw_bad_input(scene.source, "every triangle is degenerate (zero area) in world space");
   notify(progress, Phase::Building);
   std::vector<uint32_t> first_geometry, first_triangle;
   const Scene all = bottom_levels(scene, first_geometry, first_triangle);
@@ -644,6 +651,7 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
                                       bake_seconds);
   out.blob.sections.push_back({blob::SectionType::InstanceSideband, 16, std::move(sideband_bytes)});
   out.blob.sections.push_back({blob::SectionType::Levels, 16, blob::encode_levels(levels)});
+  out.blob.sections.push_back({blob::SectionType::WorldBounds, 16, blob::encode_world_bounds(world_box)});
   return out;
 }
 

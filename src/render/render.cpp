@@ -396,7 +396,7 @@ void ViewOptions::validate() const {
 
 Camera view_camera(const emu::LoadedBvh& bvh, const ViewOptions& options) {
   if (options.camera) return *options.camera;
-  return auto_frame(bvh.world_positions(), static_cast<float>(options.width) / static_cast<float>(options.height));
+  return auto_frame(bvh.bounds, static_cast<float>(options.width) / static_cast<float>(options.height));
 }
 
 uint64_t Frame::faulted_rays() const {

@@ -22,6 +22,21 @@ void require_area(const std::string& file, uint64_t degenerate, uint64_t total) 
 
 namespace {
 
+// An instance's mesh positions in world space, as flatten() places them; refuses one that leaves the float range.
+std::vector<Vec3> world_positions(const InstancedScene& in, const MeshInstance& instance) {
+  const Scene& mesh = in.meshes[instance.mesh];
+  std::vector<Vec3> out;
+  out.reserve(mesh.positions.size());
+  for (const Vec3& position : mesh.positions) {
+    const Vec3 p = scene::to_world(instance.world, position);
+    if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z)) {
+      throw_bad_input(in.source, instance.name + ": a vertex moves beyond the float range in world space");
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
 // Index in the flattened scene's materials of each mesh's materials: the file's list when the scene has origins,
 // otherwise each mesh's materials (and their alpha textures) appended in turn.
 std::vector<std::vector<uint32_t>> place_materials(const InstancedScene& in, Scene& out) {
@@ -69,13 +84,8 @@ Scene flatten(const InstancedScene& in) {
     const auto first_position = static_cast<uint32_t>(out.positions.size());
     const auto first_texcoord = static_cast<uint32_t>(out.texcoords.size());
     const auto first_triangle = static_cast<uint32_t>(out.triangles.size());
-    for (const Vec3& position : mesh.positions) {
-      const Vec3 p = scene::to_world(instance.world, position);
-      if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z)) {
-        throw_bad_input(in.source, instance.name + ": a vertex moves beyond the float range in world space");
-      }
-      out.positions.push_back(p);
-    }
+    const std::vector<Vec3> placed_positions = world_positions(in, instance);
+    out.positions.insert(out.positions.end(), placed_positions.begin(), placed_positions.end());
     out.texcoords.insert(out.texcoords.end(), mesh.texcoords.begin(), mesh.texcoords.end());
     for (const Geometry& g : mesh.geometries) {
       out.geometries.push_back({instance.name + "/" + g.name, first_triangle + g.first_triangle, g.triangle_count});
@@ -99,6 +109,21 @@ Scene flatten(const InstancedScene& in) {
   }
   scene::require_area(out.source, out.degenerate_count(), out.triangles.size());
   return out;
+}
+
+Aabb world_bounds(const InstancedScene& in) {
+  Aabb box;
+  for (const MeshInstance& instance : in.instances) {
+    const std::vector<Vec3> world = world_positions(in, instance);
+    for (const Triangle& t : in.meshes[instance.mesh].triangles) {
+      const Vec3 a = world[t.v[0]], b = world[t.v[1]], c = world[t.v[2]];
+      if (zero_area(a, b, c)) continue;
+      box.grow(a);
+      box.grow(b);
+      box.grow(c);
+    }
+  }
+  return box;
 }
 
 }  // namespace hwbvh

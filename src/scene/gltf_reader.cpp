@@ -335,9 +335,10 @@ class GltfReader {
     const tinygltf::Mesh& gltf = model_.meshes[static_cast<std::size_t>(mesh_index)];
     const std::string mesh_name = gltf.name.empty() ? "mesh " + std::to_string(mesh_index) : valid_utf8(gltf.name);
     Scene mesh;
-    mesh.source = file_ + " " + named("mesh", mesh_index, gltf.name);
     MeshOrigin origin;
     origin.mesh = static_cast<uint32_t>(mesh_index);
+    origin.name = named("mesh", mesh_index, gltf.name);
+    mesh.source = file_ + " " + origin.name;
     for (std::size_t p = 0; p < gltf.primitives.size(); ++p) {
       const Primitive primitive = read_primitive(mesh_index, p);
       if (primitive.triangles.empty()) continue;

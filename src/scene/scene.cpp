@@ -34,12 +34,13 @@ AnyScene load_any_scene(const std::filesystem::path& path, const SceneLoadOption
   return load_gltf_instanced(path, warn);
 }
 
-bool Scene::is_degenerate(uint32_t tri) const {
+bool zero_area(Vec3 a, Vec3 b, Vec3 c) {
   // Double keeps the test exact for all but extreme coordinates: float differences and their products fit.
-  const glm::dvec3 a(vertex(tri, 0));
-  const glm::dvec3 n = glm::cross(glm::dvec3(vertex(tri, 1)) - a, glm::dvec3(vertex(tri, 2)) - a);
+  const glm::dvec3 n = glm::cross(glm::dvec3(b) - glm::dvec3(a), glm::dvec3(c) - glm::dvec3(a));
   return n.x == 0.0 && n.y == 0.0 && n.z == 0.0;
 }
+
+bool Scene::is_degenerate(uint32_t tri) const { return zero_area(vertex(tri, 0), vertex(tri, 1), vertex(tri, 2)); }
 
 uint32_t Scene::degenerate_count() const {
   uint32_t count = 0;

@@ -136,7 +136,7 @@ CompareReport compare_targets(const AnyScene& scene, const CompareOptions& o) {
 
   // Rays: generated once, from the scene bounds and the BVH8 + OBB variant's primary hits, then shared.
   const Aabb bounds = bvh.bounds;
-  const Camera camera = o.camera ? *o.camera : auto_frame(bvh.world_positions(), static_cast<float>(o.width) / static_cast<float>(o.height));
+  const Camera camera = o.camera ? *o.camera : auto_frame(bvh.bounds, static_cast<float>(o.width) / static_cast<float>(o.height));
   const RayBatch primary = primary_rays(camera, o.width, o.height, executor);
   std::vector<std::pair<RayKind, RayBatch>> batches;
   std::vector<SurfaceHit> hits;

@@ -196,7 +196,7 @@ StatsReport report_header(const emu::LoadedBvh& bvh, const StatsOptions& options
   report.stoc = options.trace.stoc;
   report.two_level = bvh.two_level();
   report.camera = options.camera ? *options.camera
-                                 : auto_frame(bvh.world_positions(), static_cast<float>(options.width) / static_cast<float>(options.height));
+                                 : auto_frame(bvh.bounds, static_cast<float>(options.width) / static_cast<float>(options.height));
   return report;
 }
 

@@ -9,6 +9,7 @@
 
 #include "blob/scratch_dir.h"
 #include "hwbvh/blob/bytes.h"
+#include "hwbvh/blob/instance_sections.h"
 #include "hwbvh/core/error.h"
 
 namespace hwbvh::blob {
@@ -212,7 +213,7 @@ TEST(BlobCorruption, HeaderFields) {
   expect_refused(edit([](auto& b) { b[0] = std::byte{'X'}; }), "not an hwbvh blob (bad magic)");
   expect_refused(bytes_of({'{', '"', 'a', '"'}), "bad magic");
   expect_refused({}, "empty file");
-  expect_refused(edit([](auto& b) { put32(b, 8, 4); }), "unsupported format version 4 (this hwbvh reads versions 1 to 3)");
+  expect_refused(edit([](auto& b) { put32(b, 8, 5); }), "unsupported format version 5 (this hwbvh reads versions 1 to 4)");
   expect_refused(edit([](auto& b) { put32(b, 8, 0); }), "unsupported format version 0");
   expect_refused(edit([](auto& b) { put32(b, 12, 9); reseal(b); }), "unknown target 9");
   expect_refused(edit([](auto& b) { put32(b, 12, 0); reseal(b); }), "unknown target 0");
@@ -358,6 +359,42 @@ TEST(Blob, TwoLevelSectionsAreWrittenAsVersion3AndRefusedInOlderVersions) {
   covered.insert(covered.end(), bytes.begin() + kFileHeaderBytes, bytes.begin() + static_cast<std::ptrdiff_t>(table_end));
   store_le64(bytes, kHeaderChecksumOffset, checksum(covered, 2));
   expect_refused(bytes, "unknown section type 8 for format version 2");
+}
+
+TEST(Blob, WorldBoundsAreWrittenAsVersion4AndRefusedInOlderVersions) {
+  Blob b = small_blob();
+  const Aabb box{{-1.5f, 0.0f, 2.0f}, {3.0f, 0.25f, 2.0f}};
+  b.sections.push_back({SectionType::WorldBounds, 16, encode_world_bounds(box)});
+  std::vector<std::byte> bytes = serialize(b);
+  FileLayout layout;
+  const Blob back = parse(bytes, "mem", layout);
+  EXPECT_EQ(layout.version, 4u);
+  EXPECT_EQ(decode_world_bounds(back.require(SectionType::WorldBounds, "mem").data, "mem"), box);
+  put32(bytes, 8, 3);
+  const std::size_t table_end = kFileHeaderBytes + b.sections.size() * kSectionEntryBytes;
+  std::vector<std::byte> covered(bytes.begin(), bytes.begin() + kHeaderChecksumOffset);
+  covered.insert(covered.end(), bytes.begin() + kFileHeaderBytes, bytes.begin() + static_cast<std::ptrdiff_t>(table_end));
+  store_le64(bytes, kHeaderChecksumOffset, checksum(covered, 3));
+  expect_refused(bytes, "unknown section type 9 for format version 3");
+}
+
+TEST(Blob, WorldBoundsMustBeAFiniteBoxOf24Bytes) {
+  const auto refused = [](std::vector<std::byte> bytes, const std::string& needle) {
+    try {
+      (void)decode_world_bounds(bytes, "w.hwbvh");
+      ADD_FAILURE() << needle;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  std::vector<std::byte> good = encode_world_bounds(Aabb{{0, 0, 0}, {1, 1, 1}});
+  refused(std::vector<std::byte>(good.begin(), good.end() - 4), "20 bytes, not 24");
+  std::vector<std::byte> inverted = encode_world_bounds(Aabb{{2, 0, 0}, {1, 1, 1}});
+  refused(inverted, "min <= max");
+  std::vector<std::byte> infinite = good;
+  put32(infinite, 12, 0x7F800000u);
+  refused(infinite, "finite");
 }
 
 }  // namespace

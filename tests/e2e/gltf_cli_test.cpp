@@ -1,6 +1,10 @@
 // glTF scenes on the command line (docs/gltf.md): build, stats, compare and report work on the shipped instanced
 // scene in two levels and, with --flatten, in one, and the emulator agrees with Embree on every ray; bad glTF exits 2
 // with no output.
+#include <filesystem>
+#include <string>
+#include <vector>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -27,6 +31,31 @@ class GltfCli : public test::ReportCliTest {
     EXPECT_TRUE(dir_.files().empty());
   }
 };
+
+// docs/blob-format.md §5: a blob does not depend on how its scene file was named. A glTF file's BLAS names and an OBJ
+// file's alpha textures are stored without the path the command was given: relative, `./`, `../dir/` and absolute
+// spellings of the same files give byte-identical blobs (the BLAS names held the path as typed).
+TEST_F(GltfCli, BlobsDoNotDependOnHowTheSceneFileIsNamed) {
+  const std::filesystem::path scenes = dir_ / "scenes";
+  std::filesystem::create_directories(scenes);
+  for (const char* file : {"instanced-garden.gltf", "alpha-cards.obj", "alpha-cards.mtl", "alpha-cards-mask.png"})
+    std::filesystem::copy_file(test::project_scene(file), scenes / file);
+  const std::string cli = quote(HWBVH_CLI);
+  for (const std::string scene : {"instanced-garden.gltf", "alpha-cards.obj"}) {
+    const std::vector<std::string> spellings = {scene, "./" + scene, "../scenes/" + scene, (scenes / scene).string()};
+    std::vector<std::string> blobs;
+    for (std::size_t i = 0; i < spellings.size(); ++i) {
+      const std::string out = path("spelling-" + std::to_string(i) + ".hwbvh");
+      const test::Outcome r = run("cd " + quote(scenes.string()) + " && " + cli + " build " + quote(spellings[i]) +
+                                  " -o " + quote(out) + " --quiet");
+      ASSERT_EQ(r.code, 0) << spellings[i] << ": " << r.err;
+      blobs.push_back(test::slurp(out));
+      ASSERT_FALSE(blobs.back().empty());
+      EXPECT_EQ(blobs.back(), blobs.front()) << spellings[i] << " against " << spellings.front();
+      EXPECT_EQ(blobs.back().find(scenes.string()), std::string::npos) << spellings[i];
+    }
+  }
+}
 
 TEST_F(GltfCli, FlattenedGardenAgreesWithTheOracleOnEveryRayType) {
   const std::string blob = path("garden.hwbvh");

@@ -28,7 +28,7 @@ TEST_F(InstancedCli, InfoListsTheBlasesAndInstances) {
   test::Outcome r = hwbvh("info " + quote(blob) + " --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto info = nlohmann::json::parse(r.out);
-  EXPECT_EQ(info["format_version"], 3);
+  EXPECT_EQ(info["format_version"], 4);
   EXPECT_EQ(info["report"]["levels"]["instances"], 331);
   EXPECT_EQ(info["report"]["levels"]["blases"], 4);
   EXPECT_EQ(info["report"]["levels"]["sideband_bytes"], 331 * 64);

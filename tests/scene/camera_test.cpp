@@ -6,12 +6,14 @@
 #include <limits>
 #include <numbers>
 #include <string>
+#include <utility>
 
 #include <glm/common.hpp>
 #include <glm/geometric.hpp>
 #include <gtest/gtest.h>
 
 #include "hwbvh/core/error.h"
+#include "hwbvh/scene/ray_gen.h"
 
 namespace hwbvh {
 namespace {
@@ -57,7 +59,7 @@ TEST(AutoFrame, IsAThreeQuarterViewFromAbove) {
 }
 
 // The fit is tight: on the axis that binds, the outermost corners touch 95% of the half-image on both sides;
-// on the other axis no corner is further out than that.
+// on the other axis no corner is further out than that, and the corners are centred there too.
 TEST(AutoFrame, TheBoxFillsTheImageOnItsTighterAxis) {
   const std::array<Aabb, 4> boxes{Aabb{{-1, -1, -1}, {1, 1, 1}}, Aabb{{0, 0, 0}, {100, 1, 3}},
                                   Aabb{{10, -3, 0}, {11, 40, 0}}, Aabb{{-2, 0, -7}, {30, 5, 1}}};
@@ -77,6 +79,86 @@ TEST(AutoFrame, TheBoxFillsTheImageOnItsTighterAxis) {
       EXPECT_TRUE(horizontal_binds || vertical_binds) << "aspect " << aspect << " x " << lo.x << ".." << hi.x
                                                       << " y " << lo.y << ".." << hi.y;
       EXPECT_LE(std::max({hi.x, hi.y, -lo.x, -lo.y}), 0.95f + 1e-3f);
+      EXPECT_NEAR(hi.x + lo.x, 0.0f, 1e-3f) << "aspect " << aspect;
+      EXPECT_NEAR(hi.y + lo.y, 0.0f, 1e-3f) << "aspect " << aspect;
+    }
+  }
+}
+
+// What the default camera shows of a solid box (flat, long, tall, cubic): the pixels whose primary ray meets the
+// box, found by a slab test in double. The hit region is centred in the image on both axes and reaches the 5% margin
+// on the binding axis; a flat plane and a long bar, which leave most of a 25-degree view empty, are seen from higher
+// up (issue 30: a 10 x 10 plane used to fill rows 58-139 of 256 with 16% of the pixels).
+struct Coverage {
+  double fraction = 0.0;                  ///< of the pixels
+  double centre_x = 0.0, centre_y = 0.0;  ///< of the hit region's bounding rectangle, in pixels from the image centre
+  double width = 0.0, height = 0.0;       ///< of that rectangle, as shares of the image's
+};
+
+bool meets_box(const Ray& ray, const Aabb& box) {
+  double t0 = 0.0, t1 = std::numeric_limits<double>::infinity();
+  for (int k = 0; k < 3; ++k) {
+    const double o = ray.origin[k], d = ray.direction[k];
+    if (d == 0.0) {
+      if (o < box.min[k] || o > box.max[k]) return false;
+      continue;
+    }
+    double a = (box.min[k] - o) / d, b = (box.max[k] - o) / d;
+    if (a > b) std::swap(a, b);
+    t0 = std::max(t0, a);
+    t1 = std::min(t1, b);
+  }
+  return t0 <= t1;
+}
+
+Coverage coverage(const Aabb& box, uint32_t width, uint32_t height) {
+  const RayBatch batch = primary_rays(auto_frame(box, static_cast<float>(width) / static_cast<float>(height)), width,
+                                      height);
+  uint32_t x0 = width, x1 = 0, y0 = height, y1 = 0, hits = 0;
+  for (std::size_t i = 0; i < batch.rays.size(); ++i) {
+    if (!meets_box(batch.rays[i], box)) continue;
+    const uint32_t x = batch.pixel[i] % width, y = batch.pixel[i] / width;
+    ++hits;
+    x0 = std::min(x0, x);
+    x1 = std::max(x1, x);
+    y0 = std::min(y0, y);
+    y1 = std::max(y1, y);
+  }
+  Coverage c;
+  if (hits == 0) return c;
+  c.fraction = static_cast<double>(hits) / static_cast<double>(batch.rays.size());
+  c.centre_x = 0.5 * (x0 + x1 + 1) - 0.5 * width;
+  c.centre_y = 0.5 * (y0 + y1 + 1) - 0.5 * height;
+  c.width = static_cast<double>(x1 + 1 - x0) / width;
+  c.height = static_cast<double>(y1 + 1 - y0) / height;
+  return c;
+}
+
+TEST(AutoFrame, FlatLongAndTallScenesAreCentredAndFillTheImage) {
+  struct Case {
+    const char* name;
+    Aabb box;
+    double min_fraction;  ///< of a square image's pixels that hit (with 25 degrees only: 0.20, 0.20, 0.04, 0.05, 0.63)
+  };
+  const Case cases[] = {
+      {"10 x 10 plane", Aabb{{-5, 0, -5}, {5, 0, 5}}, 0.38},
+      {"terrain", Aabb{{0, -0.3f, 0}, {64, 0.4f, 64}}, 0.38},
+      {"long bar", Aabb{{-20, 0, -0.5f}, {20, 1, 0.5f}}, 0.035},
+      {"tall tower", Aabb{{-0.5f, 0, -0.5f}, {0.5f, 30, 0.5f}}, 0.11},
+      {"cube", Aabb{{0, 0, 0}, {555, 555, 555}}, 0.6},
+  };
+  for (const Case& c : cases) {
+    for (const auto& [w, h] : {std::pair{256u, 256u}, std::pair{320u, 180u}, std::pair{180u, 320u}}) {
+      const Coverage cov = coverage(c.box, w, h);
+      const std::string what = std::string(c.name) + " at " + std::to_string(w) + " x " + std::to_string(h) +
+                               ": " + std::to_string(cov.fraction) + " of the pixels hit";
+      EXPECT_LE(std::abs(cov.centre_x), 1.0) << what;
+      EXPECT_LE(std::abs(cov.centre_y), 1.0) << what;
+      EXPECT_GE(std::max(cov.width, cov.height), 0.93) << what;
+      EXPECT_LE(std::max(cov.width, cov.height), 0.96) << what;
+      if (w == h) {
+        EXPECT_GE(cov.fraction, c.min_fraction) << what;
+      }
     }
   }
 }

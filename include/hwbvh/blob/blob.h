@@ -13,9 +13,10 @@
 namespace hwbvh::blob {
 
 /// The newest version: 3 adds the two-level sections (InstanceSideband, Levels) and the node-section header's
-/// instance count; a blob without them is written as version 2, which older readers read. Version 1 differs from 2
-/// only in its checksum (FNV-1a) and is still read.
-inline constexpr uint32_t kFormatVersion = 3;
+/// instance count, 4 the WorldBounds section; a blob is written in the lowest version that has all its sections
+/// (one-level blobs: 2, which older readers read). Version 1 differs from 2 only in its checksum (FNV-1a) and is
+/// still read.
+inline constexpr uint32_t kFormatVersion = 4;
 inline constexpr uint32_t kOldestReadableVersion = 1;
 
 enum class Target : uint32_t {
@@ -33,6 +34,7 @@ enum class SectionType : uint32_t {
   Stoc = 6,       ///< rtip31 STOC sideband: per alpha-tested triangle its sub-triangle states (opacity_sections.h)
   InstanceSideband = 7,  ///< two-level: GPURT's 64-byte record per instance node (instance_sections.h)
   Levels = 8,     ///< two-level: BLAS ranges in the Nodes section, per instance node its BLAS and mask
+  WorldBounds = 9,  ///< two-level: the exact world-space box of the scene's triangles (instance_sections.h)
 };
 
 struct Section {
@@ -51,7 +53,8 @@ struct Blob {
 };
 
 const char* target_name(Target t);  ///< "rtip31", "rtip20", "xe3"
-/// "nodes", "geometry", "scene-meta", "build-meta", "alpha-test", "stoc", "instance-sideband", "levels"
+/// "nodes", "geometry", "scene-meta", "build-meta", "alpha-test", "stoc", "instance-sideband", "levels",
+/// "world-bounds"
 const char* section_type_name(SectionType t);
 
 // File layout constants (docs/blob-format.md §2, §3). Exposed for tools and tests that inspect raw bytes.

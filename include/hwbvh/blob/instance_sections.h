@@ -5,6 +5,8 @@
 //     BLAS metadata size, object-to-world 3x4 matrix. Hits report the instance index it gives an instance node.
 //   Levels (type 8): where each BLAS lies in the Nodes section and which Geometry-section triangles it holds, and per
 //     instance node its BLAS and mask, so that tools (the Embree oracle, info, export) need no node decoder.
+//   WorldBounds (type 9, format version 4; docs/blob-format.md §14): the exact world-space box of the scene's
+//     triangles, the box a flattened build of the scene has, so that rays made from the bounds are the same for both.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -68,5 +70,10 @@ std::vector<std::byte> encode_levels(const Levels& levels);
 /// section; instance BLAS indices in range, masks 8-bit. Throws hwbvh::Error(BadInput) naming `file`.
 Levels decode_levels(std::span<const std::byte> bytes, const std::string& file, uint64_t node_bytes,
                      uint32_t geometry_count, uint32_t triangle_count);
+
+/// Six f32: min x, y, z, max x, y, z.
+std::vector<std::byte> encode_world_bounds(const Aabb& bounds);
+/// Decodes and validates: 24 bytes, finite, min <= max on every axis. Throws hwbvh::Error(BadInput) naming `file`.
+Aabb decode_world_bounds(std::span<const std::byte> bytes, const std::string& file);
 
 }  // namespace hwbvh::blob

@@ -30,7 +30,9 @@ struct LoadedBvh {
   blob::Target target = blob::Target::Rtip31;
   std::vector<uint32_t> nodes;  ///< the Nodes section
   uint32_t root = 0;            ///< rtip31: root pointer from the node-section header
-  Aabb bounds;                  ///< scene bounds (of the triangles in the BVH; world space: a top level's)
+  /// The scene's exact world bounds: its non-degenerate triangles' box, the same for a two-level blob and its
+  /// flattened build (docs/blob-format.md §14); rays and the default camera derive from it (docs/rays.md).
+  Aabb bounds;
   blob::GeometrySection geometry;
   std::optional<AlphaTest> alpha_test;     ///< from the AlphaTest section, if the blob has one
   std::optional<blob::StocSideband> stoc;  ///< rtip31: from the Stoc section, if present
@@ -62,7 +64,7 @@ struct LoadedBvh {
   /// rays in consecutive waves of 32 and ignores `wave_begin`.
   [[nodiscard]] TraceOutput trace(std::span<const Ray> rays, std::span<const uint32_t> wave_begin,
                                   const TraceOptions& options, const Executor& executor) const;
-  /// The scene's vertices in world space (every instance's in a two-level BVH), e.g. to frame a camera.
+  /// The scene's vertices in world space (every instance's in a two-level BVH, moved by the sideband's matrices).
   [[nodiscard]] std::vector<Vec3> world_positions() const;
   /// Geometric normal (unnormalised, (v1 - v0) x (v2 - v0)) of the triangle with these ids (geometry ids as the
   /// Geometry section numbers them); zero if unknown. Object space in a two-level BVH.

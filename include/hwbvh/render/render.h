@@ -1,7 +1,7 @@
 #pragma once
 // Debug images from emulated rays (docs/render.md): what is drawn is what the emulator counted, never an
 // Embree result. A Frame holds one emulated primary ray per pixel, generated exactly as `hwbvh stats` does
-// (scene/ray_gen.h primary_rays; camera auto_frame(the Geometry section's vertices, width / height) unless
+// (scene/ray_gen.h primary_rays; camera auto_frame(the scene bounds, width / height) unless
 // one is given; 256 x 256 by default), so a pixel's counters are the counters stats sums for that ray.
 //
 // Modes (docs/render.md):
@@ -70,7 +70,7 @@ inline constexpr uint32_t kMaxImageSide = 16384;
 struct ViewOptions {
   uint32_t width = 256;
   uint32_t height = 256;
-  std::optional<Camera> camera;  ///< default: auto_frame(bvh.geometry.positions, width / height), as `hwbvh stats`
+  std::optional<Camera> camera;  ///< default: auto_frame(bvh.bounds, width / height), as `hwbvh stats`
   /// Stack size, sort options, step limit, stoc (traced as closest-hit rays, with the blob's any-hit shader).
   emu::TraceOptions trace;
   int threads = 0;               ///< 0 = all hardware threads; images are identical at any count
@@ -79,7 +79,7 @@ struct ViewOptions {
   void validate() const;
 };
 
-/// The camera a view uses: options.camera, or auto_frame(bvh.geometry.positions, width / height).
+/// The camera a view uses: options.camera, or auto_frame(bvh.bounds, width / height).
 [[nodiscard]] Camera view_camera(const emu::LoadedBvh& bvh, const ViewOptions& options);
 
 /// The emulated primary rays of one view, one per pixel, indexed y * width + x (row 0 at the top).

@@ -2,7 +2,6 @@
 // Pinhole camera: where primary rays come from. The CLI spells a camera as `--camera eye,target,up,fov`, i.e.
 // ten comma-separated numbers "ex,ey,ez,tx,ty,tz,ux,uy,uz,fov" with fov the vertical field of view in degrees.
 // Image rows run top to bottom: pixel row 0 looks towards +up.
-#include <span>
 #include <string>
 #include <string_view>
 
@@ -17,12 +16,12 @@ struct Camera {
   float fov_deg = 45.0f;      ///< vertical field of view, degrees, in (0, 180)
 };
 
-/// A deterministic three-quarter view (from the front-right, above; +y up, looking towards -z as OBJ scenes
-/// usually expect) fitted to `points` (the scene's vertices): their projections fill the image to 5% of its
-/// border on the tighter axis and are centred on each axis (the target moves in the view plane to do so).
-/// `aspect` is image width / height and must be > 0. Throws hwbvh::Error(BadInput) for no points.
-[[nodiscard]] Camera auto_frame(std::span<const Vec3> points, float aspect);
-/// auto_frame of the box's eight corners: every point of the box is in view.
+/// The default camera, fitted to the scene's bounds (docs/rays.md "Default camera"): a deterministic three-quarter
+/// view from the front-right and above (+y up, 35 degrees right of +z, looking towards -z as OBJ scenes usually
+/// expect), at the lowest of the elevations 25, 30, .. 60 degrees unless a higher one fills 1.1 times as much of the
+/// image (flat and long scenes); the box's corners fill the image to 5% of its border on the binding axis and their
+/// projection is centred on both axes (the target moves in the view plane to do so). `aspect` is image width /
+/// height and must be > 0. Throws hwbvh::Error(BadInput) for empty bounds or an eye beyond the float range.
 [[nodiscard]] Camera auto_frame(const Aabb& scene_bounds, float aspect);
 
 /// Parses "ex,ey,ez,tx,ty,tz,ux,uy,uz,fov" (spaces around numbers allowed). Throws hwbvh::Error(BadInput)

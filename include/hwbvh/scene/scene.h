@@ -64,6 +64,10 @@ struct SceneInstance {
   std::vector<uint32_t> primitives;  ///< the mesh primitive of each of those geometries
 };
 
+/// True when the triangle has zero area (repeated vertex or collinear): the cross product of two edges, computed
+/// in double from the float positions, is exactly zero.
+[[nodiscard]] bool zero_area(Vec3 a, Vec3 b, Vec3 c);
+
 struct Scene {
   std::string source;  ///< file the scene was loaded from (for messages)
   std::vector<Vec3> positions;
@@ -106,6 +110,7 @@ struct MeshInstance {
 /// does.
 struct MeshOrigin {
   uint32_t mesh = 0;                 ///< index of the glTF mesh
+  std::string name;                  ///< "mesh INDEX" and the glTF name if it has one: names the BLAS in blobs
   std::vector<uint32_t> primitives;  ///< the glTF primitive of each geometry (primitives without triangles make none)
   std::vector<uint32_t> materials;   ///< the index in InstancedScene::materials of each of the mesh's materials
 };
@@ -132,6 +137,12 @@ struct InstancedScene {
 /// hwbvh::Error (BadInput) naming the file when the result would exceed 2^27 triangles, a vertex leaves the float
 /// range or every triangle is degenerate.
 Scene flatten(const InstancedScene& scene);
+
+/// The exact world bounds of the scene: the box of the vertices of flatten(scene)'s triangles that are not
+/// degenerate in world space, bit for bit what a flattened build's blob gives (emu::LoadedBvh::bounds), without
+/// building the flattened scene. Empty for a scene without area. Throws as flatten() for a vertex beyond the float
+/// range.
+[[nodiscard]] Aabb world_bounds(const InstancedScene& scene);
 
 /// Receives the loader's warnings, one line each, naming the file (and the line when there is one); the CLI prints
 /// them on stderr unless --quiet.

@@ -31,7 +31,7 @@ struct ReportOptions {
   std::vector<RayKind> kinds{RayKind::Primary, RayKind::AmbientOcclusion, RayKind::Shadow};
   uint32_t width = 256;  ///< primary-ray image (and heatmap) size
   uint32_t height = 256;
-  std::optional<Camera> camera;  ///< default: auto_frame(the scene's vertices, width / height), as `hwbvh stats`
+  std::optional<Camera> camera;  ///< default: auto_frame(the scene bounds, width / height), as `hwbvh stats`
   uint32_t ao_samples = 4;       ///< AO rays per primary hit, as StatsOptions
   std::optional<float> ao_distance;  ///< AO tmax; default 0.1 x the scene-bounds diagonal, as StatsOptions
   uint32_t random_rays = 16384;

@@ -38,7 +38,7 @@ struct StatsOptions {
   std::vector<RayKind> kinds{RayKind::Primary, RayKind::AmbientOcclusion, RayKind::Shadow};
   uint32_t width = 256;                ///< primary-ray image size
   uint32_t height = 256;
-  std::optional<Camera> camera;        ///< default: auto_frame(the scene's vertices, width / height)
+  std::optional<Camera> camera;        ///< default: auto_frame(the scene bounds (LoadedBvh::bounds), width / height)
   uint32_t ao_samples = 4;             ///< AO rays per primary hit
   std::optional<float> ao_distance;    ///< AO tmax; default 0.1 x the scene-bounds diagonal
   uint32_t random_rays = 16384;

@@ -452,8 +452,15 @@ inline InstanceIntersect intersect_instance(const DecodedInstance& instance, con
     prepare_ray(object_ray, origin, direction, ray.instance_mask);
     object_ray.operands.extent = ray.extent;
     intersect_box(instance.filter, rdna4::Mat3Rows{}, instance.traits, flags, object_ray, options, filter);
-    out.dw[7] = (filter.dw[0] & 0xFFu) | (filter.dw[1] & 0xFFu) << 8 | (filter.dw[2] & 0xFFu) << 16 |
-                (filter.dw[3] & 0xFFu) << 24;
+    // The hit children's bytes come first, misses after them, under every heuristic (§5.5): the traversal reads
+    // the BLAS root from byte 0 alone. Sorted results are in that form already; unsorted ones (heuristic 3, or box
+    // sort off) keep the hits' slot order.
+    unsigned packed = 0;
+    for (unsigned k = 0; k < 8 && packed < 4; ++k) {
+      if (filter.dw[k] == kInvalidNode) continue;
+      const unsigned shift = 8 * packed++;
+      out.dw[7] = (out.dw[7] & ~(0xFFu << shift)) | (filter.dw[k] & 0xFFu) << shift;
+    }
   }
   // A culled instance returns a miss (GPURT's emulation would still test the filter, docs/rtip31-format.md §5.5).
   const uint64_t blas = (inst.blas_base_pointer & ~(uint64_t{0x3FF} << 54)) |

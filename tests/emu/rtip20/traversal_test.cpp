@@ -339,7 +339,7 @@ TEST(Bvh4Comparison, DualIntersectTakesFewerStepsOnTheSameTree) {
 TEST(Bvh4Traversal, CameraTilesAreTheWaves) {
   const Encoded e = encode_scene(load_obj(hwbvh::test::project_scene("rotated-objects.obj")));
   const Bvh4Section section = Bvh4Section::from(e.bvh.dwords);
-  const RayBatch batch = primary_rays(auto_frame(e.scene.positions, 20.0f / 10.0f), 20, 10);
+  const RayBatch batch = primary_rays(auto_frame(e.scene.bounds(), 20.0f / 10.0f), 20, 10);
   ASSERT_EQ(batch.wave_begin.size(), 9u);  // 3 x 3 tiles, the last column 4 pixels wide and the last row 2 high
   for (const Loop loop : {Loop::Rtip20, Loop::Bvh4x2}) {
     SCOPED_TRACE(loop == Loop::Rtip20 ? "rtip20" : "bvh4x2");

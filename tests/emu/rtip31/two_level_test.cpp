@@ -1,5 +1,7 @@
 // The TraceRay3_1 loop across levels (docs/rtip31-format.md §5.5, §6.4, §7.2, §7.3) on a hand-built two-level scene
 // whose steps and tests are known exactly: two instances of one two-triangle BLAS.
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include <glm/gtc/matrix_transform.hpp>
@@ -108,6 +110,34 @@ TEST(TwoLevel, TheInstanceNodeCullsOnTheMaskToo) {
   // The BLAS pointer carries SKIP_PROCEDURAL (a triangle BLAS) merged with the ray's flags (none).
   EXPECT_EQ(rdna4::base_pointer_flags(uint64_t{entered.dw[2]} | uint64_t{entered.dw[3]} << 32),
             rdna4::kPointerFlagSkipProcedural);
+}
+
+TEST(TwoLevel, TheFilterResultNamesTheBlasRootInItsFirstByteUnderEveryHeuristic) {
+  // Instance 1 names the BLAS's one pair in GPURT's primitive-root form: filter child 0 always misses. The hit
+  // children's bytes come first whatever the sort (§5.5), so the traversal, which reads byte 0, enters the pair with
+  // sorting off too (it used to read the missed child 0's 0xFF as a primitive root at node 0xF0).
+  const LoadedBvh& bvh = two_quads_bvh();
+  const uint32_t instance1 = rdna4::make_node_pointer(3 * 128, rdna4::kTypeInstance);
+  const RayOperands ray{{4.5f, 0.0f, 5.0f}, {0.0f, 0.0f, -1.0f}, 100.0f, 0x02};
+  for (const bool box_sort : {true, false}) {
+    for (const SortHeuristic heuristic : {SortHeuristic::Closest, SortHeuristic::LargestFirst,
+                                          SortHeuristic::ClosestMidpoint, SortHeuristic::Disabled}) {
+      IntersectOptions options;
+      options.box_sort = box_sort;
+      options.heuristic = heuristic;
+      const InstanceIntersect r = intersect_instance(bvh.memory(), {}, ray, instance1, options, nullptr);
+      const std::string what = "heuristic " + std::to_string(static_cast<int>(heuristic)) +
+                               (box_sort ? "" : ", box sort off");
+      EXPECT_EQ(rdna4::blas_root_from_filter_result(r.dw[7]), rdna4::make_node_pointer(2 * 128, 0)) << what;
+      EXPECT_EQ(r.dw[7] >> 8, 0xFFFFFFu) << what;  // children 2 and 3 repeat child 1's pointer: dropped (§5.3 step 6)
+      TraceOptions trace;
+      trace.intersect = options;
+      const RayResult hit = trace_ray(bvh.memory(), bvh.root, down_at(4.5f, -0.5f), trace);
+      EXPECT_TRUE(hit.hit) << what;
+      EXPECT_EQ(hit.instance_index, 1u) << what;
+      EXPECT_EQ(hit.fault, NodeFault::None) << what;
+    }
+  }
 }
 
 TEST(TwoLevel, AMirroredInstanceKeepsObjectSpaceFacing) {
