@@ -408,6 +408,15 @@ TEST_F(Cli, LoaderWarningsGoToStderrUnlessQuiet) {
   const CliRun compare = hwbvh("compare " + path("skip.obj") + " --quiet");
   EXPECT_EQ(compare.code, 0) << compare.err;
   EXPECT_EQ(compare.err, "");
+
+  // An exporter's own statement and a material library that is not there: warnings, and the scene builds.
+  write("vendor.obj", "mtllib vendor.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nshading flat\nf 1 2 3\nshading smooth\n");
+  const CliRun vendor = hwbvh("build " + path("vendor.obj") + " -o " + path("vendor.hwbvh"));
+  EXPECT_EQ(vendor.code, 0) << vendor.err;
+  EXPECT_EQ(vendor.err, "hwbvh: warning: " + path("vendor.obj") + ": line 1: material library 'vendor.mtl' not found (" +
+                            path("vendor.mtl") + "): its materials are unknown and faces using them get no material\n"
+                            "hwbvh: warning: " + path("vendor.obj") +
+                            ": line 5: unknown statement 'shading' skipped (2 times; the first is shown)\n");
 }
 
 // Latin-1 names (a group in the OBJ, a material in its MTL that no face uses) build, and `info --json` shows them
