@@ -181,8 +181,7 @@ TEST(WaveProgramReproduction, DynamicVgprDeadlock) {
   EXPECT_EQ(on.machine.waves_completed, 64u);
   EXPECT_GT(on.machine.waves_waited_on_vgprs, 0u);
 
-  const std::string no_avoidance = (test::source_dir() / "presets/programs/rdna4-dvgpr32-no-avoidance.json").string();
-  const ProgramRunResult off = run(no_avoidance, together);
+  const ProgramRunResult off = run("rdna4-dvgpr32-no-avoidance", together);
   EXPECT_EQ(off.machine.status, MachineStatus::Deadlocked) << off.machine.message;
   EXPECT_EQ(off.machine.waves_completed, 0u);
   EXPECT_EQ(off.machine.waves_blocked_at_end, 32u);
