@@ -258,12 +258,10 @@ int run(int argc, char** argv) {
   for (const fs::path& obj : objs) write_scene(corpus, obj);
   for (const fs::path& mtl : mtls) corpus.write("mtl", mtl.filename().string(), read_text(mtl));
   for (const fs::path& gltf : gltfs) corpus.write("gltf", gltf.filename().string(), read_text(gltf));
-  // The shipped wave programs (presets/programs/, beside scenes/); the preset file there is not a program.
+  // The shipped wave programs (presets/programs/, beside scenes/).
   std::vector<fs::path> programs;
   for (const auto& entry : fs::directory_iterator(fs::path(argv[1]) / ".." / "presets" / "programs")) {
-    if (entry.path().extension() == ".json" && !entry.path().stem().string().starts_with("rdna")) {
-      programs.push_back(entry.path());
-    }
+    if (entry.path().extension() == ".json") programs.push_back(entry.path());
   }
   std::sort(programs.begin(), programs.end());
   for (const fs::path& p : programs) corpus.write("wave_program", p.filename().string(), read_text(p));

@@ -125,6 +125,18 @@ class GltfReader {
       : model_(model), file_(std::move(file)), warn_(warn) {}
 
   InstancedScene read() && {
+    // glTF 1.0 keeps its scenes, nodes and meshes in objects keyed by name, which tinygltf skips: without this
+    // check such a file would read as one without a scene. A 2.x file loads in a 2.0 reader unless its minVersion
+    // asks for more (the glTF 2.0 specification, "Asset").
+    const std::string& version = model_.asset.version;
+    if (!version.starts_with("2.")) {
+      fail("glTF " + valid_utf8(version) + " is not supported (asset.version '" + valid_utf8(version) +
+           "'): hwbvh reads glTF 2.0");
+    }
+    const std::string& min_version = model_.asset.minVersion;
+    if (!min_version.empty() && min_version != "2.0") {
+      fail("requires glTF " + valid_utf8(min_version) + " (asset.minVersion): hwbvh reads glTF 2.0");
+    }
     if (!model_.extensionsRequired.empty()) {
       std::string names;
       for (const std::string& e : model_.extensionsRequired) names += (names.empty() ? "" : ", ") + quote(e);
@@ -572,9 +584,42 @@ class GltfReader {
   uint64_t node_visits_ = 0;
 };
 
+// The 32-bit little-endian word at `offset`.
+uint32_t read_u32(std::string_view bytes, std::size_t offset) {
+  uint32_t value = 0;
+  for (std::size_t i = 0; i < 4; ++i) value |= uint32_t{static_cast<unsigned char>(bytes[offset + i])} << (8 * i);
+  return value;
+}
+
+// Whether the first byte after blanks (and a UTF-8 byte-order mark) opens a JSON object.
+bool starts_like_json(std::string_view bytes) {
+  bytes = scene::without_bom(bytes);
+  const std::size_t first = bytes.find_first_not_of(" \t\r\n");
+  return first != std::string_view::npos && bytes[first] == '{';
+}
+
+// Refuses what tinygltf would misread: a GLB container of another version (tinygltf ignores the version word), and
+// a file named .glb that is neither GLB nor JSON (which tinygltf would report as a JSON syntax error).
+void check_container(std::string_view bytes, const std::string& name) {
+  if (bytes.starts_with("glTF")) {
+    if (bytes.size() < 8) return;  // too short for the header: tinygltf says so
+    const uint32_t version = read_u32(bytes, 4);
+    if (version == 1) throw_bad_input(name, "glTF 1.0 binary (GLB version 1) is not supported: hwbvh reads glTF 2.0");
+    if (version != 2) {
+      throw_bad_input(name, "GLB version " + std::to_string(version) + " is not supported: hwbvh reads glTF 2.0 (GLB "
+                            "version 2)");
+    }
+    return;
+  }
+  if (scene::lower_extension(name) == ".glb" && !starts_like_json(bytes)) {
+    throw_bad_input(name, "not a glTF binary: a .glb file starts with the magic 'glTF'");
+  }
+}
+
 InstancedScene read_gltf(std::string_view bytes, const std::string& name, const std::filesystem::path& base_dir,
                          bool read_files, const WarningFn& warn) {
   if (bytes.size() > UINT_MAX) throw_bad_input(name, "file too large for a glTF reader");
+  check_container(bytes, name);
   tinygltf::TinyGLTF loader;
   loader.SetImageLoader(keep_image_bytes, nullptr);
   loader.SetFsCallbacks(read_files ? tinygltf::FsCallbacks{&tinygltf::FileExists, literal_path,
@@ -584,7 +629,7 @@ InstancedScene read_gltf(std::string_view bytes, const std::string& name, const 
   std::string error;
   std::string warning;
   const auto size = static_cast<unsigned int>(bytes.size());
-  // GLB by its magic, whatever the file is called.
+  // GLB by its magic, whatever the file is called (a .glb file holding glTF JSON reads as JSON).
   const bool ok =
       bytes.starts_with("glTF")
           ? loader.LoadBinaryFromMemory(&model, &error, &warning, reinterpret_cast<const unsigned char*>(bytes.data()),

@@ -112,6 +112,16 @@ struct Polygon {
   std::size_t line = 0;
 };
 
+// Unknown statements are reported one warning per keyword for the first few keywords; beyond that one warning sums
+// up the rest, so that a file of vendor statements (or text that is no OBJ at all) cannot flood stderr.
+constexpr std::size_t kReportedUnknownKeywords = 8;
+
+// An `mtllib` file name and the line that names it.
+struct MtlLibrary {
+  std::string name;
+  std::size_t line = 0;
+};
+
 // Warnings of one kind, reported once with their first line and how many there were.
 struct RepeatedWarning {
   std::string kind;
@@ -194,11 +204,32 @@ class ObjReader {
     }
   }
 
+  // A statement the OBJ format does not define (exporters write their own): skipped, counted per keyword (found by
+  // a hash map: a file that is not OBJ at all may have one keyword per line).
+  void skip_unknown(std::string_view keyword) {
+    const auto [it, inserted] = unknown_ids_.try_emplace(std::string(keyword), unknown_.size());
+    if (inserted) {
+      unknown_.push_back({std::string(keyword), "unknown statement " + quote(keyword) + " skipped", line_, 1});
+    } else {
+      ++unknown_[it->second].count;
+    }
+  }
+
   void report_warnings() const {
     if (!warn_) return;
-    for (const RepeatedWarning& w : warnings_) {
+    const auto report = [&](const RepeatedWarning& w) {
       const std::string times = w.count > 1 ? " (" + std::to_string(w.count) + " times; the first is shown)" : "";
       warn_(file_ + ": line " + std::to_string(w.line) + ": " + w.message + times);
+    };
+    for (const RepeatedWarning& w : warnings_) report(w);
+    const std::size_t reported = std::min(unknown_.size(), kReportedUnknownKeywords);
+    for (std::size_t k = 0; k < reported; ++k) report(unknown_[k]);
+    if (unknown_.size() > reported) {
+      std::size_t lines = 0;
+      for (std::size_t k = reported; k < unknown_.size(); ++k) lines += unknown_[k].count;
+      warn_(file_ + ": line " + std::to_string(unknown_[reported].line) + ": " +
+            std::to_string(unknown_.size() - reported) + " more unknown statement keywords skipped (" +
+            std::to_string(lines) + " lines; the first is shown)");
     }
   }
 
@@ -260,7 +291,8 @@ class ObjReader {
       if (args.empty()) fail("'mtllib' needs a file name");
       // Names are split at whitespace, as other OBJ tools do: one statement may name several libraries.
       for (const std::string_view arg : args) {
-        if (std::find(mtl_files_.begin(), mtl_files_.end(), arg) == mtl_files_.end()) mtl_files_.emplace_back(arg);
+        const auto same = [&](const MtlLibrary& library) { return library.name == arg; };
+        if (std::none_of(mtl_files_.begin(), mtl_files_.end(), same)) mtl_files_.push_back({std::string(arg), line_});
       }
     } else if (const auto skipped = std::find_if(kSkippedStatements.begin(), kSkippedStatements.end(),
                                                  [&](const Unsupported& u) { return u.keyword == keyword; });
@@ -268,7 +300,7 @@ class ObjReader {
       warn_at_line(std::string(keyword), line_,
                    quote(keyword) + " statement skipped: " + std::string(skipped->what) + " not supported");
     } else if (!contains(kIgnoredStatements, keyword)) {
-      fail("unknown statement " + quote(keyword));
+      skip_unknown(keyword);
     }
   }
 
@@ -443,16 +475,22 @@ class ObjReader {
   }
 
   // Reads the mtllib libraries in order; the first definition of a material name wins. A library that does not
-  // exist is skipped, so its materials are unknown and `usemtl` of them gives triangles no material. Returns the
-  // definitions of scene.materials, whose textures are loaded once it is known which materials faces use.
+  // exist is skipped with a warning naming it, so its materials are unknown and `usemtl` of them gives triangles no
+  // material. Returns the definitions of scene.materials, whose textures are loaded once it is known which
+  // materials faces use.
   std::vector<scene::MtlMaterial> read_materials(Scene& scene, const std::filesystem::path& base_dir,
-                                                 std::vector<uint32_t>& usemtl_to_material) const {
+                                                 std::vector<uint32_t>& usemtl_to_material) {
     std::unordered_map<std::string, uint32_t> material_ids;
     std::vector<scene::MtlMaterial> definitions;
-    for (const std::string& name : mtl_files_) {
-      const std::filesystem::path path = scene::resolve_relative(base_dir, name);
+    for (const MtlLibrary& mtl : mtl_files_) {
+      const std::filesystem::path path = scene::resolve_relative(base_dir, mtl.name);
       auto library = scene::read_mtl(path);
-      if (!library) continue;
+      if (!library) {
+        warn_at_line("mtllib " + mtl.name, mtl.line,
+                     "material library " + quote(mtl.name) + " not found (" + path.string() +
+                         "): its materials are unknown and faces using them get no material");
+        continue;
+      }
       for (scene::MtlMaterial& m : *library) {
         if (!material_ids.try_emplace(m.name, static_cast<uint32_t>(scene.materials.size())).second) continue;
         scene.materials.push_back({m.name, m.diffuse, kNoIndex});
@@ -528,6 +566,8 @@ class ObjReader {
   std::string file_;
   const WarningFn& warn_;
   std::vector<RepeatedWarning> warnings_;
+  std::vector<RepeatedWarning> unknown_;                  // unknown statements, by keyword in order of appearance
+  std::unordered_map<std::string, std::size_t> unknown_ids_;  // keyword -> index in unknown_
   std::size_t line_ = 0;
   std::vector<std::string_view> tokens_;
   std::vector<Corner> corners_;
@@ -545,7 +585,7 @@ class ObjReader {
   std::vector<std::string> usemtl_names_;
   std::unordered_map<std::string, uint32_t> usemtl_ids_;
   uint32_t material_ = kNoIndex;
-  std::vector<std::string> mtl_files_;
+  std::vector<MtlLibrary> mtl_files_;
 };
 
 Scene read_obj(std::string_view text, const std::string& name, const std::filesystem::path& base_dir,

@@ -1,23 +1,14 @@
 #include "hwbvh/scene/scene.h"
 
-#include <algorithm>
-#include <cctype>
-
 #include <glm/geometric.hpp>
 #include <glm/vec3.hpp>
 
 #include "hwbvh/core/error.h"
+#include "scene/text_lines.h"
 
 namespace hwbvh {
-namespace {
 
-std::string lower_extension(const std::filesystem::path& path) {
-  std::string ext = path.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext;
-}
-
-}  // namespace
+using scene::lower_extension;
 
 bool is_scene_file(const std::filesystem::path& path) {
   return is_instanced_scene_file(path) || lower_extension(path) == ".obj";

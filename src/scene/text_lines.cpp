@@ -1,6 +1,7 @@
 #include "scene/text_lines.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cfloat>
 #include <charconv>
 #include <cstdio>
@@ -260,6 +261,12 @@ void fail_at_line(const std::string& file, std::size_t line, const std::string& 
 
 std::string_view without_bom(std::string_view text) {
   return text.starts_with("\xEF\xBB\xBF") ? text.substr(3) : text;
+}
+
+std::string lower_extension(const std::filesystem::path& path) {
+  std::string ext = path.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext;
 }
 
 FileRead read_file(const std::filesystem::path& path) {

@@ -81,6 +81,9 @@ struct FileRead {
 /// missing file means (an error for the OBJ and for textures, ignored for an MTL library).
 FileRead read_file(const std::filesystem::path& path);
 
+/// The file name's extension in lowercase ASCII (".glb" for "scene.GLB"); empty when it has none.
+std::string lower_extension(const std::filesystem::path& path);
+
 /// Resolves a file name written inside an OBJ or MTL file against the directory of that file. Backslashes, as
 /// Windows exporters write them, are taken as directory separators.
 std::filesystem::path resolve_relative(const std::filesystem::path& dir, std::string_view name);

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "blob/scratch_dir.h"
+#include "fixtures/fifo_reader.h"
 #include "fixtures/paths.h"
 #include "fixtures/rra_capture.h"
 #include "hwbvh/blob/blob.h"
@@ -303,6 +304,52 @@ TEST_F(Cli, WriteFailuresExitOneAndOverwritingTheInputIsRefused) {
   EXPECT_EQ(read_text(dir_ / "copy.obj"), read_text(obj));
 }
 
+// -o keeps what the path names: a symlink is followed (its target replaced, the link kept), a character device or
+// FIFO is written in place (a failed write exits 1 naming it), a directory is refused and left as it was.
+TEST_F(Cli, OutputPathsKeepWhatTheyName) {
+  const std::string obj = scene("cornell-box.obj");
+  ASSERT_FALSE(obj.empty()) << "scenes/cornell-box.obj is missing";
+  const std::string blob = path("blob.hwbvh");
+  ASSERT_EQ(hwbvh("build " + quote(obj) + " -o " + quote(blob) + " --quiet").code, 0);
+  const std::string built = read_text(blob);
+
+  write("target.hwbvh", "old");
+  std::filesystem::create_symlink("target.hwbvh", dir_ / "link.hwbvh");
+  CliRun r = hwbvh("build " + quote(obj) + " -o " + quote(path("link.hwbvh")) + " --quiet");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::is_symlink(dir_ / "link.hwbvh"));
+  EXPECT_EQ(read_text(dir_ / "target.hwbvh"), built);
+
+  r = hwbvh("build " + quote(obj) + " -o /dev/null --quiet");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::is_character_file("/dev/null"));
+  r = hwbvh("build " + quote(obj) + " -o /dev/stdout --quiet");  // stdout: a file of the scratch folder
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(r.out == built);
+
+  r = hwbvh("build " + quote(obj) + " -o /dev/full --quiet");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("hwbvh: error: /dev/full: cannot write: No space left on device"));
+  EXPECT_TRUE(std::filesystem::is_character_file("/dev/full"));
+  r = hwbvh("render " + quote(blob) + " -o /dev/full --mode shaded --width 16 --height 16");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("/dev/full: cannot write: No space left on device"));
+
+  const std::filesystem::path fifo = dir_ / "pipe";
+  test::FifoReader reader(fifo);
+  r = hwbvh("build " + quote(obj) + " -o " + quote(fifo.string()) + " --quiet");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::is_fifo(fifo));
+  EXPECT_EQ(reader.finish(), built);
+
+  dir_.write("folder/inside.txt", "kept");
+  r = hwbvh("build " + quote(obj) + " -o " + quote(path("folder")));
+  expect_bad_input(r, "folder", "the output path is a directory");
+  EXPECT_EQ(read_text(dir_ / "folder/inside.txt"), "kept");
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir_.path()))
+    EXPECT_THAT(e.path().filename().string(), Not(HasSubstr(".tmp-")));
+}
+
 TEST_F(Cli, CorruptedBlobsExitTwoWithAClearMessage) {
   const std::string obj = scene("cornell-box.obj");
   ASSERT_FALSE(obj.empty()) << "scenes/cornell-box.obj is missing";
@@ -361,6 +408,15 @@ TEST_F(Cli, LoaderWarningsGoToStderrUnlessQuiet) {
   const CliRun compare = hwbvh("compare " + path("skip.obj") + " --quiet");
   EXPECT_EQ(compare.code, 0) << compare.err;
   EXPECT_EQ(compare.err, "");
+
+  // An exporter's own statement and a material library that is not there: warnings, and the scene builds.
+  write("vendor.obj", "mtllib vendor.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nshading flat\nf 1 2 3\nshading smooth\n");
+  const CliRun vendor = hwbvh("build " + path("vendor.obj") + " -o " + path("vendor.hwbvh"));
+  EXPECT_EQ(vendor.code, 0) << vendor.err;
+  EXPECT_EQ(vendor.err, "hwbvh: warning: " + path("vendor.obj") + ": line 1: material library 'vendor.mtl' not found (" +
+                            path("vendor.mtl") + "): its materials are unknown and faces using them get no material\n"
+                            "hwbvh: warning: " + path("vendor.obj") +
+                            ": line 5: unknown statement 'shading' skipped (2 times; the first is shown)\n");
 }
 
 // Latin-1 names (a group in the OBJ, a material in its MTL that no face uses) build, and `info --json` shows them

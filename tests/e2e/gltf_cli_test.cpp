@@ -209,6 +209,18 @@ TEST_F(GltfCli, BadGltfExitsTwoWithoutOutput) {
   expect_refused(hwbvh("build " + quote(bad) + " --flatten -o " + quote(path("bad.hwbvh"))),
                  "gltf-cli-cycle.gltf: the node graph has a cycle: node 0 is its own ancestor");
   std::filesystem::remove(bad);
+
+  // A .glb that is not GLB, and a glTF 1.0 file: named as such, not as a JSON syntax error or a file without scene.
+  const std::string garbage = (dir_.path().parent_path() / "gltf-cli-garbage.glb").string();
+  std::ofstream(garbage) << "PK\x03\x04 not a glTF binary at all";
+  expect_refused(hwbvh("build " + quote(garbage) + " -o " + quote(path("bad.hwbvh"))),
+                 "gltf-cli-garbage.glb: not a glTF binary: a .glb file starts with the magic 'glTF'");
+  std::filesystem::remove(garbage);
+  const std::string old = (dir_.path().parent_path() / "gltf-cli-version1.gltf").string();
+  std::ofstream(old) << test::gltf1_box();
+  expect_refused(hwbvh("build " + quote(old) + " -o " + quote(path("bad.hwbvh"))),
+                 "gltf-cli-version1.gltf: glTF 1.0 is not supported (asset.version '1.0'): hwbvh reads glTF 2.0");
+  std::filesystem::remove(old);
 }
 
 }  // namespace

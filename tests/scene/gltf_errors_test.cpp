@@ -51,6 +51,45 @@ TEST(GltfErrors, NotGltf) {
   expect_rejected(std::string("glTF\x02\0\0\0\x0c\0\0\0", 12), "Too short data size for glTF Binary");
 }
 
+// A file named .glb is GLB (or, misnamed, glTF JSON): anything else is "not a glTF binary", not a JSON syntax error.
+// GLB containers of another version than 2 are refused by their version (tinygltf does not read it).
+TEST(GltfErrors, NotAGltfBinary) {
+  const auto expect_not_glb = [](const std::string& bytes) {
+    expect_bad_input([&] { (void)load_gltf_instanced_from_memory(bytes, "bad.glb"); }, "bad.glb",
+                     "bad.glb: not a glTF binary: a .glb file starts with the magic 'glTF'");
+  };
+  expect_not_glb("");
+  expect_not_glb(std::string("PK\x03\x04\x14\0\0\0garbage", 15));
+  expect_not_glb("[1, 2, 3]");
+  GltfFile f = placed("");
+  EXPECT_EQ(load_gltf_instanced_from_memory(f.json(), "misnamed.GLB").meshes.size(), 1u);
+  EXPECT_EQ(load_gltf_instanced_from_memory(f.glb(), "binary.gltf").meshes.size(), 1u);  // GLB by its magic
+
+  std::string glb = f.glb();
+  glb[4] = 1;  // the version word
+  expect_bad_input([&] { (void)load_gltf_instanced_from_memory(glb, "old.glb"); }, "old.glb",
+                   "glTF 1.0 binary (GLB version 1) is not supported: hwbvh reads glTF 2.0");
+  glb[4] = 3;
+  expect_bad_input([&] { (void)load_gltf_instanced_from_memory(glb, "new.glb"); }, "new.glb",
+                   "GLB version 3 is not supported");
+}
+
+// glTF 1.0 keeps scenes, nodes and meshes in objects, not arrays: refused by its asset.version, not as a file
+// without a scene. Later 2.x versions are read as 2.0 unless their minVersion asks for more.
+TEST(GltfErrors, OtherVersionsThanTwo) {
+  expect_rejected(test::gltf1_box(), "glTF 1.0 is not supported (asset.version '1.0'): hwbvh reads glTF 2.0");
+  GltfFile f = placed("");
+  std::string json = f.json();
+  const std::string two = "\"version\":\"2.0\"";
+  ASSERT_NE(json.find(two), std::string::npos);
+  json.replace(json.find(two), two.size(), "\"version\":\"3.0\"");
+  expect_rejected(json, "glTF 3.0 is not supported");
+  json.replace(json.find("3.0"), 3, "2.1");
+  EXPECT_EQ(load_gltf_instanced_from_memory(json, "later.gltf").meshes.size(), 1u);
+  json.replace(json.find("\"2.1\""), 5, "\"2.1\",\"minVersion\":\"2.1\"");
+  expect_rejected(json, "requires glTF 2.1 (asset.minVersion): hwbvh reads glTF 2.0");
+}
+
 TEST(GltfErrors, ShortBuffers) {
   GltfFile f = placed("");
   f.buffer_length = static_cast<int64_t>(f.bin.size()) + 4;  // the data URI holds fewer bytes than byteLength

@@ -125,6 +125,22 @@ struct GltfFile {
   }
 };
 
+/// A glTF 1.0 file as COLLADA2GLTF wrote them: top-level objects keyed by id rather than arrays (one triangle).
+inline std::string gltf1_box() {
+  return R"({"asset":{"generator":"collada2gltf@f356b99aef8868f74877c7ca545f2cd206b9d3b7","premultipliedAlpha":true,
+"profile":{"api":"WebGL","version":"1.0.2"},"version":"1.0"},"scene":"defaultScene",
+"scenes":{"defaultScene":{"nodes":["node_0"]}},
+"nodes":{"node_0":{"children":[],"matrix":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1],"meshes":["mesh_0"],"name":"Box"}},
+"meshes":{"mesh_0":{"name":"Box","primitives":[{"attributes":{"POSITION":"accessor_positions"},
+"indices":"accessor_indices","mode":4}]}},
+"accessors":{"accessor_indices":{"bufferView":"view_indices","byteOffset":0,"byteStride":0,"componentType":5123,
+"count":3,"type":"SCALAR"},"accessor_positions":{"bufferView":"view_positions","byteOffset":0,"byteStride":12,
+"componentType":5126,"count":3,"type":"VEC3"}},
+"bufferViews":{"view_indices":{"buffer":"box","byteLength":6,"byteOffset":0,"target":34963},
+"view_positions":{"buffer":"box","byteLength":36,"byteOffset":8,"target":34962}},
+"buffers":{"box":{"byteLength":44,"type":"arraybuffer","uri":"data:application/octet-stream;base64,AAABAAIAAAAAAAAAAAAAAAAAAAAAAIA/AAAAAAAAAAAAAAAAAACAPwAAAAA="}}})";
+}
+
 /// One triangle (0,0,0) (1,0,0) (0,1,0), counter-clockwise seen from +z, as mesh 0.
 inline GltfFile one_triangle_file() {
   GltfFile f;

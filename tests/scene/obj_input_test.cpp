@@ -64,8 +64,8 @@ TEST(ObjInput, BackslashContinuesALine) {
   // Continued statements count as one; messages give the line numbers of the file.
   ASSERT_EQ(l.scene.triangles.size(), 1u);
   EXPECT_EQ(l.scene.positions[0], Vec3(0, 0, 0));
-  expect_bad_input([] { (void)load_obj_from_memory("v 0 0 \\\n 0\nbogus\n", "c.obj"); }, "c.obj",
-                   "line 3: unknown statement 'bogus'");
+  const Loaded unknown = load("v 0 0 \\\n 0\nbogus\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
+  EXPECT_THAT(unknown.warnings, ElementsAre("in.obj: line 3: unknown statement 'bogus' skipped"));
 }
 
 TEST(ObjInput, CommentsAfterData) {
@@ -108,6 +108,41 @@ TEST(ObjInput, UnusedStatementsAreSkippedWithOneWarningPerKind) {
   EXPECT_EQ(l.warnings[1], "in.obj: line 5: 't' statement skipped: subdivision creases and tags not supported");
   EXPECT_EQ(l.warnings[6],
             "in.obj: line 10: 'curv' statement skipped: free-form geometry not supported (2 times; the first is shown)");
+}
+
+// Exporters write statements of their own: each is skipped, with one warning per keyword (its first line and a
+// count) for the first 8 keywords and one for all the others, after the warnings of the known kinds.
+TEST(ObjInput, UnknownStatementsAreSkippedWithOneWarningPerKeyword) {
+  const Loaded l = load(std::string(kTriangle) + "shading on\nf 1 2 3\nshading off\nvendor_tag 7\nshading on\nvw 1 2\n");
+  EXPECT_EQ(l.scene.triangles.size(), 1u);
+  EXPECT_THAT(l.warnings, ElementsAre("in.obj: line 9: 'vw' statement skipped: vertex weights not supported",
+                                      "in.obj: line 4: unknown statement 'shading' skipped (3 times; the first is shown)",
+                                      "in.obj: line 7: unknown statement 'vendor_tag' skipped"));
+
+  std::string many = std::string(kTriangle) + "f 1 2 3\n";
+  for (int k = 0; k < 20; ++k) many += "kw" + std::to_string(k) + "\nkw" + std::to_string(k) + " again\n";
+  const Loaded m = load(many);
+  ASSERT_EQ(m.warnings.size(), 9u);
+  EXPECT_EQ(m.warnings[0], "in.obj: line 5: unknown statement 'kw0' skipped (2 times; the first is shown)");
+  EXPECT_EQ(m.warnings[7], "in.obj: line 19: unknown statement 'kw7' skipped (2 times; the first is shown)");
+  EXPECT_EQ(m.warnings[8], "in.obj: line 21: 12 more unknown statement keywords skipped (24 lines; the first is shown)");
+}
+
+// A library that is not there is skipped with a warning naming it and where it was looked for; the libraries that
+// are there still give their materials.
+TEST(ObjInput, MissingMtlLibraryIsAWarningNamingIt) {
+  ScratchDir dir;
+  dir.write("found.mtl", "newmtl red\nKd 1 0 0\n");
+  const auto obj = dir.write("scene.obj", std::string("mtllib nowhere.mtl found.mtl\n") + kTriangle +
+                                              "usemtl red\nf 1 2 3\nmtllib nowhere.mtl gone.mtl\n");
+  const Loaded l = load_file(obj);
+  ASSERT_EQ(l.scene.materials.size(), 1u);
+  EXPECT_EQ(l.scene.triangles[0].material, 0u);
+  const std::string where = (dir.path() / "nowhere.mtl").string();
+  EXPECT_THAT(l.warnings,
+              ElementsAre(obj.string() + ": line 1: material library 'nowhere.mtl' not found (" + where +
+                              "): its materials are unknown and faces using them get no material",
+                          HasSubstr(": line 7: material library 'gone.mtl' not found")));
 }
 
 TEST(ObjInput, MtlSpectralAndXyzDiffuse) {

@@ -190,7 +190,7 @@ TEST(ObjLoader, MaterialsFromMtl) {
   for (uint32_t t = 0; t < 3; ++t) EXPECT_FALSE(scene.is_alpha_tested(t));
 }
 
-TEST(ObjLoader, MissingMtlIsIgnored) {
+TEST(ObjLoader, MissingMtlLeavesTrianglesWithoutMaterial) {
   ScratchDir dir;
   dir.write("scene.obj", std::string("mtllib nowhere.mtl\n") + kSquare + "usemtl red\nf 1 2 3\n");
   const Scene scene = load_obj(dir.path() / "scene.obj");

@@ -169,13 +169,14 @@ using WarningFn = std::function<void(const std::string&)>;
 /// - A triangle has texture coordinates only when all three corners give one.
 /// - `usemtl` takes the rest of the line as the material name, which may be empty (no material, unless an MTL
 ///   defines a `newmtl` without a name). Materials come from every `mtllib` in order (the first definition of a
-///   name wins); an MTL file that does not exist is ignored (its materials are unknown and triangles using them
-///   get no material). Only `map_d` makes a material alpha-tested; `d` and `Tr` do not. Texture names are
+///   name wins); an MTL file that does not exist is skipped with a warning naming it (its materials are unknown and
+///   triangles using them get no material). Only `map_d` makes a material alpha-tested; `d` and `Tr` do not. Texture names are
 ///   relative to the MTL's folder and may use backslashes. Materials sharing a map_d file share one AlphaTexture.
 ///   A map_d texture that cannot be loaded on a material no face uses is a warning, and that material is not
 ///   alpha-tested.
 /// - Accepted but ignored: `s`, `mg`, `lod`, display attributes; skipped with a warning: free-form geometry,
-///   `vw`, `t`, `call`, `csh`; rejected: unknown statements. In MTL files only `newmtl`, `Kd` (also `Kd xyz`,
+///   `vw`, `t`, `call`, `csh`, and statements the format does not define (exporters' own), one warning per
+///   keyword for the first 8 keywords and one for the rest. In MTL files only `newmtl`, `Kd` (also `Kd xyz`,
 ///   converted to linear sRGB, and `Kd spectral`, which leaves the default colour) and `map_d` are checked; other
 ///   statements are ignored.
 Scene load_obj(const std::filesystem::path& path, const WarningFn& warn = {});

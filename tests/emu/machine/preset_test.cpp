@@ -38,7 +38,8 @@ std::string write(const test::ScratchDir& dir, const std::string& name, const st
 
 TEST(MachinePreset, BuiltinPresets) {
   EXPECT_EQ(builtin_machine_presets(),
-            (std::vector<std::string>{"rdna3", "rdna4", "rdna4-dvgpr16", "rdna4-dvgpr32"}));
+            (std::vector<std::string>{"rdna3", "rdna4", "rdna4-dvgpr16", "rdna4-dvgpr32",
+                                      "rdna4-dvgpr32-no-avoidance"}));
 
   const MachineConfig r4 = load_machine_preset("rdna4");
   EXPECT_EQ(r4.name, "rdna4");
@@ -70,6 +71,9 @@ TEST(MachinePreset, BuiltinPresets) {
   EXPECT_TRUE(d16.vgpr.deadlock_avoidance);
   EXPECT_EQ(d16.kernel.phases.size(), 3u);  // inherited from rdna4
   EXPECT_EQ(load_machine_preset("rdna4-dvgpr32").vgpr.block_vgprs, 32u);
+  const MachineConfig no_avoidance = load_machine_preset("rdna4-dvgpr32-no-avoidance");
+  EXPECT_EQ(no_avoidance.vgpr.block_vgprs, 32u);  // from its base, rdna4-dvgpr32
+  EXPECT_FALSE(no_avoidance.vgpr.deadlock_avoidance);
 
   const MachineConfig r3 = load_machine_preset("rdna3");
   EXPECT_EQ(r3.ray_accelerator.box_tests_per_clock, 4u);
@@ -114,7 +118,7 @@ TEST(MachinePreset, PresetFilesDocumentEveryValue) {
     EXPECT_EQ(from_file.description, builtin.description);
     EXPECT_EQ(from_file.vgpr.block_vgprs, builtin.vgpr.block_vgprs);
   }
-  EXPECT_EQ(files, 4);
+  EXPECT_EQ(files, 5);
 }
 
 TEST(MachinePreset, UserFileWithBaseAndPlainValues) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -176,9 +177,17 @@ TEST(WaveProgramReproduction, CrossWaveMemoryOrdering) {
     EXPECT_EQ(r->waves[0].loads_by_level.back(), 64u);  // every Y access a DRAM miss
   }
   const WaveRunResult& y = r3.waves[0];
-  // rdna3: exactly 4 (8) X accesses per Y access; X's loop runs once per Y miss.
+  // rdna3: exactly 4 (8) X accesses per Y access; X's loop runs once per Y miss. Each program's description says so.
   EXPECT_EQ(r3.waves[1].loads, 4 * y.loads);
   EXPECT_EQ(r3_8.waves[1].loads, 8 * y.loads);
+  for (const auto& [program, result] : {std::pair{&four, &r3}, std::pair{&eight, &r3_8}}) {
+    const std::string claim = std::to_string(result->waves[1].loads / result->waves[0].loads) + " X accesses per Y access";
+    std::smatch match;
+    ASSERT_TRUE(std::regex_search(program->description, match, std::regex(R"(\d+ X accesses per Y access)")))
+        << program->description;
+    EXPECT_EQ(match.str(), claim) << program->description;
+    EXPECT_EQ(match.suffix().str().find("X accesses per Y access"), std::string::npos) << program->description;
+  }
   // rdna4: X runs at its own latency, one iteration every 86 cycles (4 loads issued 1..4, the last L0 hit back at
   // 44, the wait, a flag read 45..85, the wait, the branch at 86), whatever Y does.
   const WaveRunResult& x4 = r4.waves[1];
@@ -208,8 +217,7 @@ TEST(WaveProgramReproduction, DynamicVgprDeadlock) {
   EXPECT_EQ(on.machine.waves_completed, 64u);
   EXPECT_GT(on.machine.waves_waited_on_vgprs, 0u);
 
-  const std::string no_avoidance = (test::source_dir() / "presets/programs/rdna4-dvgpr32-no-avoidance.json").string();
-  const ProgramRunResult off = run(no_avoidance, together);
+  const ProgramRunResult off = run("rdna4-dvgpr32-no-avoidance", together);
   EXPECT_EQ(off.machine.status, MachineStatus::Deadlocked) << off.machine.message;
   EXPECT_EQ(off.machine.waves_completed, 0u);
   EXPECT_EQ(off.machine.waves_blocked_at_end, 32u);
