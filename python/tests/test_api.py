@@ -40,6 +40,7 @@ def test_build_info_stats_and_per_ray_match_the_cli(tmp_path, scene, target):
 
     cli_rays = tmp_path / "cli.npy"
     cli_stats = cli_json("stats", cli_blob, *CLI_RAY_OPTIONS, "--per-ray", cli_rays, "--json", "--quiet")
+    assert cli_stats.pop("wrote") == [{"file": str(cli_rays), "contents": f"{len(np.load(cli_rays))} rays, one row each"}]
     loaded = hwbvh.load(cli_blob)
     summary, per_ray = hwbvh.stats(loaded, per_ray=True, **RAY_OPTIONS)
     assert without_run_figures(summary) == without_run_figures(cli_stats)

@@ -331,9 +331,11 @@ TEST_F(Cli, OutputPathsKeepWhatTheyName) {
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.err, HasSubstr("hwbvh: error: /dev/full: cannot write: No space left on device"));
   EXPECT_TRUE(std::filesystem::is_character_file("/dev/full"));
+  // render names its format by the extension (docs/cli.md), so a device has none: the refusal leaves it as it was.
   r = hwbvh("render " + quote(blob) + " -o /dev/full --mode shaded --width 16 --height 16");
-  EXPECT_EQ(r.code, 1);
-  EXPECT_THAT(r.err, HasSubstr("/dev/full: cannot write: No space left on device"));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("/dev/full: the image is written as PNG or JPEG"));
+  EXPECT_TRUE(std::filesystem::is_character_file("/dev/full"));
 
   const std::filesystem::path fifo = dir_ / "pipe";
   test::FifoReader reader(fifo);
