@@ -15,7 +15,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <optional>
 #include <variant>
 #include <span>
@@ -23,6 +22,7 @@
 #include <vector>
 
 #include "bench_common.h"
+#include "embree_commit.h"
 #include "hwbvh/core/bits.h"
 #include "hwbvh/core/fnv1a.h"
 #include "hwbvh/core/parallel.h"
@@ -82,18 +82,9 @@ class EmbreeTracer {
   /// Triangles [first, first + count) of the Geometry section as one committed scene.
   RTCScene triangle_scene(const blob::GeometrySection& g, uint32_t first, uint32_t count, bool robust) const {
     RTCScene scene = new_scene(robust);
-    RTCGeometry geom = rtcNewGeometry(device_, RTC_GEOMETRY_TYPE_TRIANGLE);
-    rtcSetGeometryBuildQuality(geom, RTC_BUILD_QUALITY_HIGH);
-    auto* v = static_cast<float*>(rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3,
-                                                          3 * sizeof(float), g.positions.size()));
-    std::memcpy(v, g.positions.data(), g.positions.size() * 3 * sizeof(float));
-    auto* t = static_cast<uint32_t*>(rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3,
-                                                             3 * sizeof(uint32_t), count));
-    for (uint32_t i = 0; i < count; ++i)
-      for (int k = 0; k < 3; ++k) t[3 * i + k] = g.triangles[first + i].v[k];
-    rtcCommitGeometry(geom);
-    rtcAttachGeometry(scene, geom);
-    rtcReleaseGeometry(geom);
+    bench::attach_triangles(device_, scene, std::span<const Vec3>(g.positions),
+                            std::span<const blob::GeometrySection::Tri>(g.triangles).subspan(first, count),
+                            RTC_BUILD_QUALITY_HIGH);
     rtcCommitScene(scene);
     return scene;
   }
