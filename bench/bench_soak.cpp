@@ -9,6 +9,11 @@
 // Embree's commit.
 //
 //   bench_soak [--triangles N] [--rays N] [--threads N] [--no-oracle] [--no-embree-build]
+//   bench_soak --instances N [--rays N] [--threads N] [--no-oracle]
+//
+// With --instances, the soak is of the top level instead: N randomly placed, rotated and scaled instances of four
+// small rocks (two-level, pipeline::build_instanced_blob), so that the build's time and memory are the top-level
+// structure's; the reference is Embree's two-level scene over the same instances, as the oracle commits it.
 //
 // Defaults: 20,000,000 triangles, 8192 rays, all hardware threads. It takes minutes and several GB: develop
 // with --triangles 1000000.
@@ -41,6 +46,7 @@ struct Args {
   uint64_t triangles = 20'000'000;
   uint32_t rays = 8192;
   int threads = 0;
+  uint32_t instances = 0;  // 0: the one-level triangle soak
   bool oracle = true;
   bool embree_build = true;
 };
@@ -52,6 +58,8 @@ Args parse_args(int argc, char** argv) {
                "bench_soak"};
   app.add_option("--triangles", a.triangles, "triangles of the generated scene (at least)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--instances", a.instances, "soak the top level instead: instances of four small rocks")
+      ->check(CLI::Range(1u, 16'000'000u));
   app.add_option("--rays", a.rays, "rays traced")->check(CLI::PositiveNumber);
   app.add_option("--threads", a.threads, "threads; 0 = all hardware threads")->check(CLI::Range(0, 4096));
   app.add_flag("!--no-oracle", a.oracle, "skip the Embree comparison");
@@ -162,6 +170,45 @@ Scene generate(const Mesh& mesh, uint64_t triangles) {
   return s;
 }
 
+/// `count` instances of four rocks of 128 to 2048 triangles, each rotated, scaled 0.4..1.2 and placed at random in a
+/// cube sized for about one instance per 3^3 units.
+InstancedScene generate_instances(uint32_t count) {
+  InstancedScene s;
+  s.source = "soak-" + std::to_string(count) + "-instances";
+  for (uint32_t m = 0; m < 4; ++m) {
+    const Mesh mesh = rock(8u << (m / 2), 8u << ((m + 1) / 2));
+    Scene blas;
+    blas.source = "rock" + std::to_string(m);
+    blas.positions = mesh.positions;
+    blas.geometries.push_back({"rock", 0, static_cast<uint32_t>(mesh.triangles.size())});
+    for (uint32_t t = 0; t < mesh.triangles.size(); ++t) {
+      Triangle tri;
+      for (int k = 0; k < 3; ++k) tri.v[k] = mesh.triangles[t][k];
+      tri.primitive = t;
+      blas.triangles.push_back(tri);
+    }
+    s.meshes.push_back(std::move(blas));
+  }
+  const float side = 3.0f * std::cbrt(static_cast<float>(count));
+  std::mt19937_64 rng(21);
+  std::uniform_real_distribution<float> pos(0.0f, side), size(0.4f, 1.2f);
+  s.instances.reserve(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    const auto rot = random_rotation(rng);
+    const double scale = size(rng);
+    MeshInstance inst;
+    inst.name = "node " + std::to_string(i);
+    inst.node = i;
+    inst.mesh = i % 4;
+    inst.instance_id = i;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) inst.world[c][r] = scale * rot[r][c];  // glm is column-major
+    inst.world[3] = glm::dvec4(pos(rng), pos(rng), pos(rng), 1.0);
+    s.instances.push_back(std::move(inst));
+  }
+  return s;
+}
+
 /// Half the rays from a camera outside the bounds towards them, half random through the bounds.
 std::vector<Ray> make_rays(const Aabb& bounds, uint32_t count) {
   std::mt19937_64 rng(8);
@@ -183,6 +230,8 @@ std::vector<Ray> make_rays(const Aabb& bounds, uint32_t count) {
   }
   return rays;
 }
+
+int load_and_trace(const Args& a, pipeline::BuildBlobResult built, const Executor& executor);
 
 int run(const Args& a) {
   const Executor executor(a.threads);
@@ -219,8 +268,46 @@ int run(const Args& a) {
                 (s.bvh + s.collapse + s.obb + s.encode) / embree_seconds);
   }
   scene = Scene{};  // the blob holds all the emulator and the oracle need
+  const int status = load_and_trace(a, std::move(built), executor);
+  std::printf("# peak resident memory: %.2f GiB during the build (%.1f bytes/triangle), %.2f GiB overall "
+              "(%.1f bytes/triangle)\n",
+              gib(build_peak), build_peak / triangles, gib(bench::peak_rss_bytes()),
+              bench::peak_rss_bytes() / triangles);
+  return status;
+}
 
+/// The top-level soak: the build's time and peak memory per instance, against Embree's two-level scene.
+int run_instances(const Args& a) {
+  const Executor executor(a.threads);
+  std::printf("# bench_soak --instances — hwbvh top-level soak (one run per phase, wall clock)\n");
+  std::printf("# threads: %d of %u hardware threads\n", executor.threads(), std::thread::hardware_concurrency());
+  auto start = Clock::now();
+  const InstancedScene scene = generate_instances(a.instances);
+  std::printf("# scene: %zu instances of %zu rocks\n", scene.instances.size(), scene.meshes.size());
+  report_phase("generate", seconds_since(start));
+  const double generated = bench::peak_rss_bytes();
+
+  pipeline::BuildBlobOptions options;
+  options.build.threads = options.encode.threads = a.threads;
   start = Clock::now();
+  pipeline::BuildBlobResult built = pipeline::build_instanced_blob(scene, options);
+  report_phase("build", seconds_since(start));
+  const pipeline::LevelsReport& levels = *built.report.levels;
+  std::printf("  top level: %llu box nodes, %llu node bytes, %.1f node bytes/instance\n",
+              static_cast<unsigned long long>(levels.top_box_nodes), static_cast<unsigned long long>(levels.top_bytes),
+              static_cast<double>(levels.top_bytes) / a.instances);
+  const double build_peak = bench::peak_rss_bytes();
+  const int status = load_and_trace(a, std::move(built), executor);
+  std::printf("# peak resident memory: %.2f GiB after generating, %.2f GiB during the build (%.1f bytes/instance), "
+              "%.2f GiB overall\n",
+              gib(generated), gib(build_peak), build_peak / a.instances, gib(bench::peak_rss_bytes()));
+  return status;
+}
+
+/// Loads the blob as `hwbvh stats` does and traces rays; with the oracle, Embree builds its own structure of the same
+/// geometry (two-level for a two-level blob) and traces the same rays. Returns 1 when a ray faulted.
+int load_and_trace(const Args& a, pipeline::BuildBlobResult built, const Executor& executor) {
+  auto start = Clock::now();
   const emu::LoadedBvh bvh = emu::load_bvh(built.blob, "soak");
   built = {};
   report_phase("load", seconds_since(start));
@@ -243,7 +330,7 @@ int run(const Args& a) {
 
   if (a.oracle) {
     start = Clock::now();
-    const emu::Oracle oracle(bvh.geometry, "soak", a.threads);
+    const emu::Oracle oracle = emu::Oracle::of(bvh, a.threads);
     report_phase("embree", seconds_since(start));
     std::vector<emu::OracleHit> embree(rays.size());
     start = Clock::now();
@@ -252,20 +339,21 @@ int run(const Args& a) {
     emu::AgreementStats agreement;
     for (std::size_t i = 0; i < rays.size(); ++i) {
       const emu::RayResult& r = out.rays[i];
-      agreement.add(emu::OracleHit{r.hit, r.t, r.geometry_id, r.primitive_id}, embree[i]);
+      emu::OracleHit ours{r.hit, r.t, r.geometry_id, r.primitive_id};
+      ours.instance = r.instance_index;
+      agreement.add(ours, embree[i]);
     }
     std::printf("  rtcIntersect1 %.0f rays/s (emulator / Embree = 1 / %.0f); %llu of %llu rays agree\n",
                 a.rays / embree_seconds, emu_seconds / embree_seconds,
                 static_cast<unsigned long long>(agreement.agreeing()),
                 static_cast<unsigned long long>(agreement.rays()));
   }
-  std::printf("# peak resident memory: %.2f GiB during the build (%.1f bytes/triangle), %.2f GiB overall "
-              "(%.1f bytes/triangle)\n",
-              gib(build_peak), build_peak / triangles, gib(bench::peak_rss_bytes()),
-              bench::peak_rss_bytes() / triangles);
   return faulted == 0 ? 0 : 1;
 }
 
 }  // namespace
 
-int main(int argc, char** argv) { return run(parse_args(argc, argv)); }
+int main(int argc, char** argv) {
+  const Args args = parse_args(argc, argv);
+  return args.instances ? run_instances(args) : run(args);
+}

@@ -5,6 +5,8 @@
 #include <iterator>
 #include <limits>
 
+#include <glm/common.hpp>
+
 namespace hwbvh::bvh_build {
 namespace {
 
@@ -85,14 +87,20 @@ std::vector<Aabb> coarsen_boxes(std::vector<Aabb> boxes, std::size_t count) {
 }
 
 Aabb transformed_bounds(std::span<const Vec3> points, const glm::dmat4& object_to_world) {
+  // Rounding outward is monotonic, so the extremes are found in double and rounded once per side.
+  constexpr double kInfD = std::numeric_limits<double>::infinity();
   constexpr float kInf = std::numeric_limits<float>::infinity();
-  Aabb out;
+  glm::dvec3 lo(kInfD), hi(-kInfD);
   for (const Vec3& p : points) {
-    const glm::dvec4 w = object_to_world * glm::dvec4(p.x, p.y, p.z, 1.0);
-    for (int a = 0; a < 3; ++a) {
-      out.min[a] = std::min(out.min[a], round_toward(w[a], -kInf));
-      out.max[a] = std::max(out.max[a], round_toward(w[a], kInf));
-    }
+    const glm::dvec3 w = glm::dvec3(object_to_world * glm::dvec4(p.x, p.y, p.z, 1.0));
+    lo = glm::min(lo, w);
+    hi = glm::max(hi, w);
+  }
+  Aabb out;
+  if (points.empty()) return out;
+  for (int a = 0; a < 3; ++a) {
+    out.min[a] = round_toward(lo[a], -kInf);
+    out.max[a] = round_toward(hi[a], kInf);
   }
   return out;
 }

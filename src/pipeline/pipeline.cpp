@@ -488,7 +488,7 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
                                      const ProgressFn& progress) {
   if (scene.instances.empty()) throw_bad_input(scene.source, "the scene has no instances");
   // Every instance may be scaled to nothing (glTF exporters hide nodes so): then no ray could be aimed at the scene.
-  const Aabb world_box = world_bounds(scene);
+  const Aabb world_box = world_bounds(scene, Executor(options.build.threads));
   if (world_box.empty()) throw_bad_input(scene.source, "every triangle is degenerate (zero area) in world space");
   notify(progress, Phase::Building);
   std::vector<uint32_t> first_geometry, first_triangle;
@@ -534,9 +534,9 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
   std::vector<Aabb> world_boxes(scene.instances.size());
   std::vector<std::vector<Vec3>> cover(scene.meshes.size());
   for (std::size_t m = 0; m < scene.meshes.size(); ++m) cover[m] = bvh_build::cover_points(scene.meshes[m]);
-  for (std::size_t i = 0; i < scene.instances.size(); ++i) {
+  Executor(options.build.threads).for_each(0, scene.instances.size(), [&](std::size_t i) {
     world_boxes[i] = bvh_build::transformed_bounds(cover[scene.instances[i].mesh], scene.instances[i].world);
-  }
+  }, 256);
   blob::Levels levels;
   // The BLASes follow a top level of `top_bytes`.
   const auto place_blases = [&](uint64_t top_bytes) {

@@ -1,12 +1,15 @@
 // flatten(): a two-level scene as one Scene in world space (scene.h), numbered as the one-level glTF reader did.
 #include "scene/flatten.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include <glm/matrix.hpp>
 
 #include "hwbvh/core/error.h"
+#include "hwbvh/core/parallel.h"
 #include "hwbvh/scene/scene.h"
 
 namespace hwbvh {
@@ -111,19 +114,78 @@ Scene flatten(const InstancedScene& in) {
   return out;
 }
 
-Aabb world_bounds(const InstancedScene& in) {
+namespace {
+
+// The instance's exact world box: the vertices of its triangles that are not degenerate in world space.
+Aabb exact_bounds(const InstancedScene& in, const MeshInstance& instance) {
   Aabb box;
-  for (const MeshInstance& instance : in.instances) {
-    const std::vector<Vec3> world = world_positions(in, instance);
-    for (const Triangle& t : in.meshes[instance.mesh].triangles) {
-      const Vec3 a = world[t.v[0]], b = world[t.v[1]], c = world[t.v[2]];
-      if (zero_area(a, b, c)) continue;
-      box.grow(a);
-      box.grow(b);
-      box.grow(c);
-    }
+  const std::vector<Vec3> world = world_positions(in, instance);
+  for (const Triangle& t : in.meshes[instance.mesh].triangles) {
+    const Vec3 a = world[t.v[0]], b = world[t.v[1]], c = world[t.v[2]];
+    if (zero_area(a, b, c)) continue;
+    box.grow(a);
+    box.grow(b);
+    box.grow(c);
   }
   return box;
+}
+
+// A box around every vertex of the mesh once to_world has moved it: the mesh box's corners moved in double, widened
+// by far more than the double rounding of to_world's four-term sums (about 4 x 2^-53 of the terms' magnitudes), then
+// rounded outward to float. Not finite when the instance may reach beyond the float range.
+Aabb outer_bounds(const Aabb& mesh_box, const glm::dmat4& world) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  Aabb out;
+  for (int a = 0; a < 3; ++a) {
+    double lo = world[3][a], hi = world[3][a], magnitude = std::abs(world[3][a]);
+    for (int j = 0; j < 3; ++j) {
+      const double m = world[j][a], p = m * mesh_box.min[j], q = m * mesh_box.max[j];
+      lo += std::min(p, q);
+      hi += std::max(p, q);
+      magnitude += std::max(std::abs(p), std::abs(q));
+    }
+    const double margin = 1e-14 * magnitude;
+    out.min[a] = round_toward(lo - margin, -kInf);
+    out.max[a] = round_toward(hi + margin, kInf);
+  }
+  return out;
+}
+
+}  // namespace
+
+Aabb world_bounds(const InstancedScene& in, const Executor& executor) {
+  // The exact box is the union of the instances' exact boxes, but an instance whose outer box lies inside the union
+  // of some exact boxes cannot change it. So: the exact boxes of the instances reaching furthest towards each side,
+  // then the exact box of every instance poking out of their union (those near the scene's faces). A few thousand
+  // instances of a million are then moved vertex by vertex instead of all of them.
+  std::vector<Aabb> mesh_boxes(in.meshes.size());
+  for (std::size_t m = 0; m < in.meshes.size(); ++m) mesh_boxes[m] = in.meshes[m].bounds();
+  const std::size_t n = in.instances.size();
+  std::vector<Aabb> outer(n);
+  executor.for_each(0, n, [&](std::size_t i) { outer[i] = outer_bounds(mesh_boxes[in.instances[i].mesh], in.instances[i].world); },
+                    256);
+  // Instances that may leave the float range go first, in order, so that the first of them that does is the one
+  // the error names, as in flatten().
+  Aabb exact;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!is_finite(outer[i].min) || !is_finite(outer[i].max)) exact.grow(exact_bounds(in, in.instances[i]));
+  }
+  if (n == 0) return exact;
+  for (int a = 0; a < 3; ++a) {
+    std::size_t lowest = 0, highest = 0;
+    for (std::size_t i = 1; i < n; ++i) {
+      if (outer[i].min[a] < outer[lowest].min[a]) lowest = i;
+      if (outer[i].max[a] > outer[highest].max[a]) highest = i;
+    }
+    exact.grow(exact_bounds(in, in.instances[lowest]));
+    exact.grow(exact_bounds(in, in.instances[highest]));
+  }
+  std::vector<Aabb> poking(n);
+  executor.for_each(0, n, [&](std::size_t i) {
+    if (!exact.contains(outer[i])) poking[i] = exact_bounds(in, in.instances[i]);
+  }, 64);
+  for (const Aabb& box : poking) exact.grow(box);
+  return exact;
 }
 
 }  // namespace hwbvh

@@ -37,7 +37,6 @@ uint32_t sample_key(uint64_t seed, Stream stream, uint32_t index, uint32_t sampl
 /// The k-th uniform number in [0, 1) of a key: the top 24 bits, exactly representable as a float.
 float uniform(uint32_t key, uint32_t k) { return static_cast<float>(pcg_hash(key + k) >> 8) * 0x1p-24f; }
 
-bool is_finite(Vec3 v) { return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z); }
 
 uint32_t checked_count(uint64_t count) {
   if (count > std::numeric_limits<uint32_t>::max()) {

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cmath>
+#include <random>
 #include <string>
 #include <utility>
 
@@ -152,6 +154,61 @@ TEST(GltfFlatten, GivesTheSceneOfTheOneLevelReader) {
   const std::string mixed = mixed_file().json();
   EXPECT_EQ(digest(flatten(load_gltf_instanced_from_memory(mixed, "mixed.gltf"))), 0xd931ee7408fc6c06ull);
   EXPECT_EQ(digest(load_gltf_from_memory(mixed, "mixed.gltf")), 0xd931ee7408fc6c06ull);
+}
+
+/// The box world_bounds must give: the vertices of flatten()'s non-degenerate triangles.
+Aabb flattened_bounds(const InstancedScene& scene) {
+  const Scene flat = flatten(scene);
+  Aabb box;
+  for (const Triangle& t : flat.triangles) {
+    const Vec3 a = flat.positions[t.v[0]], b = flat.positions[t.v[1]], c = flat.positions[t.v[2]];
+    if (zero_area(a, b, c)) continue;
+    box.grow(a);
+    box.grow(b);
+    box.grow(c);
+  }
+  return box;
+}
+
+// world_bounds moves only the instances that can widen the box; the box must be the one of every vertex all the same:
+// random rotations, mirrors, scales down to ones that collapse triangles in float, translations far from the origin,
+// and instances nested inside others.
+TEST(WorldBounds, EqualsTheFlattenedScenesBoxAtAnyThreadCount) {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int round = 0; round < 20; ++round) {
+    InstancedScene scene;
+    scene.source = "random";
+    for (int m = 0; m < 3; ++m) {
+      Scene mesh;
+      mesh.source = "mesh";
+      for (int v = 0; v < 30; ++v) mesh.positions.push_back(Vec3(u(rng), u(rng), u(rng)) * static_cast<float>(m + 1));
+      mesh.geometries.push_back({"g", 0, 20});
+      for (uint32_t t = 0; t < 20; ++t) {
+        Triangle tri;
+        for (int k = 0; k < 3; ++k) tri.v[k] = static_cast<uint32_t>(rng() % 30);
+        tri.primitive = t;
+        mesh.triangles.push_back(tri);
+      }
+      scene.meshes.push_back(std::move(mesh));
+    }
+    const double far = round % 2 ? 1e7 : 10.0;
+    for (uint32_t i = 0; i < 300; ++i) {
+      MeshInstance inst;
+      inst.name = "node " + std::to_string(i);
+      inst.mesh = i % 3;
+      const double scale = std::pow(10.0, -12.0 * std::abs(u(rng)) * (i % 7 == 0));  // some scaled to nothing
+      glm::dmat4 m(1.0);
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) m[c][r] = scale * u(rng);
+      m[3] = glm::dvec4(far * u(rng), far * u(rng), far * u(rng), 1.0);
+      inst.world = m;
+      scene.instances.push_back(std::move(inst));
+    }
+    const Aabb expected = flattened_bounds(scene);
+    EXPECT_EQ(world_bounds(scene), expected) << "round " << round;
+    EXPECT_EQ(world_bounds(scene, Executor(2)), expected) << "round " << round;
+  }
 }
 
 }  // namespace

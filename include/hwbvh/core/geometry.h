@@ -72,6 +72,9 @@ inline float round_toward(double x, float direction) {
   return on_the_wrong_side ? std::nextafter(rounded, direction) : rounded;
 }
 
+/// True when every coordinate of v is finite.
+inline bool is_finite(Vec3 v) { return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z); }
+
 /// The largest magnitude of v's coordinates.
 inline float max_abs(Vec3 v) { return std::max({std::abs(v.x), std::abs(v.y), std::abs(v.z)}); }
 

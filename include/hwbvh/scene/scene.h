@@ -15,6 +15,7 @@
 #include <glm/mat4x4.hpp>
 
 #include "hwbvh/core/geometry.h"
+#include "hwbvh/core/parallel.h"
 
 namespace hwbvh {
 
@@ -141,8 +142,9 @@ Scene flatten(const InstancedScene& scene);
 /// The exact world bounds of the scene: the box of the vertices of flatten(scene)'s triangles that are not
 /// degenerate in world space, bit for bit what a flattened build's blob gives (emu::LoadedBvh::bounds), without
 /// building the flattened scene. Empty for a scene without area. Throws as flatten() for a vertex beyond the float
-/// range.
-[[nodiscard]] Aabb world_bounds(const InstancedScene& scene);
+/// range. Only instances that can widen the box are moved vertex by vertex, on `executor`'s threads; the box is the
+/// same at any thread count.
+[[nodiscard]] Aabb world_bounds(const InstancedScene& scene, const Executor& executor = Executor(1));
 
 /// Receives the loader's warnings, one line each, naming the file (and the line when there is one); the CLI prints
 /// them on stderr unless --quiet.
