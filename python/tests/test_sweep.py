@@ -126,3 +126,18 @@ def test_plot_and_command_line(tmp_path):
     result = subprocess.run([sys.executable, "-m", "hwbvh.sweep", bad], capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
     assert result.stderr.startswith("hwbvh.sweep: error: sweep spec: scene 'nowhere.obj': no such file")
+
+
+def test_progress_bar_counts_and_estimates():
+    import io
+    stream = io.StringIO()
+    bar = hwbvh.sweep._Progress(total=10, reused=4, enabled=True, stream=stream)
+    assert "4/10 tasks (4 reused, 0 failed)" in stream.getvalue() and "ETA ?" in stream.getvalue()
+    bar.step(failed=False)
+    bar.step(failed=True)
+    bar.close()
+    last = stream.getvalue().split("\r")[-1]
+    assert "[##################............] 6/10 tasks (4 reused, 1 failed)" in last and "ETA 0:00:0" in last
+    quiet = io.StringIO()
+    hwbvh.sweep._Progress(total=3, reused=0, enabled=False, stream=quiet).step(failed=False)
+    assert quiet.getvalue() == ""
