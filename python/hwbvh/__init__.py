@@ -82,12 +82,13 @@ def trace(blob, origins, directions, *, tmin=0.0, tmax=float("inf"), instance_ma
     rays = len(origins) if hasattr(origins, "__len__") else 0
     masks = _per_ray_integers(instance_mask, rays, "instance_mask")
     flags = _per_ray_integers(ray_flags, rays, "ray_flags")
-    per_ray = [a for a in (masks, flags) if isinstance(a, _np.ndarray)]
-    if not per_ray or all(len(_np.unique(a)) <= 1 for a in per_ray):
-        one = [None if v is None else int(v) if not isinstance(v, _np.ndarray) else (int(v[0]) if len(v) else None)
-               for v in (masks, flags)]
+    if all(not isinstance(a, _np.ndarray) or len(_np.unique(a)) <= 1 for a in (masks, flags)):
+        def one(value):  # the value every ray has (an empty array: none given)
+            if isinstance(value, _np.ndarray):
+                return int(value[0]) if len(value) else None
+            return value
         return _trace(blob, origins, directions, tmin=tmin, tmax=tmax, any_hit=any_hit, summary=summary,
-                      instance_mask=one[0], ray_flags=one[1], **options)
+                      instance_mask=one(masks), ray_flags=one(flags), **options)
     if summary:
         raise BadInputError("summary: rays with different instance masks or ray flags are traced as separate "
                             "batches; trace each mask and flag value on its own for its statistics")

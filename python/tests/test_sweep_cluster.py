@@ -47,15 +47,18 @@ class Processes:
         return process
 
     def kill(self, process):
-        if process.poll() is None:
+        """SIGKILL to the process and what it started (its session), also when it has ended itself."""
+        try:
             os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         process.wait(timeout=60)
 
     def kill_all(self):
         for _, process in self.started:
             try:
                 self.kill(process)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
+            except subprocess.TimeoutExpired:
                 pass
 
     def logs(self):
@@ -124,7 +127,8 @@ def test_a_worker_killed_mid_sweep_loses_nothing(tmp_path, processes, local_resu
     pandas.testing.assert_frame_equal(df[columns], local_result[columns])
 
 
-def test_an_interrupted_sweep_resumes_without_running_finished_tasks(tmp_path, processes, local_result):
+@pytest.mark.parametrize("interrupt", ["SIGINT", "SIGKILL"])
+def test_an_interrupted_sweep_resumes_without_running_finished_tasks(tmp_path, processes, local_result, interrupt):
     spec_file = tmp_path / "study.json"
     spec_file.write_text(json.dumps(SPEC))
     results = tmp_path / "results"
@@ -132,6 +136,10 @@ def test_an_interrupted_sweep_resumes_without_running_finished_tasks(tmp_path, p
                                       str(results), "--workers", "2", "--quiet"])
     finished = lambda: list(results.glob("*.json"))  # noqa: E731
     wait_for(lambda: finished() or sweep.poll() is not None, "the first result")
+    if interrupt == "SIGINT":  # Ctrl-C: the sweep stops its cluster and says how to resume
+        sweep.send_signal(signal.SIGINT)
+        assert sweep.wait(timeout=TIMEOUT) == 1
+        assert "interrupted; the finished tasks' results are kept in" in processes.logs()
     processes.kill(sweep)  # SIGKILL to the sweep and its local cluster: nothing gets to clean up
     first = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in finished()}
     assert 0 < len(first) < TASKS, processes.logs()

@@ -24,7 +24,7 @@ RUN_COLUMNS = ("elapsed_seconds", "host", "pid", "run_id", "blob_cached", "compl
 
 def _write_atomically(path, document):
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(document, sort_keys=True))
+    tmp.write_text(json.dumps(document))  # in the order received: read back, a row has the same column order
     os.replace(tmp, path)
 
 

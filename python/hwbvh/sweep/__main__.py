@@ -50,6 +50,10 @@ def main(argv=None):
     except OSError as e:
         print(f"hwbvh.sweep: error: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print(f"\nhwbvh.sweep: interrupted; the finished tasks' results are kept in {results_dir}: run the same command "
+              "again to resume", file=sys.stderr)
+        return 1
     failed = df[df["status"] != "ok"]
     print(f"{len(df)} tasks: {len(df) - len(failed)} ok, {len(failed)} failed; results in {results_dir}"
           + (f", table in {args.output}" if args.output else "") + (f", plot in {args.plot}" if args.plot else ""))
