@@ -331,3 +331,36 @@ def test_per_ray_flags_cull_as_documented(target):
     bad[300] = 0
     with pytest.raises(hwbvh.BadInputError, match="ray 300: direction is zero"):
         hwbvh.trace(blob, origins, bad, ray_flags=flags, oracle=False)
+
+
+@pytest.mark.parametrize("call", ["stats_with_machine", "trace"])
+def test_long_calls_release_the_gil(tmp_path, call):
+    """While a call runs in another thread, this thread keeps running: the longest pause between two of its loop
+    iterations is far shorter than the call (holding the GIL, it would be about the call's whole length)."""
+    import threading
+    import time
+    blob_file, blob = garden_blob(tmp_path, "rtip31")
+    n = 30000
+    rng = np.random.default_rng(2)
+    calls = {
+        "stats_with_machine": lambda: hwbvh.stats(blob, rays="primary,shadow", width=128, height=128, oracle=False,
+                                                  machine="rdna4", machine_params={"vgpr_allocation.mode": "dynamic"}),
+        "trace": lambda: hwbvh.trace(blob, np.zeros((n, 3)), rng.normal(size=(n, 3)), instance_mask=0x7F),
+    }
+    done = threading.Event()
+    took = []
+
+    def work():
+        start = time.perf_counter()
+        calls[call]()
+        took.append(time.perf_counter() - start)
+        done.set()
+
+    thread = threading.Thread(target=work)
+    longest_pause, last = 0.0, time.perf_counter()
+    thread.start()
+    while not done.is_set():
+        now = time.perf_counter()
+        longest_pause, last = max(longest_pause, now - last), now
+    thread.join()
+    assert longest_pause < took[0] / 2, (longest_pause, took)
