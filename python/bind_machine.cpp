@@ -57,7 +57,8 @@ void bind_machine(py::module_& m) {
         std::string json;
         {
           py::gil_scoped_release release;
-          json = api::run_wave_program_json(path, settings, text);
+          const api::WaveProgramRun run = api::run_wave_program(path, settings, text);
+          json = emu::to_json(run.result, run.config, run.program);
         }
         return py::module_::import("json").attr("loads")(json);
       },

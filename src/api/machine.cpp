@@ -1,7 +1,6 @@
 #include "hwbvh/api/machine.h"
 
 #include "hwbvh/core/error.h"
-#include "hwbvh/emu/machine/program.h"
 
 namespace hwbvh::api {
 
@@ -19,12 +18,14 @@ stats::StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsSettings& set
   return stats::run_stats(bvh, options);
 }
 
-std::string run_wave_program_json(const std::filesystem::path& program, const MachineSettings& machine,
-                                  const std::string& program_json) {
-  const emu::MachineConfig config = machine_config(machine);
-  const emu::WaveProgram parsed = program_json.empty() ? emu::load_wave_program(program.string())
-                                                       : emu::parse_wave_program(program_json, program.string());
-  return emu::to_json(emu::run_wave_program(config, parsed), config, parsed);
+WaveProgramRun run_wave_program(const std::filesystem::path& program, const MachineSettings& machine,
+                                const std::string& program_json) {
+  WaveProgramRun run{.config = machine_config(machine),
+                     .program = program_json.empty() ? emu::load_wave_program(program.string())
+                                                     : emu::parse_wave_program(program_json, program.string()),
+                     .result = {}};
+  run.result = emu::run_wave_program(run.config, run.program);
+  return run;
 }
 
 }  // namespace hwbvh::api

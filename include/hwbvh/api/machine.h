@@ -10,6 +10,7 @@
 #include "hwbvh/api/api.h"
 #include "hwbvh/emu/loaded_bvh.h"
 #include "hwbvh/emu/machine/config.h"
+#include "hwbvh/emu/machine/program.h"
 #include "hwbvh/stats/traversal_stats.h"
 
 namespace hwbvh::api {
@@ -30,9 +31,16 @@ emu::MachineConfig machine_config(const MachineSettings& settings);
 stats::StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsSettings& settings, bool keep_results,
                              const MachineSettings& machine);
 
-/// `hwbvh machine run PROGRAM --machine PRESET --json`: the document it prints (compact JSON text). `program` is a
-/// program file; with `program_json` non-empty, that text is the program and `program` only names it in errors.
-std::string run_wave_program_json(const std::filesystem::path& program, const MachineSettings& machine,
-                                  const std::string& program_json = "");
+/// A wave program's run on one compute unit, with the preset and the program it ran.
+struct WaveProgramRun {
+  emu::MachineConfig config;
+  emu::WaveProgram program;
+  emu::ProgramRunResult result;
+};
+
+/// `hwbvh machine run PROGRAM --machine PRESET`: `program` is a program file; with `program_json` non-empty, that
+/// text is the program and `program` only names it. emu::to_json(result, config, program) is what `--json` prints.
+WaveProgramRun run_wave_program(const std::filesystem::path& program, const MachineSettings& machine,
+                                const std::string& program_json = "");
 
 }  // namespace hwbvh::api
