@@ -40,6 +40,21 @@ def test_spec_expands_to_the_product_in_order():
     assert not {t["key"] for t in other} & {t["key"] for t in tasks}
 
 
+def test_files_a_task_reads_are_keyed_by_content_and_given_to_workers_as_absolute_paths(tmp_path):
+    (tmp_path / "rays.txt").write_text("278 273 280 0 -1 0 0 inf\n")
+    (tmp_path / "my-preset.json").write_text('{"base": "rdna4"}')
+    spec = {"scenes": [str(SCENES / "cornell-box.obj")], "machines": ["my-preset.json"],
+            "rays": {"rays": "file", "rays_file": "rays.txt"}}
+    (task,), _, _ = sweep_spec.expand(spec, tmp_path)
+    assert task["rays"]["rays_file"] == str(tmp_path / "rays.txt") and task["machine"] == str(tmp_path / "my-preset.json")
+    (tmp_path / "rays.txt").write_text("278 273 280 0 -1 0 0 1000\n")
+    (changed,), _, _ = sweep_spec.expand(spec, tmp_path)
+    assert changed["key"] != task["key"]
+    df = hwbvh.sweep.run(spec, results_dir=tmp_path / "results", base_dir=tmp_path, workers=1)
+    assert (df["status"] == "ok").all(), df["error"].tolist()
+    assert df["file.rays"].iloc[0] == 1 and df["file.hits"].iloc[0] == 1
+
+
 def test_a_scene_files_content_is_part_of_the_key(tmp_path):
     scene = tmp_path / "box.obj"
     scene.write_bytes((SCENES / "cornell-box.obj").read_bytes())

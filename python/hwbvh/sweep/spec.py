@@ -172,6 +172,12 @@ def expand(spec, base_dir="."):
                       preset_hash=preset_hashes.get(preset),
                       rays_file_hash=_file_hash(rays["rays_file"], base_dir) if "rays_file" in rays else None)
         task["key"] = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:32]
+        # Files the worker reads by path, from wherever it runs: made absolute after keying, so that the key does
+        # not change with the directory the spec is run from.
+        if "rays_file" in rays:
+            task["rays"] = dict(rays, rays_file=str((pathlib.Path(base_dir) / rays["rays_file"]).resolve()))
+        if preset_hashes.get(preset):
+            task["machine"] = str((pathlib.Path(base_dir) / preset).resolve())
         tasks.append(task)
     if not tasks:
         _fail("no task: every build entry is limited to targets the sweep does not have")
