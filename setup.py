@@ -35,7 +35,7 @@ class CMakeBuild(build_ext):
 
 setup(
     version=VERSION,
-    packages=["hwbvh"],
+    packages=["hwbvh", "hwbvh.sweep"],
     package_dir={"": "python"},
     ext_modules=[Extension("hwbvh._hwbvh", sources=[])],
     cmdclass={"build_ext": CMakeBuild},

@@ -16,12 +16,14 @@
 #include <variant>
 #include <vector>
 
+#include "bind_machine.h"
 #include "hwbvh/api/api.h"
 #include "hwbvh/blob/blob.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/loaded_bvh.h"
 #include "hwbvh/pipeline/pipeline.h"
 #include "hwbvh/rra/rra.h"
+#include "hwbvh/scene/rays_file.h"
 #include "hwbvh/scene/scene.h"
 #include "hwbvh/stats/per_ray.h"
 #include "hwbvh/stats/stats_output.h"
@@ -121,6 +123,7 @@ api::TraceSettings trace_settings(const py::kwargs& kwargs) {
     else if (name == "stoc") s.stoc = value.cast<std::string>();
     else if (name == "no_duplicate_any_hit") s.no_duplicate_any_hit = value.cast<bool>();
     else if (name == "oracle") s.oracle = value.cast<bool>();
+    else if (name == "ray_flags") s.ray_flags = value.cast<uint32_t>();
     else if (name == "threads") s.threads = value.cast<int>();
     else throw py::type_error("unexpected keyword argument '" + name + "'");
   }
@@ -135,6 +138,7 @@ using namespace hwbvh::python;
 
 PYBIND11_MODULE(_hwbvh, m) {
   m.doc() = "hwbvh: hardware-format ray-tracing BVHs and their emulated traversal (docs/python.md)";
+  bind_machine(m);
   m.attr("__version__") = HWBVH_VERSION;
 
   // hwbvh.Error, with BadInputError (the CLI's exit code 2) and RuntimeFailure (exit code 1) under it. The classes
@@ -265,7 +269,8 @@ PYBIND11_MODULE(_hwbvh, m) {
       "stats",
       [](const PyBlob& b, const std::string& rays, uint32_t width, uint32_t height, const std::string& camera,
          uint32_t ao_samples, float ao_distance, uint32_t random_rays, uint64_t seed, const std::string& rays_file,
-         bool per_ray, const py::kwargs& trace) -> py::object {
+         bool per_ray, const std::optional<std::string>& machine, const py::object& machine_params,
+         const py::kwargs& trace) -> py::object {
         const api::StatsSettings settings{.rays = rays,
                                           .width = width,
                                           .height = height,
@@ -276,11 +281,16 @@ PYBIND11_MODULE(_hwbvh, m) {
                                           .seed = seed,
                                           .rays_file = rays_file,
                                           .trace = trace_settings(trace)};
+        if (!machine && !machine_params.is_none())
+          throw Error(ErrorKind::BadInput, "", "machine_params: needs machine, the preset they change");
+        const std::optional<api::MachineSettings> model =
+            machine ? std::optional(machine_settings(*machine, machine_params)) : std::nullopt;
         stats::StatsReport report;
         std::string json;
         {
           py::gil_scoped_release release;
-          report = api::run_stats(b.bvh(), settings, per_ray);
+          report = model ? api::run_stats(b.bvh(), settings, per_ray, *model)
+                         : api::run_stats(b.bvh(), settings, per_ray);
           json = stats::stats_to_json(report);
         }
         py::object summary = json_loads(json);
@@ -290,9 +300,21 @@ PYBIND11_MODULE(_hwbvh, m) {
       py::arg("blob"), py::kw_only(), py::arg("rays") = "primary,ao,shadow", py::arg("width") = 256,
       py::arg("height") = 256, py::arg("camera") = "", py::arg("ao_samples") = 4, py::arg("ao_distance") = 0.0f,
       py::arg("random_rays") = 16384, py::arg("seed") = 1, py::arg("rays_file") = "", py::arg("per_ray") = false,
+      py::arg("machine") = py::none(), py::arg("machine_params") = py::none(),
       "Traces generated rays as hwbvh stats does and returns the dictionary hwbvh stats --json prints; with per_ray, "
-      "also the structured array hwbvh stats --per-ray FILE.npy writes. Tracing options (keywords): stack_size, "
+      "also the structured array hwbvh stats --per-ray FILE.npy writes. With machine (a preset) also the machine "
+      "model, as hwbvh stats --machine PRESET, with machine_params {key: value} replacing preset parameters as "
+      "hwbvh machine sweep --param KEY --values VALUE does. Tracing options (keywords): stack_size, "
       "instance_mask, heuristic, triangle_test, step_limit, stoc, no_duplicate_any_hit, oracle, threads.");
+
+  m.def(
+      "_check_rays",
+      [](const py::handle& origins, const py::handle& directions, const py::handle& tmin, const py::handle& tmax) {
+        const std::vector<Ray> rays = rays_from_arrays(origins, directions, tmin, tmax);
+        for (std::size_t i = 0; i < rays.size(); ++i) validate_ray(rays[i], "rays", "ray " + std::to_string(i));
+      },
+      "Refuses the first ray trace would refuse, with its message (hwbvh.trace checks all rays before it splits "
+      "them by instance mask and ray flags).");
 
   m.def(
       "trace",

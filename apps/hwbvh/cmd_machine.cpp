@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "hwbvh/api/machine.h"
 #include "hwbvh/emu/machine/program.h"
 #include "machine_options.h"
 #include "output.h"
@@ -22,9 +23,10 @@ struct RunArgs {
 };
 
 int run_program(const RunArgs& a) {
-  const emu::MachineConfig config = emu::load_machine_preset(a.machine);
-  const emu::WaveProgram program = emu::load_wave_program(a.program);
-  const emu::ProgramRunResult r = emu::run_wave_program(config, program);
+  const api::WaveProgramRun run = api::run_wave_program(a.program, {.preset = a.machine, .parameters = {}});
+  const emu::MachineConfig& config = run.config;
+  const emu::WaveProgram& program = run.program;
+  const emu::ProgramRunResult& r = run.result;
   if (a.json) {
     print_json(Json::parse(emu::to_json(r, config, program)));
     return 0;

@@ -1,5 +1,6 @@
 """The Python API gives what the CLI gives, on every shipped scene and target: the same blob bytes, the same info and
 stats documents, the same per-ray hits and counters; bad input raises hwbvh errors with the CLI's messages."""
+import json
 import math
 import os
 import subprocess
@@ -176,3 +177,190 @@ def test_obb_example_writes_its_plot(tmp_path):
     lines = result.stdout.splitlines()
     assert len(lines) == len(SCENES) + 1 and lines[-1] == f"wrote {out}"
     assert out.read_bytes().startswith(b"\x89PNG")
+
+
+def garden_blob(tmp_path, target):
+    """The two-level garden built by the CLI for `target`: its file and the blob read from it."""
+    blob_file = tmp_path / "b.hwbvh"
+    run_cli("build", SOURCE_DIR / "scenes" / "instanced-garden.gltf", "-o", blob_file, "--target", target, "--quiet")
+    return blob_file, hwbvh.load(blob_file)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_machine_model_matches_the_cli(tmp_path, target):
+    blob_file, blob = garden_blob(tmp_path, target)
+    rays = dict(rays="primary,shadow", width=32, height=32)
+    cli_rays = ["--rays", "primary,shadow", "--width", "32", "--height", "32"]
+    for preset in hwbvh.machine_presets():
+        summary = hwbvh.stats(blob, machine=preset, **rays)
+        cli = cli_json("stats", blob_file, *cli_rays, "--machine", preset, "--json", "--quiet")
+        assert without_run_figures(summary) == without_run_figures(cli), preset
+        assert summary["ray_types"][0]["machine_model"]["cycles"] > 0
+
+    # A parameter replaced by key gives what `hwbvh machine sweep --param KEY --values V` gives at that value.
+    key = "kernel.phases[hit_shading].vgprs"
+    sweep = cli_json("machine", "sweep", blob_file, "--machine", "rdna4", "--param", key, "--values", "64,128",
+                     "--rays", "primary", "--width", "32", "--height", "32", "--json", "--quiet")
+    for point in sweep["points"]:
+        summary = hwbvh.stats(blob, rays="primary", width=32, height=32, oracle=False, machine="rdna4",
+                              machine_params={key: int(point["value"])})
+        assert summary["ray_types"][0]["machine_model"]["cycles"] == point["cycles"]
+    # Several keys at once, as a dict or pairs; booleans and words are written as on the command line.
+    params = {key: 96, "vgpr_allocation.mode": "dynamic"}
+    as_dict = hwbvh.stats(blob, rays="primary", width=8, height=8, machine="rdna4", machine_params=params)
+    as_pairs = hwbvh.stats(blob, rays="primary", width=8, height=8, machine="rdna4", machine_params=list(params.items()))
+    assert without_run_figures(as_dict) == without_run_figures(as_pairs)
+    assert as_dict["ray_types"][0]["machine_model"]["vgpr_allocation"] != hwbvh.stats(
+        blob, rays="primary", width=8, height=8, machine="rdna4")["ray_types"][0]["machine_model"]["vgpr_allocation"]
+
+
+def test_wave_programs_match_the_cli(tmp_path):
+    programs = sorted((SOURCE_DIR / "presets" / "programs").glob("*.json"))
+    assert programs
+    refused = 0
+    for program in programs:
+        for preset in ("rdna3", "rdna4"):
+            cli = run_cli("machine", "run", program, "--machine", preset, "--json", check=False)
+            if cli.returncode == 0:
+                assert hwbvh.run_program(program, machine=preset) == json.loads(cli.stdout), (program.name, preset)
+                continue
+            refused += 1  # a program that does not fit the preset's compute unit: the same error
+            with pytest.raises(hwbvh.BadInputError) as e:
+                hwbvh.run_program(program, machine=preset)
+            assert str(e.value) == cli_error("machine", "run", program, "--machine", preset, "--json")
+    assert refused < len(programs)
+    as_dict = json.loads(programs[0].read_text())
+    from_dict = hwbvh.run_program(as_dict, machine="rdna4")
+    from_file = hwbvh.run_program(programs[0], machine="rdna4")
+    assert from_dict.pop("program") == "<program>" and from_file.pop("program") == str(programs[0])
+    assert from_dict == from_file
+
+
+def test_machine_errors_are_exceptions_with_the_clis_message(tmp_path):
+    blob_file = tmp_path / "b.hwbvh"
+    run_cli("build", SOURCE_DIR / "scenes" / "cornell-box.obj", "-o", blob_file, "--quiet")
+    blob = hwbvh.load(blob_file)
+    with pytest.raises(hwbvh.BadInputError) as e:
+        hwbvh.stats(blob, machine="rdna9")
+    assert str(e.value) == cli_error("stats", blob_file, "--machine", "rdna9")
+    with pytest.raises(hwbvh.BadInputError) as e:
+        hwbvh.stats(blob, machine="rdna4", machine_params={"memory.levels[L9].bytes": 1})
+    assert str(e.value) == cli_error("machine", "sweep", blob_file, "--machine", "rdna4", "--param",
+                                     "memory.levels[L9].bytes", "--values", "1")
+    with pytest.raises(hwbvh.BadInputError, match="needs machine"):
+        hwbvh.stats(blob, machine_params={"vgpr_allocation.mode": "dynamic"})
+    with pytest.raises(hwbvh.BadInputError, match="expected a str, int or bool"):
+        hwbvh.stats(blob, machine="rdna4", machine_params={"vgpr_allocation.mode": [1]})
+    with pytest.raises(hwbvh.BadInputError) as e:
+        hwbvh.run_program(tmp_path / "none.json", machine="rdna4")
+    assert str(e.value) == cli_error("machine", "run", tmp_path / "none.json", "--machine", "rdna4")
+
+
+def write_binary_rays(path, origins, directions):
+    rows = np.zeros((len(origins), 8), np.float32)
+    rows[:, 0:3], rows[:, 3:6], rows[:, 7] = origins, directions, np.inf
+    path.write_bytes(b"HWRAYS1\0" + np.uint32(len(rows)).tobytes() + rows.astype("<f4").tobytes())
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_per_ray_instance_masks_trace_as_the_cli_does_with_each_mask(tmp_path, target):
+    blob_file, blob = garden_blob(tmp_path, target)
+    _, generated = hwbvh.stats(blob, rays="primary", width=16, height=16, per_ray=True)
+    origins = np.stack([generated[f"origin_{c}"] for c in "xyz"], axis=1)
+    directions = np.stack([generated[f"direction_{c}"] for c in "xyz"], axis=1)
+    masks = np.random.default_rng(5).choice([0x00, 0x01, 0x80, 0xFF], size=len(origins))
+    traced = hwbvh.trace(blob, origins, directions, instance_mask=masks)
+    assert np.array_equal(traced["ray"], np.arange(len(origins)))
+    assert traced["hit"][masks != 0].any() and not traced["hit"][masks == 0].any()
+    for mask in np.unique(masks):
+        rows = np.nonzero(masks == mask)[0]
+        rays_file = tmp_path / f"rays-{mask}.bin"
+        write_binary_rays(rays_file, origins[rows], directions[rows])
+        cli_rows = tmp_path / f"cli-{mask}.npy"
+        run_cli("stats", blob_file, "--rays", "file", "--rays-file", rays_file, "--instance-mask", mask, "--per-ray",
+                cli_rows, "--quiet")
+        expected = np.load(cli_rows)
+        for field in expected.dtype.names:
+            if field not in ("ray_type", "ray"):
+                assert np.array_equal(traced[field][rows], expected[field]), (mask, field)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_per_ray_flags_cull_as_documented(target):
+    blob = hwbvh.build(SOURCE_DIR / "scenes" / "cornell-box.obj", target=target)
+    n = 512
+    # Half the rays from inside the box, half from outside towards it: front and back faces are both hit.
+    rng = np.random.default_rng(9)
+    origins = np.tile(np.float32([278, 273, 280]), (n, 1))
+    origins[n // 2:] = np.float32([278, 273, 2000])
+    directions = rng.normal(size=(n, 3)).astype(np.float32)
+    directions[n // 2:] = np.float32([278, 273, 280]) - origins[n // 2:] + rng.normal(scale=100, size=(n // 2, 3))
+    Flag = hwbvh.RayFlag
+    plain = hwbvh.trace(blob, origins, directions, oracle=False)
+    assert plain["hit"].sum() > n // 2
+    no_back = hwbvh.trace(blob, origins, directions, ray_flags=Flag.CULL_BACK_FACING, oracle=False)
+    no_front = hwbvh.trace(blob, origins, directions, ray_flags=Flag.CULL_FRONT_FACING, oracle=False)
+    flipped = hwbvh.trace(blob, origins, directions, ray_flags=Flag.CULL_BACK_FACING | Flag.FLIP_FACEDNESS,
+                          oracle=False)
+    # Facing depends on the rays and the winding: both culls remove hits here, neither removes them all.
+    assert 0 < no_back["hit"].sum() < plain["hit"].sum() and 0 < no_front["hit"].sum() < plain["hit"].sum()
+    assert np.array_equal(flipped["hit"], no_front["hit"]) and np.array_equal(flipped["t"], no_front["t"])
+    for culls_all in (Flag.CULL_BACK_FACING | Flag.CULL_FRONT_FACING, Flag.SKIP_TRIANGLES, Flag.CULL_OPAQUE):
+        assert not hwbvh.trace(blob, origins, directions, ray_flags=culls_all, oracle=False)["hit"].any()
+    # Flags per ray: each ray gives what it gives with its flag for all rays.
+    flags = np.where(np.arange(n) % 3 == 0, int(Flag.CULL_BACK_FACING), 0)
+    flags[1::3] = Flag.CULL_FRONT_FACING
+    mixed = hwbvh.trace(blob, origins, directions, ray_flags=flags, oracle=False)
+    for flag, alone in ((0, plain), (int(Flag.CULL_BACK_FACING), no_back), (int(Flag.CULL_FRONT_FACING), no_front)):
+        rows = flags == flag
+        for field in alone.dtype.names:
+            if field != "ray":
+                assert np.array_equal(mixed[field][rows], alone[field][rows]), (flag, field)
+
+    with pytest.raises(hwbvh.BadInputError, match="the Embree oracle does not model ray flags"):
+        hwbvh.trace(blob, origins, directions, ray_flags=Flag.CULL_BACK_FACING)
+    with pytest.raises(hwbvh.BadInputError, match="summary"):
+        hwbvh.trace(blob, origins, directions, ray_flags=flags, oracle=False, summary=True)
+    with pytest.raises(hwbvh.BadInputError, match="ray_flags: expected a whole number or an array of 512"):
+        hwbvh.trace(blob, origins, directions, ray_flags=flags[:5], oracle=False)
+    with pytest.raises(hwbvh.BadInputError, match="ray_flags: 4096 is not in"):
+        hwbvh.trace(blob, origins, directions, ray_flags=4096, oracle=False)
+    with pytest.raises(hwbvh.BadInputError, match="--instance-mask applies to two-level blobs only"):
+        hwbvh.trace(blob, origins, directions, instance_mask=np.arange(n) % 2)
+    bad = directions.copy()
+    bad[300] = 0
+    with pytest.raises(hwbvh.BadInputError, match="ray 300: direction is zero"):
+        hwbvh.trace(blob, origins, bad, ray_flags=flags, oracle=False)
+
+
+@pytest.mark.parametrize("call", ["stats_with_machine", "trace"])
+def test_long_calls_release_the_gil(tmp_path, call):
+    """While a call runs in another thread, this thread keeps running: the longest pause between two of its loop
+    iterations is far shorter than the call (holding the GIL, it would be about the call's whole length)."""
+    import threading
+    import time
+    blob_file, blob = garden_blob(tmp_path, "rtip31")
+    n = 30000
+    rng = np.random.default_rng(2)
+    calls = {
+        "stats_with_machine": lambda: hwbvh.stats(blob, rays="primary,shadow", width=128, height=128, oracle=False,
+                                                  machine="rdna4", machine_params={"vgpr_allocation.mode": "dynamic"}),
+        "trace": lambda: hwbvh.trace(blob, np.zeros((n, 3)), rng.normal(size=(n, 3)), instance_mask=0x7F),
+    }
+    done = threading.Event()
+    took = []
+
+    def work():
+        start = time.perf_counter()
+        calls[call]()
+        took.append(time.perf_counter() - start)
+        done.set()
+
+    thread = threading.Thread(target=work)
+    longest_pause, last = 0.0, time.perf_counter()
+    thread.start()
+    while not done.is_set():
+        now = time.perf_counter()
+        longest_pause, last = max(longest_pause, now - last), now
+    thread.join()
+    assert longest_pause < took[0] / 2, (longest_pause, took)

@@ -187,6 +187,10 @@ stats::StatsOptions stats_options(const StatsSettings& s) {
   options.trace.step_limit = t.step_limit;
   if (t.stoc) options.trace.stoc = choice(*t.stoc, std::array{"on", "off"}, "--stoc") == 0;
   options.trace.no_duplicate_any_hit = t.no_duplicate_any_hit;
+  check_range(t.ray_flags, 0u, 1023u, "ray_flags");
+  if (t.ray_flags != 0 && t.oracle)
+    throw Error(ErrorKind::BadInput, "", "ray_flags: the Embree oracle does not model ray flags; trace with oracle off");
+  options.trace.flags = emu::PointerFlags::from_bits(t.ray_flags);
   check_range(t.threads, 0, 4096, "--threads");
   options.threads = t.threads;
   options.oracle = t.oracle;

@@ -55,6 +55,10 @@ struct TraceSettings {
   uint32_t step_limit = emu::kDefaultStepLimit;  ///< 1..1000000000
   std::optional<std::string> stoc;        ///< on, off; default on; rtip31, xe3
   bool no_duplicate_any_hit = false;
+  /// Ray flags, the ten pointer-flag bits of emu::PointerFlags::bits (force_opaque = 1 ... skip_procedural = 512),
+  /// for every ray; Python only (hwbvh.trace's ray_flags, docs/python.md). Non-zero needs oracle off: the Embree
+  /// oracle does not model them.
+  uint32_t ray_flags = 0;
   bool oracle = true;                     ///< check every ray against Embree
   int threads = 0;                        ///< 0..4096, 0 = all
 };

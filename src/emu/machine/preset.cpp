@@ -2,6 +2,7 @@
 // configure time (root CMakeLists.txt writes hwbvh_machine_presets.inc), so they work without the source tree.
 #include <algorithm>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -252,14 +253,21 @@ MachineConfig load_machine_preset(std::string_view name_or_path) {
 }
 
 MachineConfig load_machine_preset(std::string_view name_or_path, std::string_view key, std::string_view value) {
+  const ParameterOverride one{std::string(key), std::string(value)};
+  return load_machine_preset(name_or_path, std::span(&one, 1));
+}
+
+MachineConfig load_machine_preset(std::string_view name_or_path, std::span<const ParameterOverride> overrides) {
   const std::string name(name_or_path);
   Json j = resolve_base(machine::parse_json_object(preset_text(name), name, kWhat), name, 0);
-  Json& parameter = find_parameter(j, key, name);
-  const std::string text(value);
-  Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!parsed.is_primitive() || parsed.is_null()) parsed = text;  // a word: "dynamic"
-  (is_documented(parameter) ? parameter["value"] : parameter) = parsed;
-  const std::string origin = name + " with " + std::string(key) + " = " + text;
+  std::string origin = name;
+  for (const ParameterOverride& o : overrides) {
+    Json& parameter = find_parameter(j, o.key, name);
+    Json parsed = Json::parse(o.value, nullptr, /*allow_exceptions=*/false);
+    if (!parsed.is_primitive() || parsed.is_null()) parsed = o.value;  // a word: "dynamic"
+    (is_documented(parameter) ? parameter["value"] : parameter) = parsed;
+    origin += (&o == overrides.data() ? " with " : ", ") + o.key + " = " + o.value;
+  }
   MachineConfig c = read_config(j, origin);
   c.validate();
   c.name = name;

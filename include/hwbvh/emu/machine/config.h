@@ -13,6 +13,7 @@
 // value whole; `kernel.phases` and `memory.levels` replace the base's list). Unknown keys are errors.
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -150,6 +151,16 @@ struct MachineConfig {
 /// hwbvh::Error(BadInput) naming the preset, the key and the problem (no such key, a list or section, a bad value).
 [[nodiscard]] MachineConfig load_machine_preset(std::string_view name_or_path, std::string_view key,
                                                 std::string_view value);
+
+/// One parameter replaced: a preset key and its value as written on a command line (see above).
+struct ParameterOverride {
+  std::string key;
+  std::string value;
+};
+/// load_machine_preset with every parameter of `overrides` replaced, in order (a later one of the same key wins).
+/// Throws as above, naming the first bad key; the origin in messages lists every override.
+[[nodiscard]] MachineConfig load_machine_preset(std::string_view name_or_path,
+                                                std::span<const ParameterOverride> overrides);
 
 /// The unit the preset documents for `key` (as above), or "" when its value is plain. Throws as above.
 [[nodiscard]] std::string machine_parameter_unit(std::string_view name_or_path, std::string_view key);
