@@ -11,9 +11,13 @@ from ._hwbvh import (  # noqa: F401  (the package's API)
     RuntimeFailure,
     Scene,
     __version__,
+    export_tree,
     info,
     load,
     load_scene,
+    load_tree,
+    save_tree,
+    scene_triangles,
     stats,
     trace,
 )
@@ -22,7 +26,8 @@ from ._hwbvh import build as _build
 
 def build(scene, *, flatten=False, **options):
     """Builds a blob from a Scene (hwbvh.load_scene) or a scene file's path, with the options of `hwbvh build`
-    (target, quality, stoc_level, stoc_order, opacity_level, alpha_cutoff, obb, obb_ratio, threads).
+    (target, quality, stoc_level, stoc_order, opacity_level, alpha_cutoff, obb, obb_ratio, threads, and tree: a
+    dict of numpy arrays or an .npz path, encoded instead of hwbvh's own tree; docs/tree-format.md).
     flatten applies to a path: a Scene was loaded with or without it already."""
     if isinstance(scene, Scene):
         if flatten:
@@ -32,5 +37,6 @@ def build(scene, *, flatten=False, **options):
     return _build(scene, **options)
 
 
-__all__ = ["BadInputError", "Blob", "Error", "RuntimeFailure", "Scene", "__version__", "build", "info", "load",
-           "load_scene", "stats", "trace"]
+__all__ = ["BadInputError", "Blob", "Error", "RuntimeFailure", "Scene", "__version__", "build", "export_tree", "info",
+           "load", "load_scene", "load_tree", "save_tree", "scene_triangles", "stats",
+           "trace"]
