@@ -312,6 +312,11 @@ std::vector<std::pair<std::string, NpyArray>> parse_npz(std::span<const std::byt
 
 std::vector<std::byte> npz_bytes(const std::vector<std::pair<std::string, NpyArray>>& arrays) {
   const auto fail = [](const std::string& problem) { throw Error(ErrorKind::Runtime, "", "writing .npz: " + problem); };
+  if (arrays.empty()) {  // libzip writes nothing for an empty archive; np.savez() writes its end record alone
+    std::vector<std::byte> end_record(22, std::byte{0});
+    for (std::size_t i = 0; i < 4; ++i) end_record[i] = static_cast<std::byte>("PK\5\6"[i]);
+    return end_record;
+  }
   zip_error_t error;
   zip_error_init(&error);
   zip_source_t* target = zip_source_buffer_create(nullptr, 0, 0, &error);
