@@ -27,32 +27,12 @@
 #include "hwbvh/scene/scene.h"
 #include "hwbvh/stats/per_ray.h"
 #include "hwbvh/stats/stats_output.h"
+#include "py_objects.h"
 
 namespace py = pybind11;
 
 namespace hwbvh::python {
 namespace {
-
-// A loaded scene file: one level (OBJ, flattened glTF) or two (glTF).
-struct PyScene {
-  AnyScene scene;
-  std::string path;
-  std::vector<std::string> warnings;  ///< the loader's warnings, also issued as Python warnings
-};
-
-// A blob in memory, with the name its messages and statistics use (its file, or the scene it was built from) and the
-// report of the build that made it (absent when read from a file: hwbvh.info has the stored one).
-struct PyBlob {
-  blob::Blob blob;
-  std::string name;
-  std::optional<pipeline::BuildReport> report;
-  mutable std::shared_ptr<const emu::LoadedBvh> loaded;  ///< the emulator's view, made on first use
-
-  const emu::LoadedBvh& bvh() const {
-    if (!loaded) loaded = std::make_shared<const emu::LoadedBvh>(emu::load_bvh(blob, name));
-    return *loaded;
-  }
-};
 
 py::object json_loads(const std::string& text) { return py::module_::import("json").attr("loads")(text); }
 
@@ -238,8 +218,8 @@ PYBIND11_MODULE(_hwbvh, m) {
       [](const PyScene& scene, const std::string& target, const std::string& quality,
          std::optional<uint32_t> stoc_level, std::optional<std::string> stoc_order,
          std::optional<uint32_t> opacity_level, std::optional<float> alpha_cutoff, std::optional<std::string> obb,
-         std::optional<float> obb_ratio, int threads) {
-        const pipeline::BuildBlobOptions options = api::build_options({.target = target,
+         std::optional<float> obb_ratio, int threads, const py::handle& tree) {
+        pipeline::BuildBlobOptions options = api::build_options({.target = target,
                                                                        .quality = quality,
                                                                        .stoc_level = stoc_level,
                                                                        .stoc_order = std::move(stoc_order),
@@ -248,6 +228,7 @@ PYBIND11_MODULE(_hwbvh, m) {
                                                                        .obb = std::move(obb),
                                                                        .obb_ratio = obb_ratio,
                                                                        .threads = threads});
+        options.build.tree = tree_argument(tree);
         auto b = std::make_unique<PyBlob>();
         b->name = scene.path;
         py::gil_scoped_release release;
@@ -259,7 +240,9 @@ PYBIND11_MODULE(_hwbvh, m) {
       py::arg("scene"), py::kw_only(), py::arg("target") = "rtip31", py::arg("quality") = "medium",
       py::arg("stoc_level") = py::none(), py::arg("stoc_order") = py::none(), py::arg("opacity_level") = py::none(),
       py::arg("alpha_cutoff") = py::none(), py::arg("obb") = py::none(), py::arg("obb_ratio") = py::none(),
-      py::arg("threads") = 0, "Builds and encodes a scene with the options of hwbvh build.");
+      py::arg("threads") = 0, py::arg("tree") = py::none(),
+      "Builds and encodes a scene with the options of hwbvh build; with tree (a dict of numpy arrays or an .npz "
+      "path, docs/tree-format.md), that tree instead of hwbvh's own (hwbvh build --tree).");
 
   m.def(
       "info", [](const std::filesystem::path& path) { return json_loads(api::info_json(path)); }, py::arg("path"),
@@ -338,4 +321,6 @@ PYBIND11_MODULE(_hwbvh, m) {
       py::arg("summary") = false,
       "Traces the given rays (waves of 32 consecutive rays) and returns one structured array of per-ray results; "
       "with summary, also the statistics dictionary (ray type 'file'). Tracing options as for stats.");
+
+  register_tree_bindings(m);
 }

@@ -8,6 +8,8 @@ packages=(
   libembree-dev libtbb-dev libglm-dev libtinyobjloader-dev libtinygltf-dev libstb-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libxxhash-dev libzstd-dev
+  # .npz tree files (docs/tree-format.md); Debian 12's libzip CMake config also names the binaries of the three tools
+  libzip-dev zipcmp zipmerge ziptool
   # the Python module (docs/python.md) and its tests, examples/ and `pip install --no-build-isolation .`
   pybind11-dev python3-pybind11 python3-dev python3-numpy python3-pytest python3-matplotlib python3-pandas
   python3-distributed python3-setuptools python3-wheel python3-pip python3-venv

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "hwbvh/api/api.h"
+#include "hwbvh/api/tree.h"
 #include "hwbvh/pipeline/pipeline.h"
 #include "option_checks.h"
 #include "output.h"
@@ -17,6 +18,7 @@ namespace {
 struct BuildArgs {
   std::string scene;
   std::string output;
+  std::string tree;  // --tree TREE.npz: another builder's tree instead of hwbvh's
   std::string target = "rtip31";
   std::optional<uint32_t> stoc_level;  // default per target
   std::string stoc_order = "bird";
@@ -43,8 +45,8 @@ std::optional<T> if_given(const CLI::Option* option, const T& value) {
 }
 
 int run_build(const BuildArgs& a) {
-  check_output_is_not_input(a.output, {a.scene});
-  const pipeline::BuildBlobOptions options = api::build_options({
+  check_output_is_not_input(a.output, {a.scene, a.tree});
+  pipeline::BuildBlobOptions options = api::build_options({
       .target = a.target,
       .quality = a.quality,
       .stoc_level = a.stoc_level,
@@ -55,6 +57,7 @@ int run_build(const BuildArgs& a) {
       .obb_ratio = if_given(a.obb_ratio_option, a.obb_ratio),
       .threads = a.threads,
   });
+  if (!a.tree.empty()) options.build.tree = std::make_shared<const bvh_build::TreeTopology>(api::read_tree_file(a.tree));
 
   pipeline::BuildReport report;
   Warnings warnings;
@@ -90,6 +93,9 @@ Command add_build_command(CLI::App& app) {
   sub->add_option("scene", args->scene, "scene file: .obj, .gltf or .glb")->required();
   add_flatten_flag(*sub, args->flatten);
   sub->add_option("-o,--output", args->output, "blob file to write (.hwbvh)")->required();
+  sub->add_option("--tree", args->tree,
+                  "encode this tree (.npz, docs/tree-format.md) instead of building one: a binary tree is collapsed as "
+                  "hwbvh's own, a wide one taken as given; --quality then only labels the report");
   sub->add_option("--target", args->target,
                   "hardware format: rtip31 (RDNA 4 BVH8), rtip20 (RDNA 2/3 BVH4), xe3 (Intel QBVH6 + QuadLeaf)")
       ->check(CLI::IsMember({"rtip31", "rtip20", "xe3"}))

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "commands.h"
+#include "hwbvh/api/tree.h"
 #include "hwbvh/blob/blob.h"
 #include "hwbvh/blob/bytes.h"
 #include "hwbvh/blob/instance_sections.h"
@@ -24,6 +25,11 @@ using rdna4::NodeKind;
 
 struct DumpArgs {
   std::string file;
+  std::string tree;     ///< --tree OUT.npz: FILE is a scene; write the binary tree of its build
+  std::string quality = "medium";
+  int threads = 0;
+  bool flatten = false;
+  bool quiet = false;
   std::string node;     ///< --node OFFSET
   std::string pointer;  ///< --pointer P
   std::optional<uint32_t> blas;  ///< --blas N: that BLAS of a two-level blob instead of the top level
@@ -269,7 +275,21 @@ Json dump_json(const std::string& file, const NodeDump& d) {
 
 // ---- command -------------------------------------------------------------------------------------------
 
+// dump SCENE --tree OUT.npz: the binary tree hwbvh builds for the scene, before the collapse (api::export_tree).
+int run_dump_tree(const DumpArgs& a) {
+  check_output_is_not_input(a.tree, {a.file});
+  Warnings warnings;
+  const AnyScene scene = load_any_scene(a.file, {.flatten = a.flatten}, warnings.collector());
+  warnings.print(a.quiet);
+  const bvh_build::TreeTopology tree = api::export_tree(scene, a.quality, a.threads);
+  api::write_tree_file(a.tree, tree);
+  fmt::print("wrote {} (binary tree of {} at quality {}: {} nodes, {} primitives)\n", a.tree, tree.source, a.quality,
+             tree.node_count(), tree.primitives.size());
+  return 0;
+}
+
 int run_dump(const DumpArgs& a) {
+  if (!a.tree.empty()) return run_dump_tree(a);
   refuse_scene_input(a.file, "dump");
   const blob::Blob b = blob::read_file(a.file);
   if (b.target != blob::Target::Rtip31)
@@ -336,17 +356,31 @@ int run_dump(const DumpArgs& a) {
 Command add_dump_command(CLI::App& app) {
   auto args = std::make_shared<DumpArgs>();
   CLI::App* sub = app.add_subcommand("dump", "Print the decoded nodes of a blob file (RT IP 3.1)");
-  sub->add_option("file", args->file, "blob file (.hwbvh)")->required();
+  sub->add_option("file", args->file, "blob file (.hwbvh); with --tree, a scene file")->required();
   auto* node = sub->add_option("--node", args->node,
                                "only the node at this byte offset of the node section (decimal or 0x hex)");
   auto* pointer = sub->add_option("--pointer", args->pointer,
                                   "only the node this node pointer addresses, e.g. 0x15 for the root");
   node->excludes(pointer);
-  sub->add_option("--max-nodes", args->max_nodes, "nodes to print, breadth-first from the root; 0 = all")
+  auto* max_nodes = sub->add_option("--max-nodes", args->max_nodes, "nodes to print, breadth-first from the root; 0 = all")
       ->check(non_negative_number())
       ->capture_default_str();
-  sub->add_option("--blas", args->blas, "two-level blobs: dump BLAS N instead of the top level");
-  sub->add_flag("--json", args->json, "print one JSON object");
+  auto* blas = sub->add_option("--blas", args->blas, "two-level blobs: dump BLAS N instead of the top level");
+  auto* json = sub->add_flag("--json", args->json, "print one JSON object");
+  auto* tree = sub->add_option("--tree", args->tree,
+                               "FILE is a scene: write the binary tree hwbvh builds for it (before the collapse, the "
+                               "same for every target) as an .npz tree file (docs/tree-format.md)");
+  tree->excludes(node)->excludes(pointer)->excludes(max_nodes)->excludes(blas)->excludes(json);
+  sub->add_option("--quality", args->quality, "with --tree: build quality (high's spatial splits cannot be exported)")
+      ->check(CLI::IsMember({"low", "medium", "high"}))
+      ->capture_default_str()
+      ->needs(tree);
+  sub->add_option("--threads", args->threads, "with --tree: worker threads; 0 = all (the tree is the same at any count)")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str()
+      ->needs(tree);
+  add_flatten_flag(*sub, args->flatten)->needs(tree);
+  sub->add_flag("--quiet", args->quiet, "with --tree: no warnings")->needs(tree);
   return {sub, [args] { return run_dump(*args); }};
 }
 

@@ -55,6 +55,12 @@ void add_report_rows(Table& t, const pipeline::BuildReport& r) {
                                    l.instances));
     t.row("instance sideband", fmt::format("{} bytes", l.sideband_bytes));
   }
+  if (r.tree) {
+    t.row("tree", fmt::format("{} ({} tree of {} nodes{}; leaves of several triangles split: {})", r.tree->source,
+                              r.tree->kind, r.tree->nodes,
+                              r.tree->kind == "binary" ? ", collapsed as hwbvh's own" : ", taken as given",
+                              r.tree->split_leaves));
+  }
   if (!r.run) return;
   t.row("threads", fmt::format("{}", r.run->threads));
   const pipeline::PhaseSeconds& s = r.run->seconds;

@@ -15,11 +15,15 @@ from ._hwbvh import (  # noqa: F401  (the package's API)
     RuntimeFailure,
     Scene,
     __version__,
+    export_tree,
     info,
     load,
     load_scene,
+    load_tree,
     machine_presets,
     run_program,
+    save_tree,
+    scene_triangles,
     stats,
 )
 from ._hwbvh import _check_rays
@@ -29,7 +33,8 @@ from ._hwbvh import trace as _trace
 
 def build(scene, *, flatten=False, **options):
     """Builds a blob from a Scene (hwbvh.load_scene) or a scene file's path, with the options of `hwbvh build`
-    (target, quality, stoc_level, stoc_order, opacity_level, alpha_cutoff, obb, obb_ratio, threads).
+    (target, quality, stoc_level, stoc_order, opacity_level, alpha_cutoff, obb, obb_ratio, threads, and tree: a
+    dict of numpy arrays or an .npz path, encoded instead of hwbvh's own tree; docs/tree-format.md).
     flatten applies to a path: a Scene was loaded with or without it already."""
     if isinstance(scene, Scene):
         if flatten:
@@ -114,5 +119,6 @@ def trace(blob, origins, directions, *, tmin=0.0, tmax=float("inf"), instance_ma
     return result
 
 
-__all__ = ["BadInputError", "Blob", "Error", "RayFlag", "RuntimeFailure", "Scene", "__version__", "build", "info", "load",
-           "load_scene", "machine_presets", "run_program", "stats", "trace"]
+__all__ = ["BadInputError", "Blob", "Error", "RayFlag", "RuntimeFailure", "Scene", "__version__", "build", "export_tree",
+           "info", "load", "load_scene", "load_tree", "machine_presets", "run_program", "save_tree", "scene_triangles",
+           "stats", "trace"]

@@ -206,16 +206,7 @@ BinaryBvh flatten(const void* root, std::size_t references, float scale, bool cl
     stack.push_back({node->children[1], index});
     stack.push_back({node->children[0], index});
   }
-  // Children follow their parent in preorder, so one backward pass completes bounds and reference ranges.
-  for (size_t i = out.nodes.size(); i-- > 0;) {
-    BinaryBvh::Node& node = out.nodes[i];
-    if (node.is_leaf()) continue;
-    const BinaryBvh::Node& left = out.nodes[BinaryBvh::left(static_cast<uint32_t>(i))];
-    const BinaryBvh::Node& right = out.nodes[node.right];
-    node.bounds = left.bounds;
-    node.bounds.grow(right.bounds);
-    node.ref_count = left.ref_count + right.ref_count;
-  }
+  out.complete_inner_nodes();
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include "hwbvh/blob/geometry_section.h"
 #include "hwbvh/blob/instance_sections.h"
 #include "hwbvh/blob/opacity_sections.h"
+#include "hwbvh/bvh_build/given_tree.h"
 #include "hwbvh/bvh_build/instance_bounds.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/parallel.h"
@@ -352,6 +353,12 @@ BuildBlobResult assemble_blob(const Scene& scene, const TargetBuild& built, cons
     out.blob.sections.push_back({blob::SectionType::AlphaTest, 16, blob::encode_alpha_test(opacity.alpha)});
   if (!stoc_section.empty()) out.blob.sections.push_back({blob::SectionType::Stoc, 16, std::move(stoc_section)});
 
+  if (options.build.tree) {  // reported, never stored (BuildReport::tree)
+    r.tree = GivenTreeReport{.source = options.build.tree->source,
+                             .kind = options.build.tree->binary() ? "binary" : "wide",
+                             .nodes = options.build.tree->node_count(),
+                             .split_leaves = built.build.split_leaves};
+  }
   RunInfo run;
   run.threads = Executor(options.build.threads).threads();
   run.seconds.bvh = built.build.seconds_binary;
@@ -487,6 +494,10 @@ std::string instanced_scene_meta(const InstancedScene& scene, const Scene& all,
 BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlobOptions& options,
                                      const ProgressFn& progress) {
   if (scene.instances.empty()) throw_bad_input(scene.source, "the scene has no instances");
+  if (options.build.tree)
+    throw_bad_input(options.build.tree->source, "a tree describes the triangles of a one-level scene, and " +
+                                                    std::filesystem::path(scene.source).filename().string() +
+                                                    " has two levels (instances); build the flattened scene");
   // Every instance may be scaled to nothing (glTF exporters hide nodes so): then no ray could be aimed at the scene.
   const Aabb world_box = world_bounds(scene, Executor(options.build.threads));
   if (world_box.empty()) throw_bad_input(scene.source, "every triangle is degenerate (zero area) in world space");
@@ -714,6 +725,12 @@ std::string report_to_json(const BuildReport& r) {
                    {"top_bytes", l.top_bytes},
                    {"sideband_bytes", l.sideband_bytes}};
   }
+  if (r.tree) {
+    j["tree"] = {{"source", r.tree->source},
+                 {"kind", r.tree->kind},
+                 {"nodes", r.tree->nodes},
+                 {"split_leaves", r.tree->split_leaves}};
+  }
   if (r.run) {
     const PhaseSeconds& s = r.run->seconds;
     j["run"] = {{"threads", r.run->threads},
@@ -774,6 +791,14 @@ BuildReport report_from_json(std::string_view json, const std::string& file) {
       read_field(*it, "top_bytes", file, l.top_bytes);
       read_field(*it, "sideband_bytes", file, l.sideband_bytes);
       r.levels = l;
+    }
+    if (const auto it = j.find("tree"); it != j.end()) {
+      GivenTreeReport t;
+      read_field(*it, "source", file, t.source);
+      read_field(*it, "kind", file, t.kind);
+      read_field(*it, "nodes", file, t.nodes);
+      read_field(*it, "split_leaves", file, t.split_leaves);
+      r.tree = t;
     }
     if (const auto it = j.find("run"); it != j.end()) {
       RunInfo run;

@@ -1,6 +1,7 @@
 #pragma once
 // BinaryBvh: the flat, index-based binary tree the builder collapses into WideBvh<8>. Produced by the Embree
 // adapter (embree_builder.h) with one reference per leaf, so the collapse alone decides what a real leaf holds.
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -28,6 +29,20 @@ struct BinaryBvh {
 
   std::vector<Node> nodes;  ///< depth-first preorder, nodes[0] is the root
   std::vector<Ref> refs;    ///< in leaf order, so every subtree's references are contiguous
+
+  /// Sets every inner node's bounds and ref_count from its children's, given the leaves' and each inner node's
+  /// first_ref and right: children follow their parent in preorder, so one backward pass completes them.
+  void complete_inner_nodes() {
+    for (std::size_t i = nodes.size(); i-- > 0;) {
+      Node& node = nodes[i];
+      if (node.is_leaf()) continue;
+      const Node& l = nodes[left(static_cast<uint32_t>(i))];
+      const Node& r = nodes[node.right];
+      node.bounds = l.bounds;
+      node.bounds.grow(r.bounds);
+      node.ref_count = l.ref_count + r.ref_count;
+    }
+  }
 };
 
 }  // namespace hwbvh::bvh_build

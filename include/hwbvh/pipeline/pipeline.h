@@ -70,6 +70,17 @@ struct LevelsReport {
   friend bool operator==(const LevelsReport&, const LevelsReport&) = default;
 };
 
+/// A build from another builder's tree (bvh_build::BuildOptions::tree).
+struct GivenTreeReport {
+  std::string source;           ///< the tree's name (its file)
+  std::string kind = "binary";  ///< "binary" (collapsed as Embree's tree is) or "wide" (taken as given)
+  uint64_t nodes = 0;           ///< the given tree's nodes
+  /// Leaves of several triangles split: a binary tree's into one-triangle leaves that the collapse sizes to the
+  /// target, a wide tree's into runs of pairs that fit the target's leaves.
+  uint64_t split_leaves = 0;
+  friend bool operator==(const GivenTreeReport&, const GivenTreeReport&) = default;
+};
+
 /// Wall-clock seconds per pipeline phase.
 struct PhaseSeconds {
   double load = 0.0;      ///< OBJ/MTL/texture loading (build_file only)
@@ -109,6 +120,9 @@ struct BuildReport {
   double obb_ratio = 0.0;          ///< rdna4::EncodeOptions::obb_accept_ratio
   std::optional<OpacityReport> opacity;  ///< alpha-tested scenes only
   std::optional<LevelsReport> levels;    ///< two-level builds only; the counts above then sum over all levels
+  /// Builds from a given tree only. Never stored in the BuildMeta section: the blob of a build's exported tree is
+  /// that build's blob, byte for byte.
+  std::optional<GivenTreeReport> tree;
   std::optional<RunInfo> run;      ///< set for a build just run; absent when read back from a file
   friend bool operator==(const BuildReport&, const BuildReport&) = default;
 };
@@ -135,7 +149,8 @@ BuildBlobResult build_blob(const Scene& scene, const BuildBlobOptions& options, 
 /// once as build_blob would build it alone, a top-level structure over the instances' world bounds points into them,
 /// and the sections Geometry, SceneMeta, AlphaTest and Stoc describe all meshes' triangles one after another
 /// (geometry ids numbered across meshes there; each BLAS numbers its own from 0). Throws hwbvh::Error (BadInput)
-/// for a scene without instances or a target that has no instance form yet.
+/// for a scene without instances or a target that has no instance form yet, and for options with a given tree (a tree
+/// describes the triangles of a one-level scene: build the flattened scene).
 BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlobOptions& options,
                                      const ProgressFn& progress = {});
 
