@@ -26,6 +26,7 @@ struct KindInfo {
 constexpr KindInfo kKinds[] = {{RayKind::Primary, "primary"},
                                {RayKind::AmbientOcclusion, "ao"},
                                {RayKind::Shadow, "shadow"},
+                               {RayKind::Reflection, "reflection"},
                                {RayKind::Random, "random"},
                                {RayKind::File, "file"}};
 
@@ -122,7 +123,7 @@ RayKind parse_ray_kind(std::string_view name) {
   for (const KindInfo& k : kKinds)
     if (name == k.name) return k.kind;
   throw Error(ErrorKind::BadInput, "", "unknown ray type '" + std::string(name) +
-                                           "' (valid: primary, ao, shadow, random, file)");
+                                           "' (valid: primary, ao, shadow, reflection, random, file)");
 }
 
 std::vector<RayKind> parse_ray_kinds(std::string_view list) {
@@ -137,6 +138,8 @@ std::vector<RayKind> parse_ray_kinds(std::string_view list) {
 }
 
 bool is_occlusion(RayKind kind) { return kind == RayKind::AmbientOcclusion || kind == RayKind::Shadow; }
+
+bool from_primary_hits(RayKind kind) { return is_occlusion(kind) || kind == RayKind::Reflection; }
 
 Distribution summarize(std::vector<uint64_t> values) {
   Distribution d;
@@ -201,7 +204,7 @@ StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& requested) 
 
   // Secondary rays need the primary hits, so primary rays are traced whenever a secondary kind is requested.
   const bool want_primary = std::find(options.kinds.begin(), options.kinds.end(), RayKind::Primary) != options.kinds.end();
-  const bool want_secondary = std::any_of(options.kinds.begin(), options.kinds.end(), is_occlusion);
+  const bool want_secondary = std::any_of(options.kinds.begin(), options.kinds.end(), from_primary_hits);
   std::optional<RayBatch> primary;
   std::optional<KindStats> primary_stats;
   if (want_primary || want_secondary) {
@@ -236,6 +239,10 @@ StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& requested) 
       }
       case RayKind::Shadow:
         report.kinds.push_back(trace_kind(bvh, kind, is_occlusion(kind), shadow_rays(*primary, hits, default_light(bvh.bounds), 1e-4f, executor),
+                                          options, oracle_ptr, executor));
+        break;
+      case RayKind::Reflection:
+        report.kinds.push_back(trace_kind(bvh, kind, is_occlusion(kind), reflection_rays(*primary, hits, 1e-4f, executor),
                                           options, oracle_ptr, executor));
         break;
       case RayKind::Random:
