@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <limits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -55,28 +53,6 @@ SampledFrame sample_frame(const RayBatch& full, const emu::MachineConfig& config
     }
   }
   return f;
-}
-
-// Mirror reflection of each primary ray at its hit, from the hit point moved off the surface as secondary rays are
-// (ray_gen.h: along the normal facing the ray, by kOffsetEpsilon of the coordinates' magnitude).
-RayBatch reflection_rays(const RayBatch& primary, const std::vector<SurfaceHit>& hits) {
-  const auto max_abs = [](Vec3 v) { return std::max({std::abs(v.x), std::abs(v.y), std::abs(v.z)}); };
-  std::vector<Ray> rays;
-  std::vector<uint32_t> pixel;
-  for (size_t i = 0; i < hits.size(); ++i) {
-    const SurfaceHit& h = hits[i];
-    const Ray& in = primary.rays[i];
-    if (!h.valid || !(glm::dot(h.normal, h.normal) > 0.0f) || !std::isfinite(glm::dot(h.normal, h.normal))) continue;
-    Vec3 n = unit_vector(h.normal);
-    if (glm::dot(n, in.direction) > 0.0f) n = -n;
-    const Vec3 origin = h.position + (kOffsetEpsilon * std::max(max_abs(h.position), max_abs(in.origin))) * n;
-    rays.push_back(Ray{origin, in.direction - (2.0f * glm::dot(in.direction, n)) * n, 0.0f,
-                       std::numeric_limits<float>::infinity()});
-    pixel.push_back(primary.pixel[i]);
-  }
-  RayBatch b = make_batch(std::move(rays));
-  b.pixel = std::move(pixel);
-  return b;
 }
 
 class FrameTracer {
@@ -140,7 +116,7 @@ RtThroughputRecord run_gpu(const AnyScene& scene, const std::string& scene_name,
   const Vec3 light = default_light(bvh.bounds);
   FrameTracer tracer(bvh, shader, frame, executor);
   const std::vector<SurfaceHit> primary_hits = tracer.pass(frame.primary, false);
-  const RayBatch reflections = reflection_rays(frame.primary, primary_hits);
+  const RayBatch reflections = reflection_rays(frame.primary, primary_hits, kOffsetEpsilon, executor);
   const std::vector<SurfaceHit> reflection_hits = tracer.pass(reflections, false);
   tracer.pass(shadow_rays(frame.primary, primary_hits, light, kOffsetEpsilon, executor), true);
   tracer.pass(shadow_rays(reflections, reflection_hits, light, kOffsetEpsilon, executor), true);
