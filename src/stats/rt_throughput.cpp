@@ -99,6 +99,7 @@ RtThroughputRecord run_gpu(const AnyScene& scene, const std::string& scene_name,
   RtThroughputRecord record;
   record.gpu = gpu;
   record.config = emu::load_machine_preset(gpu.preset);
+  if (options.every_cu) record.config.gpu.simulated_cus = record.config.gpu.compute_units();
 
   pipeline::BuildBlobOptions b;
   b.target = gpu.target;

@@ -59,8 +59,9 @@ TEST(MachineSweep, EachPointIsTheModelRunWithThatValue) {
     }
     ASSERT_TRUE(p.cycles.has_value());
     EXPECT_EQ(*p.cycles, cycles);
-    EXPECT_DOUBLE_EQ(p.box_utilization, static_cast<double>(boxes) / (static_cast<double>(cycles) * 8));
-    EXPECT_DOUBLE_EQ(p.triangle_utilization, static_cast<double>(triangles) / (static_cast<double>(cycles) * 2));
+    // Per CU: rdna4 simulates 8 CUs.
+    EXPECT_DOUBLE_EQ(p.box_utilization, static_cast<double>(boxes) / (static_cast<double>(cycles) * 8 * 8));
+    EXPECT_DOUBLE_EQ(p.triangle_utilization, static_cast<double>(triangles) / (static_cast<double>(cycles) * 8 * 2));
   }
   // A 2 KiB L0 holds 16 of the 128-byte nodes: it misses more, and the run is longer.
   EXPECT_LT(r.points[0].runs[0].second.memory_levels.at(0).served_fraction(),

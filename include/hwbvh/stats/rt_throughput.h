@@ -43,6 +43,7 @@ struct RtThroughputOptions {
   uint32_t width = 1920;
   uint32_t height = 1080;
   uint32_t threads = 0;  ///< tracing and building; 0: all hardware threads. The figures do not depend on it.
+  bool every_cu = false;  ///< simulate every CU of each GPU (the whole frame traced) instead of the preset's sample
 };
 
 struct RtThroughputRecord {
