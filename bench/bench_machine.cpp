@@ -3,6 +3,11 @@
 // functional emulator took to record them (the model runs after every `stats --machine` trace) in the same run.
 //
 //   bench_machine [--runs N] [--size PIXELS] [--preset NAME ...] [SCENE.obj ...]
+//   bench_machine --frame SCENE [--every-cu]
+// --frame: `machine reproduce rt-throughput`'s whole-GPU stand-in frame (1920x1080 primary, reflection and shadow
+// rays) on SCENE, once, for its GPUs: the model's simulated CU-cycles per second against the emulator's time on the
+// same rays, and the wall time of the whole frame; --every-cu simulates every CU (the whole frame traced) instead of
+// the presets' samples.
 // Without scene arguments it uses scenes/rotated-objects.obj and ../shared/scenes/ogre.obj (when present); without
 // --preset the built-in presets rdna4, rdna4-dvgpr16 and rdna3. Primary rays, PIXELS x PIXELS (default 256), in
 // their 8x4 tiles; single-threaded (the model is), CPU time of the calling thread, median of interleaved runs.
@@ -20,6 +25,7 @@
 #include "hwbvh/pipeline/pipeline.h"
 #include "hwbvh/scene/camera.h"
 #include "hwbvh/scene/ray_gen.h"
+#include "hwbvh/stats/rt_throughput.h"
 
 namespace {
 
@@ -67,6 +73,27 @@ void run_scene(const std::string& path, const Options& opt) {
   std::fflush(stdout);
 }
 
+// One whole-GPU frame per GPU of the reproduction, timed by wall clock (it traces with every thread).
+void run_frame(const std::string& path, bool every_cu) {
+  const auto start = std::chrono::steady_clock::now();
+  const AnyScene scene = load_any_scene(path, {}, {});
+  const stats::RtThroughputReport report =
+      stats::reproduce_rt_throughput(scene, path, {.width = 1920, .height = 1080, .every_cu = every_cu});
+  const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("frame\t%s\t1920x1080\t%s\n", path.c_str(), every_cu ? "every CU" : "the presets' samples");
+  for (const stats::RtThroughputRecord& r : report.records) {
+    const double cu_cycles = static_cast<double>(r.machine.cycles) * r.machine.gpu.simulated_cus;
+    std::printf("    %-8s %2u of %3u CUs  %9llu rays  emulator %7.2f s  model %7.2f s (%.2fx)  %8.2f M CU-cycles/s "
+                "simulated  %s\n",
+                r.gpu.preset.c_str(), r.machine.gpu.simulated_cus, r.machine.gpu.compute_units,
+                static_cast<unsigned long long>(r.rays_traced), r.emulation_seconds, r.model_seconds,
+                r.model_seconds / r.emulation_seconds, cu_cycles / r.model_seconds * 1e-6,
+                emu::to_string(r.machine.status));
+  }
+  std::printf("    whole run (loading, building, tracing, model) %.1f s\n", total);
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -80,7 +107,23 @@ int main(int argc, char** argv) {
                                           "rdna4-dvgpr16 and rdna3");
   app.add_option("scenes", scenes, "OBJ scenes; default: scenes/rotated-objects.obj and "
                                    "../shared/scenes/ogre.obj (if present)");
+  std::string frame;
+  bool every_cu = false;
+  CLI::Option* frame_option =
+      app.add_option("--frame", frame, "the whole-GPU stand-in frame of machine reproduce rt-throughput on this scene");
+  app.add_flag("--every-cu", every_cu, "with --frame: simulate every CU instead of the presets' samples")
+      ->needs(frame_option);
   bench::parse_command_line(app, argc, argv);
+  if (!frame.empty()) {
+    bench::print_header("bench_machine", static_cast<int>(std::thread::hardware_concurrency()));
+    try {
+      run_frame(frame, every_cu);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "bench_machine: %s\n", e.what());
+      return 1;
+    }
+    return 0;
+  }
   if (opt.presets.empty()) opt.presets = {"rdna4", "rdna4-dvgpr16", "rdna3"};
   bench::print_header("bench_machine", 1);
   if (scenes.empty()) {

@@ -32,5 +32,6 @@ Command add_report_command(CLI::App& app);  ///< hwbvh report SCENE_OR_FILE... -
 Command add_export_command(CLI::App& app);  ///< hwbvh export BLOB -o FILE.rra
 Command add_machine_command(CLI::App& app);  ///< hwbvh machine run|sweep (the group)
 Command add_machine_sweep_command(CLI::App& machine);  ///< hwbvh machine sweep FILE --machine P,.. --param --values
+Command add_machine_reproduce_command(CLI::App& machine);  ///< hwbvh machine reproduce rt-throughput
 
 }  // namespace hwbvh::cli

@@ -49,7 +49,7 @@ SweepPoint summarize_point(std::string preset, std::string value, const StatsRep
   }
   if (p.status != emu::MachineStatus::Completed || cycles == 0) return p;
   p.cycles = cycles;
-  const auto c = static_cast<double>(cycles);
+  const auto c = static_cast<double>(cycles) * config.gpu.simulated_cus;  // per CU: the simulated CUs' tests
   p.box_utilization = static_cast<double>(boxes) / (c * config.ray_accelerator.box_tests_per_clock);
   p.triangle_utilization = static_cast<double>(triangles) / (c * config.ray_accelerator.triangle_tests_per_clock);
   return p;

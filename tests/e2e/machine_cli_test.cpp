@@ -1,6 +1,6 @@
 // End-to-end tests of the machine model's commands: `hwbvh machine run` (docs/machine-model.md "Wave programs": the
 // shipped reproduction programs run and print their per-wave figures, --json parses, bad program or preset files exit
-// 2 with one line), `hwbvh machine sweep` (table, SVG plot, refusals that leave nothing behind), --gpu-scale on stats,
+// 2 with one line), `hwbvh machine sweep` (table, SVG plot, refusals that leave nothing behind), whole-GPU figures on stats,
 // compare and report, and the report's sweep.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -44,7 +44,7 @@ TEST_F(MachineCli, RunsTheCrossWaveOrderingProgram) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("completed: completed 2 waves"));
   EXPECT_THAT(r.out, HasSubstr("outputs of a model, not hardware measurements"));
-  EXPECT_THAT(r.out, ::testing::ContainsRegex("Y#0 +0 +0 +0 +36297 +36297 +131 +64 +1"));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("Y#0 +0 +0 +0 +36266 +36266 +131 +64 +1"));
   EXPECT_THAT(r.out, ::testing::ContainsRegex("X#0 +0 +1 +0 +[0-9]+ +[0-9]+ +[0-9]+ +256 "));
   EXPECT_THAT(r.out, HasSubstr("DRAM"));
 
@@ -55,7 +55,8 @@ TEST_F(MachineCli, RunsTheCrossWaveOrderingProgram) {
   EXPECT_EQ(j["preset"], "rdna4");
   ASSERT_EQ(j["per_wave"].size(), 2u);
   EXPECT_EQ(j["per_wave"][1]["loads"], 1664);
-  EXPECT_EQ(j["memory_levels"].size(), 5u);
+  EXPECT_EQ(j["memory_levels"].size(), 6u);  // L0, L1, L2, MALL, DRAM and the scalar cache
+  EXPECT_EQ(j["memory_levels"][5]["name"], "scalar");
 
   // A deadlock is a result: exit 0, the status says it.
   r = hwbvh("machine run " + program("dvgpr-mutual-wait.json") + " --machine rdna4-dvgpr32");
@@ -145,14 +146,18 @@ TEST_F(MachineCli, BadSweepsExitTwoWithOneMessageAndWriteNothing) {
 TEST_F(MachineCli, InstanceStepsOfATwoLevelBlobPayTheTransform) {
   const std::string blob = quote(path("garden.hwbvh"));
   ASSERT_EQ(hwbvh("build " + quote(test::project_scene("instanced-garden.gltf").string()) + " -o " + blob).code, 0);
+  // Every CU simulated, so that the model runs every ray the totals count.
+  const std::string charged_preset = write("charged.json", R"({"base": "rdna4", "description": "every CU",
+                                                  "gpu": {"simulated_cus": 56}})");
   const std::string free = write("free.json", R"({"base": "rdna4", "description": "no transform cost",
+                                                  "gpu": {"simulated_cus": 56},
                                                   "ray_accelerator": {"instance_transform_clocks": 0}})");
   const auto ray_type = [&](const std::string& preset) {
     const test::Outcome r = hwbvh("stats " + blob + kSmall + " --rays primary --json --machine " + preset);
     EXPECT_EQ(r.code, 0) << r.err;
     return nlohmann::json::parse(r.out)["ray_types"][0];
   };
-  const nlohmann::json charged = ray_type("rdna4"), uncharged = ray_type(free);
+  const nlohmann::json charged = ray_type(charged_preset), uncharged = ray_type(free);
   const nlohmann::json& t = charged["totals"];
   const uint64_t instance_steps = t["steps"].get<uint64_t>() - t["box_node_steps"].get<uint64_t>() -
                                   t["primitive_node_steps"].get<uint64_t>();
@@ -162,48 +167,93 @@ TEST_F(MachineCli, InstanceStepsOfATwoLevelBlobPayTheTransform) {
   EXPECT_EQ(charged["machine_model"]["box_tests"], uncharged["machine_model"]["box_tests"]);
 }
 
-TEST_F(MachineCli, GpuScaleOnStatsCompareAndReport) {
-  test::Outcome r = hwbvh("stats " + blob() + kSmall + " --rays primary --machine rdna4 --gpu-scale --json");
+TEST_F(MachineCli, WholeGpuFiguresOnStatsCompareAndReport) {
+  test::Outcome r = hwbvh("stats " + blob() + kSmall + " --rays primary --machine rdna4 --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json m = nlohmann::json::parse(r.out)["ray_types"][0]["machine_model"];
-  EXPECT_DOUBLE_EQ(m["gpu_estimate"]["box_tests_per_second"].get<double>(),
-                   m["box_tests_per_clock"].get<double>() * 64 * 2970e6);
+  // The 8 simulated CUs' box tests per cycle, times 56 / 8 CUs at 2520 MHz.
+  EXPECT_DOUBLE_EQ(m["gpu"]["box_tests_per_second"].get<double>(),
+                   m["box_tests"].get<double>() / m["cycles"].get<double>() * 56 / 8 * 2520e6);
   EXPECT_DOUBLE_EQ(m["box_tests_per_clock"].get<double>(),
-                   m["box_tests"].get<double>() / m["cycles"].get<double>());
+                   m["box_tests"].get<double>() / m["cycles"].get<double>() / 8);
   EXPECT_DOUBLE_EQ(m["memory_levels"][0]["bytes_per_clock"].get<double>(),
-                   m["memory_levels"][0]["bytes"].get<double>() / m["cycles"].get<double>());
+                   m["memory_levels"][0]["bytes"].get<double>() / m["cycles"].get<double>() * 56 / 8);
 
-  r = hwbvh("stats " + blob() + kSmall + " --rays primary --machine rdna3 --gpu-scale");
+  r = hwbvh("stats " + blob() + kSmall + " --rays primary --machine rdna3");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("whole GPU (a model's estimate)        AMD Radeon RX 7900 XTX: 96 CUs x 2500 MHz"));
+  EXPECT_THAT(r.out, HasSubstr("AMD Radeon RX 7900 XTX: 96 CUs (12 simulated) x 2500 MHz"));
   EXPECT_THAT(r.out, HasSubstr("RA box tests per clock (peak 4)"));
   EXPECT_THAT(r.out, HasSubstr("MALL bandwidth"));
 
   r = hwbvh("compare " + quote(test::project_scene("cornell-box.obj").string()) + kSmall +
-            " --random-rays 64 --machine rdna4 --gpu-scale");
+            " --random-rays 64 --machine rdna4");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("GPU box/s"));
 
   const std::string html = path("r.html");
   r = hwbvh("report " + blob() + kSmall + " --rays primary -o " + quote(html) +
-            " --machine rdna4 --gpu-scale --sweep-param 'memory.levels[L0].bytes' --sweep-values 4096,32768");
+            " --machine rdna4 --sweep-param 'memory.levels[L0].bytes' --sweep-values 4096,32768");
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string page = test::slurp(html);
   EXPECT_THAT(page, HasSubstr("<h3>Machine-model sweep of memory.levels[L0].bytes</h3>"));
   EXPECT_THAT(page, HasSubstr("<svg xmlns="));
   EXPECT_THAT(page, HasSubstr("box tests per second"));
 
-  // --gpu-scale needs --machine, and a preset with a "gpu" section.
-  EXPECT_EQ(hwbvh("stats " + blob() + kSmall + " --gpu-scale").code, 2);
+  // --gpu-scale is gone: the figures above are the whole GPU's. A preset's GPU must be whole.
+  EXPECT_EQ(hwbvh("stats " + blob() + kSmall + " --machine rdna4 --gpu-scale").code, 2);
   const std::string preset = path("no-gpu.json");
-  std::ofstream(preset) << R"({"base": "rdna4", "description": "no gpu",
-                                "gpu": {"name": "", "compute_units": 0, "clock_mhz": 0}})";
-  r = hwbvh("stats " + blob() + kSmall + " --machine " + quote(preset) + " --gpu-scale");
+  std::ofstream(preset) << R"({"base": "rdna4", "description": "no gpu", "gpu": {"clock_mhz": 0}})";
+  r = hwbvh("stats " + blob() + kSmall + " --machine " + quote(preset));
   EXPECT_EQ(r.code, 2);
-  EXPECT_THAT(r.err, HasSubstr("no-gpu.json: machine preset has no \"gpu\" section"));
+  EXPECT_THAT(r.err, HasSubstr("no-gpu.json: machine parameter 'gpu.clock_mhz' is 0"));
   EXPECT_TRUE(r.out.empty());
   EXPECT_EQ(hwbvh("report " + blob() + " -o " + quote(path("x.html")) + " --sweep-param 'memory.levels[L0].bytes'").code, 2);
   EXPECT_FALSE(std::filesystem::exists(path("x.html")));
+}
+
+// `machine reproduce rt-throughput` on a small frame: one record per GPU with the model's whole-GPU figures (those of
+// its machine-model run) beside the published ones, the same at any thread count; bad usage exits 2 with one line.
+TEST_F(MachineCli, ReproduceRtThroughputPrintsOneRecordPerGpu) {
+  const std::string scene = quote(test::project_scene("instanced-garden.gltf").string());
+  const std::string small = " --width 64 --height 32 --quiet --scene " + scene;
+  test::Outcome r = hwbvh("machine reproduce rt-throughput --json --threads 1" + small);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["width"], 64);
+  ASSERT_EQ(j["gpus"].size(), 2u);
+  const nlohmann::json& rdna4 = j["gpus"][0];
+  EXPECT_EQ(rdna4["preset"], "rdna4");
+  EXPECT_EQ(rdna4["target"], "rtip31");
+  EXPECT_TRUE(rdna4["obb"].get<bool>());
+  EXPECT_EQ(rdna4["published"]["box_tests_per_second"].get<double>(), 111.76e9);
+  EXPECT_EQ(rdna4["published"]["triangle_tests_per_second"].get<double>(), 19.61e9);
+  EXPECT_EQ(j["gpus"][1]["target"], "rtip20");
+  EXPECT_EQ(j["gpus"][1]["published"]["box_tests_per_second"].get<double>(), 38.8e9);
+  for (const nlohmann::json& g : j["gpus"]) {
+    const nlohmann::json& m = g["machine_model"];
+    EXPECT_EQ(m["status"], "completed");
+    EXPECT_GT(g["box_tests_per_second"].get<double>(), 0.0);
+    EXPECT_EQ(g["box_tests_per_second"], m["gpu"]["box_tests_per_second"]);
+    EXPECT_EQ(g["triangle_tests_per_second"], m["gpu"]["triangle_tests_per_second"]);
+    EXPECT_EQ(g["utilization"], m["gpu"]["ra_utilization"]);
+    // Only the simulated CUs' tiles are traced: of the 64 tiles, 0..7 and 56..63 (rdna4: slots 0..7 of 56) or 0..11
+    // (rdna3: 12 of 96), in four passes.
+    EXPECT_LE(g["rays_traced"].get<uint64_t>(), 4u * 16 * 32);
+    EXPECT_GT(g["rays_traced"].get<uint64_t>(), 0u);
+  }
+  EXPECT_DOUBLE_EQ(j["ratios"]["published_box_tests"].get<double>(), 111.76 / 38.8);
+  EXPECT_EQ(hwbvh("machine reproduce rt-throughput --json --threads 2" + small).out, r.out);
+
+  r = hwbvh("machine reproduce rt-throughput" + small);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("AMD Radeon RX 9070"));
+  EXPECT_THAT(r.out, HasSubstr("ratio rdna4 / "));
+
+  EXPECT_EQ(hwbvh("machine reproduce rt-latency" + small).code, 2);
+  r = hwbvh("machine reproduce rt-throughput --quiet --scene " + quote(path("none.glb")));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("none.glb: no such scene file"));
+  EXPECT_TRUE(r.out.empty());
 }
 
 }  // namespace

@@ -89,10 +89,20 @@ PhaseConfig read_phase(const Json& j, size_t index, const std::string& origin) {
   return p;
 }
 
-MemoryLevelConfig read_level(const Json& j, size_t index, const std::string& origin) {
-  JsonSection s(j, "memory.levels[" + std::to_string(index) + "]", origin, kWhat);
+SharedBy read_shared_by(JsonSection& s) {
+  const std::string text = s.text("shared_by");
+  for (const SharedBy b : {SharedBy::ComputeUnit, SharedBy::ShaderArray, SharedBy::Gpu}) {
+    if (text == to_string(b)) return b;
+  }
+  s.fail(s.name("shared_by"), "must be \"cu\", \"shader_array\" or \"gpu\"");
+}
+
+// A memory level's keys; the scalar cache has no name or shared_by key (it is "scalar", one per CU).
+MemoryLevelConfig read_level(const Json& j, const std::string& path, const std::string& origin, bool scalar) {
+  JsonSection s(j, path, origin, kWhat);
   MemoryLevelConfig l;
-  l.name = s.text("name");
+  l.name = scalar ? "scalar" : s.text("name");
+  if (!scalar) l.shared_by = read_shared_by(s);
   l.bytes = s.u64("bytes");
   l.line_bytes = s.u32("line_bytes");
   l.ways = s.u32("ways");
@@ -128,7 +138,12 @@ MachineConfig read_config(const Json& j, const std::string& origin) {
 
   JsonSection mem = top.section("memory");
   const Json& levels = mem.array("levels");
-  for (size_t i = 0; i < levels.size(); ++i) c.memory.levels.push_back(read_level(levels[i], i, origin));
+  for (size_t i = 0; i < levels.size(); ++i) {
+    c.memory.levels.push_back(read_level(levels[i], "memory.levels[" + std::to_string(i) + "]", origin, false));
+  }
+  if (mem.has("scalar_cache")) {
+    c.memory.scalar_cache = read_level(mem.members("scalar_cache"), "memory.scalar_cache", origin, true);
+  }
   c.memory.address_lanes_per_clock = mem.u32("address_lanes_per_clock");
   c.memory.in_order_returns = mem.flag("in_order_returns");
   const std::string counters = mem.text("wait_counters");
@@ -163,6 +178,7 @@ MachineConfig read_config(const Json& j, const std::string& origin) {
   c.kernel.rays_per_lane = k.u32("rays_per_lane");
   c.kernel.workgroup_waves = k.u32("workgroup_waves");
   c.kernel.loop_alu_cycles = k.u32("loop_alu_cycles");
+  c.kernel.warm_caches = k.flag("warm_caches");
   const Json& phases = k.array("phases");
   for (size_t i = 0; i < phases.size(); ++i) c.kernel.phases.push_back(read_phase(phases[i], i, origin));
   k.finish();
@@ -171,13 +187,14 @@ MachineConfig read_config(const Json& j, const std::string& origin) {
   c.max_cycles = limits.u64("max_cycles");
   limits.finish();
 
-  if (top.has("gpu")) {
-    JsonSection gpu = top.section("gpu");
-    c.gpu.name = gpu.text("name");
-    c.gpu.compute_units = gpu.u32("compute_units");
-    c.gpu.clock_mhz = gpu.u32("clock_mhz");
-    gpu.finish();
-  }
+  JsonSection gpu = top.section("gpu");
+  c.gpu.name = gpu.text("name");
+  c.gpu.clock_mhz = gpu.u32("clock_mhz");
+  c.gpu.shader_engines = gpu.u32("shader_engines");
+  c.gpu.shader_arrays_per_engine = gpu.u32("shader_arrays_per_engine");
+  c.gpu.cus_per_shader_array = gpu.u32("cus_per_shader_array");
+  c.gpu.simulated_cus = gpu.u32("simulated_cus");
+  gpu.finish();
 
   top.finish();
   return c;
@@ -195,7 +212,8 @@ std::string preset_text(const std::string& name) {
 }
 
 // The single value `key` names in a resolved preset: "section.key", or "section.array[NAME].key" for an array of
-// named objects (kernel.phases[trace].vgprs, memory.levels[L0].bytes).
+// named objects (kernel.phases[trace].vgprs, memory.levels[L0].bytes), or "section.section.key"
+// (memory.scalar_cache.bytes).
 Json& find_parameter(Json& preset, std::string_view key, const std::string& origin) {
   const auto fail = [&](const std::string& problem) {
     throw_bad_input(origin, "machine preset key '" + std::string(key) + "' " + problem);
@@ -221,8 +239,15 @@ Json& find_parameter(Json& preset, std::string_view key, const std::string& orig
       if (e.is_object() && e.contains("name") && e["name"] == element) section = &e;
     }
     if (section == nullptr) fail("names no element of " + list);
-  } else if (preset.contains(outer) && preset[outer].is_object() && !is_documented(preset[outer])) {
-    section = &preset[outer];
+  } else {  // a section, or a section within one (memory.scalar_cache)
+    section = &preset;
+    for (size_t begin = 0; section != nullptr && begin <= outer.size();) {
+      const size_t end = std::min(outer.find('.', begin), outer.size());
+      const std::string part = outer.substr(begin, end - begin);
+      const bool found = section->contains(part) && (*section)[part].is_object() && !is_documented((*section)[part]);
+      section = found ? &(*section)[part] : nullptr;
+      begin = end + 1;
+    }
   }
   if (section == nullptr || !section->contains(inner) || inner == "name" || inner == "description") {
     fail("is not a machine parameter");

@@ -187,9 +187,9 @@ TEST(MachinePreset, ErrorsNameTheFileAndTheKey) {
   EXPECT_NE(m.find("kernel.phases[s].vgprs"), std::string::npos) << m;  // 13 blocks of 16 > 8
   m = load("two.json", R"({"base": "rdna4", "kernel": {"phases": [{"name": "s", "vgprs": 8}]}})");
   EXPECT_NE(m.find("traversal"), std::string::npos) << m;
-  const std::string level = R"({"name": "L0", "bytes": 1024, "line_bytes": 64, "ways": 4, "hit_latency": 40,
+  const std::string level = R"({"name": "L0", "shared_by": "cu", "bytes": 1024, "line_bytes": 64, "ways": 4, "hit_latency": 40,
       "bytes_per_clock": 64, "misses_in_flight": 8})";
-  const std::string memory = R"({"name": "DRAM", "bytes": 0, "line_bytes": 128, "ways": 1, "hit_latency": 500,
+  const std::string memory = R"({"name": "DRAM", "shared_by": "gpu", "bytes": 0, "line_bytes": 128, "ways": 1, "hit_latency": 500,
       "bytes_per_clock": 4, "misses_in_flight": 1})";
   const auto levels = [](const std::string& list) {
     return R"({"base": "rdna4", "memory": {"levels": [)" + list + "]}}";
@@ -206,6 +206,13 @@ TEST(MachinePreset, ErrorsNameTheFileAndTheKey) {
   EXPECT_NE(m.find("memory.levels[1].hit_latency"), std::string::npos) << m;  // farther cannot be faster
   m = load("nomemory.json", levels(level + ", " + level));
   EXPECT_NE(m.find("memory.levels[1].bytes"), std::string::npos) << m;  // the last level holds all
+  m = load("shared.json", levels(level + ", " + std::regex_replace(memory, std::regex("\"gpu\""), "\"wgp\"")));
+  EXPECT_NE(m.find("memory.levels[1].shared_by' must be"), std::string::npos) << m;
+  m = load("narrower.json", levels(std::regex_replace(level, std::regex("\"cu\""), "\"gpu\"") + ", " +
+                                   std::regex_replace(memory, std::regex("\"gpu\""), "\"shader_array\"")));
+  EXPECT_NE(m.find("memory.levels[1].shared_by' is narrower"), std::string::npos) << m;
+  m = load("simulated.json", R"({"base": "rdna4", "gpu": {"simulated_cus": 57}})");
+  EXPECT_NE(m.find("gpu.simulated_cus' is 57, must be in 1..56"), std::string::npos) << m;
   m = load("one.json", levels(memory));
   EXPECT_NE(m.find("memory.levels"), std::string::npos) << m;
   m = load("counters.json", R"({"base": "rdna4", "memory": {"wait_counters": "vmcnt"}})");

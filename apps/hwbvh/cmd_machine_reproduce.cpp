@@ -1,0 +1,69 @@
+// hwbvh machine reproduce rt-throughput [--scene FILE] [--json]: the machine model's whole-GPU ray-accelerator
+// figures on a stand-in frame beside the published measurements (stats/rt_throughput.h).
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "commands.h"
+#include "hwbvh/core/error.h"
+#include "hwbvh/stats/rt_throughput.h"
+#include "output.h"
+#include "progress.h"
+
+namespace hwbvh::cli {
+namespace {
+
+struct ReproduceArgs {
+  std::string figure;
+  std::string scene = "scenes/interior.glb";
+  uint32_t width = 1920;
+  uint32_t height = 1080;
+  int threads = 0;
+  bool json = false;
+  bool quiet = false;
+};
+
+int run_reproduce(const ReproduceArgs& a) {
+  if (!std::filesystem::is_regular_file(a.scene)) {
+    throw_bad_input(a.scene, "no such scene file (the stand-in interior: python3 scripts/generate_scenes.py "
+                             "--interior scenes/interior.glb; or give --scene FILE)");
+  }
+  stats::RtThroughputReport report;
+  Warnings warnings;
+  {
+    Progress progress("hwbvh machine reproduce", !a.quiet);
+    progress.phase("loading");
+    const AnyScene scene = load_any_scene(a.scene, {}, warnings.collector());
+    progress.phase("building, tracing and running the model");
+    report = stats::reproduce_rt_throughput(scene, std::filesystem::path(a.scene).filename().string(),
+                                            {.width = a.width, .height = a.height,
+                                             .threads = static_cast<uint32_t>(a.threads)});
+  }
+  warnings.print(a.quiet);
+  const std::string text = a.json ? stats::rt_throughput_json(report) + "\n" : stats::rt_throughput_text(report);
+  std::fputs(text.c_str(), stdout);
+  return 0;
+}
+
+}  // namespace
+
+Command add_machine_reproduce_command(CLI::App& machine) {
+  auto args = std::make_shared<ReproduceArgs>();
+  CLI::App* sub = machine.add_subcommand(
+      "reproduce", "Run the whole-GPU model on a stand-in frame and print its figures beside published measurements");
+  sub->add_option("figure", args->figure, "the published figure to reproduce: rt-throughput")
+      ->required()
+      ->check(CLI::IsMember({"rt-throughput"}));
+  sub->add_option("--scene", args->scene, "the frame's scene (.obj, .gltf, .glb)")->capture_default_str();
+  sub->add_option("--width", args->width, "frame width")->check(CLI::Range(1u, 16384u))->capture_default_str();
+  sub->add_option("--height", args->height, "frame height")->check(CLI::Range(1u, 16384u))->capture_default_str();
+  sub->add_option("--threads", args->threads, "worker threads; 0 = all (the figures are identical at any count)")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str();
+  sub->add_flag("--json", args->json, "print one JSON document: one record per GPU");
+  sub->add_flag("--quiet", args->quiet, "no progress indicator and no warnings");
+  return {sub, [args] { return run_reproduce(*args); }};
+}
+
+}  // namespace hwbvh::cli
