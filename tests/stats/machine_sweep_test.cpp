@@ -137,6 +137,10 @@ TEST(MachineSweep, ThePlotHasLabelledAxesALegendAndIsDeterministic) {
   EXPECT_EQ(count(svg, "<circle"), 4u);
   EXPECT_NE(svg.find("vgpr_allocation.mode = dynamic: " + std::to_string(*r.points[1].cycles) + " cycles</title>"),
             std::string::npos);
+  // Both y axes start at zero, and the plot says so: the bottom ticks are 0 cycles and 0%.
+  EXPECT_NE(svg.find("Both y axes start at zero."), std::string::npos);
+  EXPECT_NE(svg.find("text-anchor=\"end\">0</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">0%</text>"), std::string::npos);
   SweepOptions other_threads = o;
   other_threads.stats.threads = 1;
   EXPECT_EQ(sweep_to_svg(run_machine_sweep(bvh, other_threads)), svg);

@@ -41,6 +41,12 @@ void MachineConfig::validate() const {
   in_range("compute_unit.wave_slots", compute_unit.wave_slots, 1, kMaxWaveSlots);
   in_range("compute_unit.vgprs_per_lane", compute_unit.vgprs_per_lane, 1, kAny);
   in_range("compute_unit.issue_burst", compute_unit.issue_burst, 1, kAny);
+  if (ray_accelerator.node_formats.empty()) fail("ray_accelerator.node_formats", "must name at least one target");
+  for (const std::string& format : ray_accelerator.node_formats) {
+    if (format != "rtip31" && format != "rtip20" && format != "xe3") {
+      fail("ray_accelerator.node_formats", "names '" + format + "', not a target (rtip31, rtip20, xe3)");
+    }
+  }
   in_range("ray_accelerator.box_tests_per_clock", ray_accelerator.box_tests_per_clock, 1, kAny);
   in_range("ray_accelerator.triangle_tests_per_clock", ray_accelerator.triangle_tests_per_clock, 1, kAny);
   in_range("ray_accelerator.bvhcnt_limit", ray_accelerator.bvhcnt_limit, 1, kAny);
@@ -125,6 +131,15 @@ void MachineConfig::validate() const {
     in_range("gpu.compute_units", gpu.compute_units, 1, kAny);
     in_range("gpu.clock_mhz", gpu.clock_mhz, 1, kAny);
   }
+}
+
+std::string hypothetical_note(const MachineConfig& config, std::string_view target) {
+  const std::vector<std::string>& formats = config.ray_accelerator.node_formats;
+  if (std::find(formats.begin(), formats.end(), target) != formats.end()) return {};
+  std::string reads;
+  for (const std::string& f : formats) reads += (reads.empty() ? "" : " and ") + f;
+  return "hypothetical: " + config.name + (config.gpu.name.empty() ? "" : " (" + config.gpu.name + ")") + " reads " +
+         reads + " nodes, not this blob's " + std::string(target);
 }
 
 }  // namespace hwbvh::emu
