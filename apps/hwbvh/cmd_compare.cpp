@@ -36,7 +36,6 @@ int run_compare(const CompareArgs& a) {
   o.quality = a.quality == "low" ? bvh_build::BuildQuality::Low
               : a.quality == "high" ? bvh_build::BuildQuality::High : bvh_build::BuildQuality::Medium;
   o.machine = load_machine(a.machine);
-  o.gpu_scale = a.machine.gpu_scale;
   o.threads = a.threads;
   stats::CompareReport report;
   Warnings warnings;

@@ -40,7 +40,6 @@ int run_report(const ReportArgs& a) {
   o.rays_file = a.rays.rays_file;
   o.trace = a.rays.trace();
   o.machine = load_machine(a.machine);
-  o.gpu_scale = a.machine.gpu_scale;
   o.sweep_parameter = a.sweep_parameter;
   o.sensitivity = a.sensitivity;
   if (!a.sweep_values.empty()) o.sweep_values = split_values(a.sweep_values, "--sweep-values");

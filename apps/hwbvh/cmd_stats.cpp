@@ -81,7 +81,6 @@ int run_stats(const StatsArgs& a) {
   });
   options.keep_results = !a.per_ray.empty() || !a.export_rra.empty();
   options.machine = load_machine(a.machine);
-  options.gpu_scale = a.machine.gpu_scale;
 
   stats::StatsReport report;
   blob::Blob blob;

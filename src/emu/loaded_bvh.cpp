@@ -47,6 +47,18 @@ std::vector<Vec3> LoadedBvh::world_positions() const {
   return out;
 }
 
+std::vector<SurfaceHit> LoadedBvh::surface_hits(std::span<const Ray> rays, std::span<const RayResult> results) const {
+  std::vector<SurfaceHit> hits(results.size());
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const RayResult& r = results[i];
+    if (!r.hit) continue;
+    hits[i].position = rays[i].origin + rays[i].direction * r.t;
+    hits[i].normal = hit_normal(r);  // world space, also through an instance
+    hits[i].valid = true;
+  }
+  return hits;
+}
+
 Vec3 LoadedBvh::hit_normal(const RayResult& hit) const {
   const Vec3 n = triangle_normal(global_geometry(hit.instance_index, hit.geometry_id), hit.primitive_id);
   if (!levels || hit.instance_index >= instance_node_.size()) return n;

@@ -131,7 +131,6 @@ CompareReport compare_targets(const AnyScene& scene, const CompareOptions& o) {
   report.levels = bvh8_obb->build.levels;
   report.kinds = o.kinds;
   report.machine = o.machine;
-  report.gpu_scale = o.gpu_scale;
   report.any_hit_shader = bvh8_obb->shader.has_value();
 
   // Rays: generated once, from the scene bounds and the BVH8 + OBB variant's primary hits, then shared.
@@ -202,7 +201,7 @@ std::vector<MachineRun> machine_runs(const CompareReport& r) {
   std::vector<MachineRun> runs;
   for (const VariantRow& v : r.rows) {
     for (const auto& [kind, m] : v.machine) {
-      runs.push_back({v.name, kind, machine_figures(m, *r.machine, r.gpu_scale, MachineFigureSet::Throughput)});
+      runs.push_back({v.name, kind, machine_figures(m, *r.machine, MachineFigureSet::Throughput)});
     }
   }
   return runs;
@@ -220,7 +219,7 @@ std::string machine_runs_text(const CompareReport& r) {
     for (std::size_t i = 0; i < width.size(); ++i) width[i] = std::max(width[i], run.figures[i].value.size());
   }
   std::string out = fmt::format("\nmachine model per run ({}; outputs of a model{}):\n{:<20}{:<8}", r.machine->name,
-                                r.gpu_scale ? ", GPU figures: one CU's x the CU count, no contention between CUs" : "",
+                                ", GPU figures: the simulated CUs' x CUs / simulated CUs",
                                 "variant", "rays");
   for (std::size_t i = 0; i < width.size(); ++i) out += fmt::format("  {:>{}}", runs.front().figures[i].column, width[i]);
   out += "\n";
@@ -302,7 +301,7 @@ std::string compare_to_json(const CompareReport& r) {
       nlohmann::ordered_json runs = nlohmann::ordered_json::array();
       for (const auto& [kind, m] : v.machine) {
         nlohmann::ordered_json run{{"ray_type", ray_kind_name(kind)}};
-        run.update(nlohmann::ordered_json::parse(machine_json(m, *r.machine, r.gpu_scale)));
+        run.update(nlohmann::ordered_json::parse(emu::to_json(m, *r.machine)));
         runs.push_back(run);
       }
       row["machine_model_runs"] = runs;

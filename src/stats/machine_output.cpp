@@ -1,10 +1,7 @@
 #include "hwbvh/stats/machine_output.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
-#include "hwbvh/core/json_text.h"
-#include "hwbvh/emu/machine/gpu_scale.h"
 
 namespace hwbvh::stats {
 namespace {
@@ -46,7 +43,7 @@ void level_figures(const emu::MemoryLevelResult& l, uint64_t cycles, bool all, s
 
 }  // namespace
 
-std::vector<MachineFigure> machine_figures(const emu::MachineResult& m, const emu::MachineConfig& c, bool gpu_scale,
+std::vector<MachineFigure> machine_figures(const emu::MachineResult& m, const emu::MachineConfig& c,
                                            MachineFigureSet set) {
   const bool all = set == MachineFigureSet::All;
   std::vector<MachineFigure> f;
@@ -75,24 +72,17 @@ std::vector<MachineFigure> machine_figures(const emu::MachineResult& m, const em
   }
   for (const emu::MemoryLevelResult& l : m.memory_levels) level_figures(l, m.cycles, all, f);
   if (all) f.push_back({"mean node-fetch latency", "fetch latency", fmt::format("{:.1f} cycles", m.mean_node_fetch_latency)});
-  if (gpu_scale) {
-    const emu::GpuEstimate g = emu::gpu_estimate(m, c);
-    if (all) {
-      f.push_back({"whole GPU (a model's estimate)", "GPU",
-                   fmt::format("{}: {} CUs x {} MHz, no contention between CUs", g.gpu, g.compute_units, g.clock_mhz)});
-    }
-    f.push_back({"  box tests per second", "GPU box/s", per_second(g.box_tests_per_second)});
-    f.push_back({"  triangle tests per second", "GPU tri/s", per_second(g.triangle_tests_per_second)});
-    f.push_back({"  rays per second", "GPU rays/s", per_second(g.rays_per_second)});
+  const emu::GpuFigures& g = m.gpu;
+  if (all) {
+    f.push_back({"whole GPU", "GPU",
+                 fmt::format("{}: {} CUs ({} simulated) x {} MHz", g.name, g.compute_units, g.simulated_cus,
+                             g.clock_mhz)});
   }
+  f.push_back({"  box tests per second", "GPU box/s", per_second(g.box_tests_per_second)});
+  f.push_back({"  triangle tests per second", "GPU tri/s", per_second(g.triangle_tests_per_second)});
+  f.push_back({"  rays per second", "GPU rays/s", per_second(g.rays_per_second)});
+  f.push_back({"  ray-accelerator utilization", "GPU RA busy", percent(g.ra_utilization)});
   return f;
-}
-
-std::string machine_json(const emu::MachineResult& result, const emu::MachineConfig& config, bool gpu_scale) {
-  if (!gpu_scale) return emu::to_json(result, config);
-  nlohmann::ordered_json j = nlohmann::ordered_json::parse(emu::to_json(result, config));
-  j["gpu_estimate"] = nlohmann::ordered_json::parse(emu::to_json(emu::gpu_estimate(result, config)));
-  return json_text(j);
 }
 
 }  // namespace hwbvh::stats

@@ -50,9 +50,10 @@ SweepPoint summarize_point(std::string preset, std::string value, const StatsRep
   }
   if (p.status != emu::MachineStatus::Completed || cycles == 0) return p;
   p.cycles = cycles;
-  const auto c = static_cast<double>(cycles);
-  p.box_utilization = static_cast<double>(boxes) / (c * config.ray_accelerator.box_tests_per_clock);
-  p.triangle_utilization = static_cast<double>(triangles) / (c * config.ray_accelerator.triangle_tests_per_clock);
+  // Per CU, as MachineResult's utilizations: the simulated CUs' tests over their count.
+  const auto cu_cycles = static_cast<double>(cycles) * config.gpu.simulated_cus;
+  p.box_utilization = static_cast<double>(boxes) / (cu_cycles * config.ray_accelerator.box_tests_per_clock);
+  p.triangle_utilization = static_cast<double>(triangles) / (cu_cycles * config.ray_accelerator.triangle_tests_per_clock);
   return p;
 }
 
@@ -229,7 +230,7 @@ std::string sweep_to_svg(const SweepResult& r) {
   std::string out = svg::open(kWidth, kHeight);
   out += fmt::format(
       "<text x=\"{}\" y=\"18\" font-size=\"13\" font-weight=\"bold\">{}: machine-model sweep of {}</text>\n"
-      "<text x=\"{}\" y=\"33\" fill=\"#555555\">Rays: {} (cycles and tests summed). One CU; outputs of a model, "
+      "<text x=\"{}\" y=\"33\" fill=\"#555555\">Rays: {} (cycles and tests summed). Outputs of a model, "
       "not hardware measurements. Both y axes start at zero.</text>\n",
       kLeft, escape(std::filesystem::path(r.file).filename().string()), escape(r.parameter), kLeft,
       escape(kinds_text(r.kinds)));
@@ -260,7 +261,7 @@ std::string sweep_to_svg(const SweepResult& r) {
   out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}{}</text>\n", kLeft + kPlotW / 2,
                      kHeight - 14, escape(r.parameter), r.unit.empty() ? "" : " (" + escape(r.unit) + ")");
   out += fmt::format("<text transform=\"translate({},{}) rotate(-90)\" text-anchor=\"middle\">cycles (shader clocks, "
-                     "one CU)</text>\n",
+                     "simulated GPU)</text>\n",
                      18, kTop + kPlotH / 2);
   out += fmt::format("<text transform=\"translate({},{}) rotate(90)\" text-anchor=\"middle\">RA box-test "
                      "utilisation (% of peak)</text>\n",

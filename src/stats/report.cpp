@@ -74,7 +74,6 @@ CompareOptions compare_options(const ReportOptions& o) {
   c.seed = o.seed;
   c.trace = o.trace;
   c.machine = o.machine;
-  c.gpu_scale = o.gpu_scale;
   c.threads = o.threads;
   return c;
 }
@@ -119,7 +118,6 @@ SceneReport report_scene(const std::filesystem::path& input, const ReportOptions
   so.trace = options.trace;
   so.threads = options.threads;
   so.machine = options.machine;
-  so.gpu_scale = options.gpu_scale;
   if (options.machine && !options.sweep_parameter.empty()) {
     // First, so that a bad parameter or value is refused before the longer work.
     s.sweep = run_machine_sweep(bvh, {{options.machine->name}, options.sweep_parameter, options.sweep_values, so});

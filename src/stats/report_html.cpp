@@ -59,9 +59,9 @@ std::string agreement_cell(const emu::AgreementStats& a) {
   return a.percent_text() + (a.disagreeing() ? fmt::format(" ({} disagree)", a.disagreeing()) : "");
 }
 
-constexpr const char* kGpuScaleNote =
-    " GPU figures are a model's estimate: one CU's rates per clock times the preset's CU count at its clock, with "
-    "no contention between CUs.";
+constexpr const char* kGpuNote =
+    " The model runs the preset's whole GPU (docs/machine-model.md, \"A whole GPU\"): per-clock figures are per CU, "
+    "per-second figures the whole GPU's at the preset's clock.";
 
 /// Cells are HTML already (escape text before passing it).
 using Row = std::vector<std::string>;
@@ -316,7 +316,7 @@ std::string machine_section(const StatsReport& st) {
   for (const KindStats& k : st.kinds) {
     if (!k.machine) continue;
     header.push_back(ray_kind_name(k.kind));
-    const std::vector<MachineFigure> figures = machine_figures(*k.machine, *st.machine, st.gpu_scale, MachineFigureSet::All);
+    const std::vector<MachineFigure> figures = machine_figures(*k.machine, *st.machine, MachineFigureSet::All);
     rows.resize(figures.size());
     for (std::size_t i = 0; i < figures.size(); ++i) {
       if (rows[i].empty()) rows[i].push_back(escape(figures[i].label));
@@ -325,8 +325,8 @@ std::string machine_section(const StatsReport& st) {
   }
   return fmt::format(
              "<h3>Machine model</h3>\n<p class=\"note\">Preset {}: outputs of a simplified model of an RDNA "
-             "compute unit (docs/machine-model.md), not hardware measurements.{}</p>\n{}",
-             escape(st.machine->name), st.gpu_scale ? kGpuScaleNote : "", hypothetical_paragraph(*st.machine, st.target)) +
+             "GPU (docs/machine-model.md), not hardware measurements.{}</p>\n{}",
+             escape(st.machine->name), kGpuNote, hypothetical_paragraph(*st.machine, st.target)) +
          table(header, rows);
 }
 
@@ -416,7 +416,7 @@ std::string compare_section(const CompareReport& c) {
                                 "runs the shader."
                               : "",
              c.machine ? " Cycles are outputs of the machine model, not measurements." : "",
-             c.gpu_scale ? kGpuScaleNote : "") +
+             c.machine ? kGpuNote : "") +
          table(header, rows) + machine_runs_table(c);
 }
 

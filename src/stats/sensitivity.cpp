@@ -77,17 +77,20 @@ std::vector<SensitivityVariant> variants_of(const emu::MachinePresetParameter& p
   return out;
 }
 
+// The whole GPU's rates over all ray types: each run's tests on the whole GPU (its MachineResult::gpu rates times its
+// time at the preset's clock) over the runs' summed time.
 SensitivityFigures figures_of(const SweepPoint& p, uint32_t clock_mhz) {
-  uint64_t boxes = 0, triangles = 0;
+  double boxes = 0.0, triangles = 0.0;
   for (const auto& [kind, m] : p.runs) {
-    boxes += m.box_tests;
-    triangles += m.triangle_tests;
+    const double seconds = static_cast<double>(m.cycles) / (clock_mhz * 1e6);
+    boxes += m.gpu.box_tests_per_second * seconds;
+    triangles += m.gpu.triangle_tests_per_second * seconds;
   }
   SensitivityFigures f;
   f.cycles = *p.cycles;
   const double seconds = static_cast<double>(f.cycles) / (clock_mhz * 1e6);
-  f.box_tests_per_second = static_cast<double>(boxes) / seconds;
-  f.triangle_tests_per_second = static_cast<double>(triangles) / seconds;
+  f.box_tests_per_second = boxes / seconds;
+  f.triangle_tests_per_second = triangles / seconds;
   return f;
 }
 
@@ -213,7 +216,8 @@ std::string sensitivity_to_text(const SensitivityResult& r) {
       "{} ({}): machine-model sensitivity of {}; rays: {} (outputs of a model)\n", r.file, r.target, r.preset,
       kinds_text(r.kinds));
   if (!r.hypothetical.empty()) out += r.hypothetical + "\n";
-  out += fmt::format("preset as it is: {} cycles, {} box tests/s, {} triangle tests/s at {} MHz\n", r.base.cycles,
+  out += fmt::format("preset as it is: {} cycles, {} box tests/s, {} triangle tests/s (the whole GPU at {} MHz)\n",
+                     r.base.cycles,
                      per_second(r.base.box_tests_per_second), per_second(r.base.triangle_tests_per_second),
                      r.clock_mhz);
   out += fmt::format("each [assumption] and [UNCERTAIN] parameter changed alone: whole numbers x{:g} and x{:g} "

@@ -85,7 +85,7 @@ Json kind_json(const KindStats& k, bool two_level) {
 
 std::string machine_rows(const emu::MachineResult& m, const StatsReport& report) {
   std::string out = "  machine model (a simplified model of an RDNA compute unit; outputs are not hardware measurements)\n";
-  for (const MachineFigure& f : machine_figures(m, *report.machine, report.gpu_scale, MachineFigureSet::All))
+  for (const MachineFigure& f : machine_figures(m, *report.machine, MachineFigureSet::All))
     out += fmt::format("    {:<38}{}\n", f.label, f.value);
   return out;
 }
@@ -109,7 +109,7 @@ std::string stats_to_json(const StatsReport& report) {
   for (const KindStats& k : report.kinds) {
     kinds.push_back(kind_json(k, report.two_level));
     if (!k.machine) continue;
-    Json& model = kinds.back()["machine_model"] = Json::parse(machine_json(*k.machine, *report.machine, report.gpu_scale));
+    Json& model = kinds.back()["machine_model"] = Json::parse(emu::to_json(*k.machine, *report.machine));
     if (const std::string note = emu::hypothetical_note(*report.machine, report.target); !note.empty()) {
       model["hypothetical"] = note;
     }

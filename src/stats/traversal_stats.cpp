@@ -39,22 +39,6 @@ emu::OracleHit as_oracle_hit(const emu::RayResult& r) {
   return h;
 }
 
-// Surfaces the secondary rays start from: the emulated primary hits (never Embree's: what is counted is what
-// the emulator found).
-std::vector<SurfaceHit> surface_hits(const emu::LoadedBvh& bvh, const RayBatch& primary,
-                                     const std::vector<emu::RayResult>& results) {
-  std::vector<SurfaceHit> hits(results.size());
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    const emu::RayResult& r = results[i];
-    if (!r.hit) continue;
-    const Ray& ray = primary.rays[i];
-    hits[i].position = ray.origin + ray.direction * r.t;
-    hits[i].normal = bvh.hit_normal(r);  // world space, also through an instance
-    hits[i].valid = true;
-  }
-  return hits;
-}
-
 // Traces `batch` as rays of `kind`, in any-hit mode when `any_hit` (is_occlusion(kind) for generated rays).
 KindStats trace_kind(const emu::LoadedBvh& bvh, RayKind kind, bool any_hit, const RayBatch& batch,
                      const StatsOptions& options, const emu::Oracle* oracle, const Executor& executor) {
@@ -191,7 +175,6 @@ StatsReport report_header(const emu::LoadedBvh& bvh, const StatsOptions& options
   report.stack_size = report.short_stack ? emu::kXe3ShortStackEntries : options.trace.stack.size;
   report.threads = executor.threads();
   report.machine = options.machine;
-  report.gpu_scale = options.gpu_scale;
   report.any_hit_shader = any_hit_shader;
   report.stoc = options.trace.stoc;
   report.two_level = bvh.two_level();
@@ -228,7 +211,7 @@ StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& requested) 
     primary_stats = trace_kind(bvh, RayKind::Primary, false, *primary, keep, oracle_ptr, executor);
   }
   std::vector<SurfaceHit> hits;
-  if (want_secondary) hits = surface_hits(bvh, *primary, primary_stats->results);
+  if (want_secondary) hits = bvh.surface_hits(primary->rays, primary_stats->results);
 
   for (RayKind kind : options.kinds) {
     switch (kind) {

@@ -1,6 +1,6 @@
 // End-to-end tests of the machine model's commands: `hwbvh machine run` (docs/machine-model.md "Wave programs": the
 // shipped reproduction programs run and print their per-wave figures, --json parses, bad program or preset files exit
-// 2 with one line), `hwbvh machine sweep` (table, SVG plot, refusals that leave nothing behind), --gpu-scale on stats,
+// 2 with one line), `hwbvh machine sweep` (table, SVG plot, refusals that leave nothing behind), whole-GPU figures on stats,
 // compare and report, and the report's sweep.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -162,45 +162,45 @@ TEST_F(MachineCli, InstanceStepsOfATwoLevelBlobPayTheTransform) {
   EXPECT_EQ(charged["machine_model"]["box_tests"], uncharged["machine_model"]["box_tests"]);
 }
 
-TEST_F(MachineCli, GpuScaleOnStatsCompareAndReport) {
-  test::Outcome r = hwbvh("stats " + blob() + kSmall + " --rays primary --machine rdna4 --gpu-scale --json");
+TEST_F(MachineCli, WholeGpuFiguresOnStatsCompareAndReport) {
+  test::Outcome r = hwbvh("stats " + blob() + kSmall + " --rays primary --machine rdna4 --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json m = nlohmann::json::parse(r.out)["ray_types"][0]["machine_model"];
-  EXPECT_DOUBLE_EQ(m["gpu_estimate"]["box_tests_per_second"].get<double>(),
-                   m["box_tests_per_clock"].get<double>() * 56 * 2520e6);
+  // The 8 simulated CUs' box tests per cycle, times 56 / 8 CUs at 2520 MHz.
+  EXPECT_DOUBLE_EQ(m["gpu"]["box_tests_per_second"].get<double>(),
+                   m["box_tests"].get<double>() / m["cycles"].get<double>() * 56 / 8 * 2520e6);
   EXPECT_DOUBLE_EQ(m["box_tests_per_clock"].get<double>(),
-                   m["box_tests"].get<double>() / m["cycles"].get<double>());
+                   m["box_tests"].get<double>() / m["cycles"].get<double>() / 8);
   EXPECT_DOUBLE_EQ(m["memory_levels"][0]["bytes_per_clock"].get<double>(),
-                   m["memory_levels"][0]["bytes"].get<double>() / m["cycles"].get<double>());
+                   m["memory_levels"][0]["bytes"].get<double>() / m["cycles"].get<double>() * 56 / 8);
 
-  r = hwbvh("stats " + blob() + kSmall + " --rays primary --machine rdna3 --gpu-scale");
+  r = hwbvh("stats " + blob() + kSmall + " --rays primary --machine rdna3");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("whole GPU (a model's estimate)        AMD Radeon RX 7900 XTX: 96 CUs x 2500 MHz"));
+  EXPECT_THAT(r.out, HasSubstr("AMD Radeon RX 7900 XTX: 96 CUs (12 simulated) x 2500 MHz"));
   EXPECT_THAT(r.out, HasSubstr("RA box tests per clock (peak 4)"));
   EXPECT_THAT(r.out, HasSubstr("MALL bandwidth"));
 
   r = hwbvh("compare " + quote(test::project_scene("cornell-box.obj").string()) + kSmall +
-            " --random-rays 64 --machine rdna4 --gpu-scale");
+            " --random-rays 64 --machine rdna4");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("GPU box/s"));
 
   const std::string html = path("r.html");
   r = hwbvh("report " + blob() + kSmall + " --rays primary -o " + quote(html) +
-            " --machine rdna4 --gpu-scale --sweep-param 'memory.levels[L0].bytes' --sweep-values 4096,32768");
+            " --machine rdna4 --sweep-param 'memory.levels[L0].bytes' --sweep-values 4096,32768");
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string page = test::slurp(html);
   EXPECT_THAT(page, HasSubstr("<h3>Machine-model sweep of memory.levels[L0].bytes</h3>"));
   EXPECT_THAT(page, HasSubstr("<svg xmlns="));
   EXPECT_THAT(page, HasSubstr("box tests per second"));
 
-  // --gpu-scale needs --machine, and a preset with a "gpu" section.
-  EXPECT_EQ(hwbvh("stats " + blob() + kSmall + " --gpu-scale").code, 2);
+  // --gpu-scale is gone: the figures above are the whole GPU's. A preset's GPU must be whole.
+  EXPECT_EQ(hwbvh("stats " + blob() + kSmall + " --machine rdna4 --gpu-scale").code, 2);
   const std::string preset = path("no-gpu.json");
-  std::ofstream(preset) << R"({"base": "rdna4", "description": "no gpu",
-                                "gpu": {"name": "", "compute_units": 0, "clock_mhz": 0}})";
-  r = hwbvh("stats " + blob() + kSmall + " --machine " + quote(preset) + " --gpu-scale");
+  std::ofstream(preset) << R"({"base": "rdna4", "description": "no gpu", "gpu": {"clock_mhz": 0}})";
+  r = hwbvh("stats " + blob() + kSmall + " --machine " + quote(preset));
   EXPECT_EQ(r.code, 2);
-  EXPECT_THAT(r.err, HasSubstr("no-gpu.json: machine preset has no \"gpu\" section"));
+  EXPECT_THAT(r.err, HasSubstr("no-gpu.json: machine parameter 'gpu.clock_mhz' is 0"));
   EXPECT_TRUE(r.out.empty());
   EXPECT_EQ(hwbvh("report " + blob() + " -o " + quote(path("x.html")) + " --sweep-param 'memory.levels[L0].bytes'").code, 2);
   EXPECT_FALSE(std::filesystem::exists(path("x.html")));

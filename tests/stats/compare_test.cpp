@@ -217,7 +217,6 @@ TEST(Compare, MachineFiguresOfEveryRun) {
   const Scene scene = load_obj(test::project_scene("cornell-box.obj"));
   CompareOptions o = options(32, 32, 256, {RayKind::Primary, RayKind::Random});
   o.machine = emu::load_machine_preset("rdna4");
-  o.gpu_scale = true;
   const CompareReport report = compare_targets(scene, o);
   const std::vector<MachineRun> runs = machine_runs(report);
   ASSERT_EQ(runs.size(), 2 * report.rows.size());
@@ -225,7 +224,7 @@ TEST(Compare, MachineFiguresOfEveryRun) {
     const emu::MachineResult& m = report.rows[i / 2].machine[i % 2].second;
     EXPECT_EQ(runs[i].variant, report.rows[i / 2].name);
     EXPECT_EQ(runs[i].figures[1].value, std::to_string(m.cycles));
-    EXPECT_EQ(runs[i].figures.back().column, "GPU rays/s");
+    EXPECT_EQ(runs[i].figures.back().column, "GPU RA busy");
   }
   const std::string text = compare_to_text(report);
   EXPECT_NE(text.find("machine model per run (rdna4"), std::string::npos) << text;
@@ -235,7 +234,7 @@ TEST(Compare, MachineFiguresOfEveryRun) {
   EXPECT_EQ(run["ray_type"], "random");
   EXPECT_EQ(run["cycles"], report.rows[4].machine[1].second.cycles);
   EXPECT_EQ(run["memory_levels"][0]["requests"], report.rows[4].machine[1].second.memory_levels[0].requests);
-  EXPECT_GT(run["gpu_estimate"]["box_tests_per_second"].get<double>(), 0.0);
+  EXPECT_GT(run["gpu"]["box_tests_per_second"].get<double>(), 0.0);
 }
 
 }  // namespace

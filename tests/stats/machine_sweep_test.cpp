@@ -10,7 +10,6 @@
 
 #include "fixtures/paths.h"
 #include "hwbvh/core/error.h"
-#include "hwbvh/emu/machine/gpu_scale.h"
 #include "hwbvh/stats/machine_output.h"
 #include "hwbvh/stats/machine_sweep.h"
 #include "stats_fixture.h"
@@ -60,8 +59,12 @@ TEST(MachineSweep, EachPointIsTheModelRunWithThatValue) {
     }
     ASSERT_TRUE(p.cycles.has_value());
     EXPECT_EQ(*p.cycles, cycles);
-    EXPECT_DOUBLE_EQ(p.box_utilization, static_cast<double>(boxes) / (static_cast<double>(cycles) * 8));
-    EXPECT_DOUBLE_EQ(p.triangle_utilization, static_cast<double>(triangles) / (static_cast<double>(cycles) * 2));
+    // Per CU: the 8 simulated CUs' tests over 8 CUs' peak rates (8 box, 2 triangle tests a clock).
+    const double cu_cycles = static_cast<double>(cycles) * p.config.gpu.simulated_cus;
+    EXPECT_EQ(p.config.gpu.simulated_cus, 8u);
+    EXPECT_DOUBLE_EQ(p.box_utilization, static_cast<double>(boxes) / (cu_cycles * 8));
+    EXPECT_DOUBLE_EQ(p.triangle_utilization, static_cast<double>(triangles) / (cu_cycles * 2));
+    EXPECT_LE(p.box_utilization, 1.0);
   }
   // A 2 KiB L0 holds 16 of the 128-byte nodes: it misses more, and the run is longer.
   EXPECT_LT(r.points[0].runs[0].second.memory_levels.at(0).served_fraction(),
@@ -127,10 +130,10 @@ TEST(MachineSweep, ThePlotHasLabelledAxesALegendAndIsDeterministic) {
   const SweepResult r = run_machine_sweep(bvh, o);
   const std::string svg = sweep_to_svg(r);
   EXPECT_TRUE(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
-  for (const char* text : {">vgpr_allocation.mode (static | dynamic)</text>", ">cycles (shader clocks, one CU)</text>",
+  for (const char* text : {">vgpr_allocation.mode (static | dynamic)</text>", ">cycles (shader clocks, simulated GPU)</text>",
                            ">RA box-test utilisation (% of peak)</text>", ">cycles (left axis)</text>",
                            ">RA box-test utilisation (right axis)</text>", ">rdna4-dvgpr16</text>", ">static</text>",
-                           ">dynamic</text>", "One CU; outputs of a model, not hardware measurements"}) {
+                           ">dynamic</text>", "Outputs of a model, not hardware measurements"}) {
     EXPECT_NE(svg.find(text), std::string::npos) << text;
   }
   EXPECT_EQ(count(svg, "<polyline"), 2u);
@@ -206,44 +209,44 @@ TEST(MachineOutput, FiguresAreTheRunsCountsAtThePresetsPeakAndGpu) {
   so.machine = emu::load_machine_preset("rdna3");
   const emu::MachineResult m = *run_stats(bvh, so).kinds[0].machine;
   const double cycles = static_cast<double>(m.cycles);
+  const double cus = m.gpu.simulated_cus;  // per-clock figures are per CU
   const auto value = [](const std::vector<MachineFigure>& figures, const std::string& label) {
     for (const MachineFigure& f : figures)
       if (f.label == label || f.column == label) return f.value;
     ADD_FAILURE() << label;
     return std::string();
   };
-  const std::vector<MachineFigure> all = machine_figures(m, *so.machine, true, MachineFigureSet::All);
+  const std::vector<MachineFigure> all = machine_figures(m, *so.machine, MachineFigureSet::All);
   EXPECT_EQ(value(all, "RA box tests per clock (peak 4)"),
-            fmt::format("{:.2f} ({:.1f}%)", static_cast<double>(m.box_tests) / cycles,
-                        100.0 * static_cast<double>(m.box_tests) / cycles / 4));
+            fmt::format("{:.2f} ({:.1f}%)", static_cast<double>(m.box_tests) / cycles / cus,
+                        100.0 * static_cast<double>(m.box_tests) / cycles / cus / 4));
   EXPECT_EQ(value(all, "RA triangle tests per clock (peak 1)"),
-            fmt::format("{:.2f} ({:.1f}%)", static_cast<double>(m.triangle_tests) / cycles,
-                        100.0 * static_cast<double>(m.triangle_tests) / cycles));
+            fmt::format("{:.2f} ({:.1f}%)", static_cast<double>(m.triangle_tests) / cycles / cus,
+                        100.0 * static_cast<double>(m.triangle_tests) / cycles / cus));
   const emu::MemoryLevelResult& level = m.memory_levels.at(0);
   const double served = 100.0 * static_cast<double>(level.hits + level.merged) / static_cast<double>(level.requests);
   EXPECT_EQ(value(all, "L0 served here"),
             fmt::format("{:.1f}% ({} of {} line requests: {} hits, {} merged with fills in flight)", served,
                         level.hits + level.merged, level.requests, level.hits, level.merged));
-  EXPECT_EQ(value(all, "L0 bandwidth"), fmt::format("{:.1f} B/clock ({:.1f}% of 128)", static_cast<double>(level.bytes) / cycles,
-                                                    100.0 * static_cast<double>(level.bytes) / cycles / 128));
+  // The whole GPU's: the simulated CUs' bytes x CUs / simulated CUs, against 96 L0 ports of 128 bytes.
+  const double l0_bytes_per_clock = static_cast<double>(level.bytes) / cycles * 96 / cus;
+  EXPECT_EQ(value(all, "L0 bandwidth"), fmt::format("{:.1f} B/clock ({:.1f}% of {})", l0_bytes_per_clock,
+                                                    100.0 * l0_bytes_per_clock / (96 * 128), 96 * 128));
   // rdna3's L1 is a cache too; the memory has no hit rate, only the lines it served.
   const emu::MemoryLevelResult& dram = m.memory_levels.back();
   EXPECT_EQ(value(all, "DRAM lines served"), fmt::format("{}", dram.requests));
   for (const MachineFigure& f : all) EXPECT_EQ(f.label.find("DRAM hit"), std::string::npos) << f.label;
   EXPECT_EQ(value(all, "  box tests per second"),
-            fmt::format("{:.1f} G", static_cast<double>(m.box_tests) / cycles * 96 * 2500e6 / 1e9));
-  EXPECT_EQ(value(all, "whole GPU (a model's estimate)"),
-            "AMD Radeon RX 7900 XTX: 96 CUs x 2500 MHz, no contention between CUs");
-  const nlohmann::json j = nlohmann::json::parse(machine_json(m, *so.machine, true));
-  EXPECT_DOUBLE_EQ(j["gpu_estimate"]["rays_per_second"].get<double>(), emu::gpu_estimate(m, *so.machine).rays_per_second);
-  EXPECT_FALSE(nlohmann::json::parse(machine_json(m, *so.machine, false)).contains("gpu_estimate"));
+            fmt::format("{:.1f} G", static_cast<double>(m.box_tests) / cycles * 96 / cus * 2500e6 / 1e9));
+  EXPECT_EQ(value(all, "whole GPU"), "AMD Radeon RX 7900 XTX: 96 CUs (12 simulated) x 2500 MHz");
+  EXPECT_EQ(value(all, "GPU RA busy"),
+            fmt::format("{:.1f}%", 100.0 * static_cast<double>(m.ra_busy_cycles) / cycles / cus));
 
   // Throughput: what compare shows per run, without occupancy.
-  const std::vector<MachineFigure> brief = machine_figures(m, *so.machine, false, MachineFigureSet::Throughput);
+  const std::vector<MachineFigure> brief = machine_figures(m, *so.machine, MachineFigureSet::Throughput);
   EXPECT_EQ(value(brief, "box/clk"), value(all, "box/clk"));
-  EXPECT_TRUE(std::none_of(brief.begin(), brief.end(), [](const MachineFigure& f) {
-    return f.column == "waves" || f.column.starts_with("GPU");
-  }));
+  EXPECT_EQ(value(brief, "GPU tri/s"), value(all, "GPU tri/s"));
+  EXPECT_TRUE(std::none_of(brief.begin(), brief.end(), [](const MachineFigure& f) { return f.column == "waves"; }));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "hwbvh/emu/wavefront.h"
 #include "hwbvh/emu/xe3/traversal.h"
 #include "hwbvh/scene/alpha_test.h"
+#include "hwbvh/scene/ray_gen.h"
 
 namespace hwbvh::emu {
 
@@ -72,6 +74,10 @@ struct LoadedBvh {
   /// The world-space geometric normal of a hit's triangle: triangle_normal through the instance's object-to-world
   /// matrix (normals transform by its inverse transpose); zero if unknown.
   [[nodiscard]] Vec3 hit_normal(const RayResult& hit) const;
+  /// The surfaces secondary rays start from: per ray, its emulated hit's world position and hit_normal (never an
+  /// oracle's: what is counted is what the emulator found); invalid for a miss. results[i] belongs to rays[i].
+  [[nodiscard]] std::vector<SurfaceHit> surface_hits(std::span<const Ray> rays,
+                                                     std::span<const RayResult> results) const;
   /// Index into geometry.triangles (= AlphaTest / StocSideband numbering) of the triangle with these ids; kNoIndex
   /// if unknown.
   [[nodiscard]] uint32_t triangle_index(uint32_t geometry_id, uint32_t primitive_id) const;

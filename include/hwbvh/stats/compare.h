@@ -34,7 +34,6 @@ struct CompareOptions {
   emu::TraceOptions trace;
   bvh_build::BuildQuality quality = bvh_build::BuildQuality::Medium;
   std::optional<emu::MachineConfig> machine;
-  bool gpu_scale = false;  ///< outputs also scale the machine model's figures to the preset's GPU
   int threads = 0;
 };
 
@@ -71,7 +70,6 @@ struct CompareReport {
   std::optional<pipeline::LevelsReport> levels;
   std::vector<RayKind> kinds;
   std::optional<emu::MachineConfig> machine;  ///< the machine model's preset, when it ran
-  bool gpu_scale = false;                     ///< CompareOptions::gpu_scale
   bool any_hit_shader = false;  ///< the scene has alpha-tested triangles: variants and oracle ran its alpha test
   std::vector<VariantRow> rows;
 };

@@ -21,13 +21,10 @@ enum class MachineFigureSet {
 };
 
 /// A run's figures: status, cycles, rays per 1000 cycles; box and triangle tests per clock against the preset's
-/// peak rates (utilisation); per memory level its hit rate and bandwidth in bytes per clock; with `gpu_scale` the
-/// whole-GPU estimate (emu::gpu_estimate, which throws when the preset has no "gpu" section). `All` adds the
+/// peak rates (utilisation); per memory level its hit rate and bandwidth in bytes per clock; the whole GPU's box and
+/// triangle tests, rays per second and ray-accelerator utilization (MachineResult::gpu). `All` adds the
 /// ray accelerator's busy share, occupancy, VGPR waits, deadlock and the mean node-fetch latency.
 std::vector<MachineFigure> machine_figures(const emu::MachineResult& result, const emu::MachineConfig& config,
-                                           bool gpu_scale, MachineFigureSet set);
-
-/// emu::to_json of the run, with "gpu_estimate" (emu::to_json of the estimate) when `gpu_scale`.
-std::string machine_json(const emu::MachineResult& result, const emu::MachineConfig& config, bool gpu_scale);
+                                           MachineFigureSet set);
 
 }  // namespace hwbvh::stats

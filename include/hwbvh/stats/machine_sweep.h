@@ -34,7 +34,7 @@ struct SweepPoint {
   std::vector<std::pair<RayKind, emu::MachineResult>> runs;  ///< one per ray type, in StatsOptions::kinds order
   emu::MachineStatus status = emu::MachineStatus::Completed;  ///< the first unfinished run's status, if any
   std::optional<uint64_t> cycles;    ///< summed over the runs; nullopt unless every run completed
-  double box_utilization = 0.0;      ///< summed box tests / (summed cycles x box_tests_per_clock)
+  double box_utilization = 0.0;      ///< summed box tests / (summed cycles x simulated CUs x box_tests_per_clock)
   double triangle_utilization = 0.0; ///< the same for triangle tests
 };
 

@@ -40,7 +40,6 @@ struct ReportOptions {
   std::string rays_file;  ///< for RayKind::File
   emu::TraceOptions trace;
   std::optional<emu::MachineConfig> machine;  ///< also run the machine model
-  bool gpu_scale = false;                     ///< also scale its figures to the preset's GPU
   /// With `machine`: also sweep this parameter over sweep_values on every input (machine_sweep.h); empty: none.
   std::string sweep_parameter;
   std::vector<std::string> sweep_values;

@@ -30,11 +30,12 @@ struct SensitivityOptions {
   StatsOptions stats;
 };
 
-/// The model's headline figures for one run: cycles and tests per second at the preset's clock.
+/// The model's headline figures for one run: cycles and the whole GPU's tests per second (emu::GpuFigures) at the
+/// preset's clock, over all its ray types.
 struct SensitivityFigures {
   uint64_t cycles = 0;
-  double box_tests_per_second = 0.0;       ///< box tests x gpu.clock_mhz x 1e6 / cycles
-  double triangle_tests_per_second = 0.0;  ///< the same for triangle tests
+  double box_tests_per_second = 0.0;
+  double triangle_tests_per_second = 0.0;
 };
 
 /// One changed value of a parameter.

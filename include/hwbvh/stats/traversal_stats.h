@@ -52,7 +52,6 @@ struct StatsOptions {
   bool keep_results = false;           ///< keep per-ray results and rays in the report (images, per-ray output)
   /// Also run the machine model (docs/machine-model.md) on each ray type's recorded node sequences.
   std::optional<emu::MachineConfig> machine;
-  bool gpu_scale = false;              ///< outputs also scale the machine model's figures to the preset's GPU
 };
 
 /// Distribution of one per-ray counter.
@@ -123,7 +122,6 @@ struct StatsReport {
   bool two_level = false;       ///< the blob has a top level and BLASes: the per-level counters are shown
   std::vector<KindStats> kinds;
   std::optional<emu::MachineConfig> machine;  ///< the machine model's configuration, when it ran
-  bool gpu_scale = false;                     ///< StatsOptions::gpu_scale
 
   /// "stack 16 entries", or "short stack 4 entries" for xe3.
   [[nodiscard]] std::string stack_text() const;

@@ -17,8 +17,36 @@ constexpr uint32_t kMaxRaysPerLane = 16;
 constexpr uint32_t kMaxInstructionVgprs = 256;  // an instruction addresses at most 256 VGPRs (machine-model.md §8.1)
 constexpr uint32_t kMaxWays = 1024;             // a set is searched linearly
 constexpr uint64_t kMaxLevelLines = 1 << 24;    // the model keeps every line of every level (16 bytes each)
+constexpr uint32_t kMaxGpuUnits = 256;          // engines, arrays per engine, CUs per array
+
+// One memory level's keys (validate() passes its fail and in_range).
+template <class Fail, class InRange>
+void validate_level(const MemoryLevelConfig& l, const std::string& key, bool memory_level, uint32_t previous_latency,
+                    const Fail& fail, const InRange& in_range) {
+  const uint32_t line = l.line_bytes;
+  if (line < 8 || (line & (line - 1)) != 0) fail(key + ".line_bytes", "must be a power of two of at least 8");
+  in_range(key + ".ways", l.ways, 1, kMaxWays);
+  if (memory_level && l.bytes != 0) fail(key + ".bytes", "must be 0: the last level is the memory, it holds all");
+  if (l.bytes % (uint64_t{line} * l.ways) != 0) fail(key + ".bytes", "must be a multiple of line_bytes x ways");
+  if (l.bytes / line > kMaxLevelLines) {
+    fail(key + ".bytes", "holds more than " + std::to_string(kMaxLevelLines) + " lines, more than the model keeps");
+  }
+  // Latencies are load-to-use, so a farther level cannot be faster than a nearer one.
+  in_range(key + ".hit_latency", l.hit_latency, std::max<uint32_t>(1, previous_latency), UINT32_MAX);
+  in_range(key + ".bytes_per_clock", l.bytes_per_clock, 1, UINT32_MAX);
+  in_range(key + ".misses_in_flight", l.misses_in_flight, 1, UINT32_MAX);
+}
 
 }  // namespace
+
+const char* to_string(SharedBy shared_by) {
+  switch (shared_by) {
+    case SharedBy::ComputeUnit: return "cu";
+    case SharedBy::ShaderArray: return "shader_array";
+    case SharedBy::Gpu: return "gpu";
+  }
+  return "unknown";
+}
 
 uint32_t KernelConfig::peak_vgprs() const {
   uint32_t peak = 0;
@@ -59,24 +87,23 @@ void MachineConfig::validate() const {
 
   if (memory.levels.size() < 2) fail("memory.levels", "must list at least one cache level and the memory");
   uint32_t previous_latency = 0;
+  SharedBy previous_sharing = SharedBy::ComputeUnit;
   for (size_t i = 0; i < memory.levels.size(); ++i) {
     const MemoryLevelConfig& l = memory.levels[i];
     const std::string key = "memory.levels[" + std::to_string(i) + "]";
     if (l.name.empty()) fail(key + ".name", "must not be empty");
-    const uint32_t line = l.line_bytes;
-    if (line < 8 || (line & (line - 1)) != 0) fail(key + ".line_bytes", "must be a power of two of at least 8");
-    in_range(key + ".ways", l.ways, 1, kMaxWays);
-    const bool memory_level = i + 1 == memory.levels.size();
-    if (memory_level && l.bytes != 0) fail(key + ".bytes", "must be 0: the last level is the memory, it holds all");
-    if (l.bytes % (uint64_t{line} * l.ways) != 0) fail(key + ".bytes", "must be a multiple of line_bytes x ways");
-    if (l.bytes / line > kMaxLevelLines) {
-      fail(key + ".bytes", "holds more than " + std::to_string(kMaxLevelLines) + " lines, more than the model keeps");
-    }
-    // Latencies are load-to-use, so a farther level cannot be faster than a nearer one.
-    in_range(key + ".hit_latency", l.hit_latency, std::max<uint32_t>(1, previous_latency), kAny);
+    validate_level(l, key, i + 1 == memory.levels.size(), previous_latency, fail, in_range);
     previous_latency = l.hit_latency;
-    in_range(key + ".bytes_per_clock", l.bytes_per_clock, 1, kAny);
-    in_range(key + ".misses_in_flight", l.misses_in_flight, 1, kAny);
+    // A level is shared by at least the units that share the one before it.
+    if (l.shared_by < previous_sharing) fail(key + ".shared_by", "is narrower than the level before it");
+    previous_sharing = l.shared_by;
+  }
+  if (memory.levels[0].shared_by != SharedBy::ComputeUnit) fail("memory.levels[0].shared_by", "must be \"cu\"");
+  if (memory.scalar_cache.bytes > 0) {
+    validate_level(memory.scalar_cache, "memory.scalar_cache", false, 0, fail, in_range);
+    if (memory.scalar_cache.hit_latency > memory.levels[1].hit_latency) {
+      fail("memory.scalar_cache.hit_latency", "is longer than that of the level its misses go to");
+    }
   }
 
   if (kernel.phases.empty()) fail("kernel.phases", "must list at least one phase");
@@ -127,10 +154,11 @@ void MachineConfig::validate() const {
   }
   in_range("kernel.workgroup_waves", kernel.workgroup_waves, 1, uint64_t{waves_per_simd} * compute_unit.simds);
   in_range("limits.max_cycles", max_cycles, 1, UINT64_MAX);
-  if (!gpu.name.empty() || gpu.compute_units != 0 || gpu.clock_mhz != 0) {
-    in_range("gpu.compute_units", gpu.compute_units, 1, kAny);
-    in_range("gpu.clock_mhz", gpu.clock_mhz, 1, kAny);
-  }
+  in_range("gpu.clock_mhz", gpu.clock_mhz, 1, kAny);
+  in_range("gpu.shader_engines", gpu.shader_engines, 1, kMaxGpuUnits);
+  in_range("gpu.shader_arrays_per_engine", gpu.shader_arrays_per_engine, 1, kMaxGpuUnits);
+  in_range("gpu.cus_per_shader_array", gpu.cus_per_shader_array, 1, kMaxGpuUnits);
+  in_range("gpu.simulated_cus", gpu.simulated_cus, 1, gpu.compute_units());
 }
 
 std::string hypothetical_note(const MachineConfig& config, std::string_view target) {

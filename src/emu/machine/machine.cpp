@@ -93,7 +93,8 @@ struct Wave {
   uint32_t groups = 0;       // ray slots per lane (rays_per_lane, fewer for the last wave)
   uint32_t rays = 0;
   uint32_t workgroup = 0;
-  uint32_t simd = 0;
+  uint32_t cu = 0;    // index among the simulated CUs
+  uint32_t simd = 0;  // within its CU
   uint32_t slot = 0;  // dynamic mode: slot in its SIMD's register file
   Stage stage = Stage::PhaseStart;
   size_t phase = 0;
@@ -143,6 +144,20 @@ struct Simd {
   double wave_cycles = 0.0;
 };
 
+// One compute unit: its SIMDs and the units its waves share (docs/machine-model.md, "A whole GPU").
+struct ComputeUnit {
+  std::vector<Simd> simds;
+  std::vector<uint32_t> workgroups;  // dealt to it, in launch order
+  size_t next_workgroup = 0;
+  uint64_t ra_free = 0;         // next cycle the ray accelerator is free
+  uint64_t ta_free = 0;         // next cycle the texture-addressing unit takes a lane
+  uint64_t writeback_free = 0;  // next cycle the accelerator's write-back path is free
+  uint32_t ra_queue = 0;        // intersect instructions issued and not yet written back
+  std::deque<uint32_t> ra_queue_waiting;  // waves waiting for a place in the queue, in arrival order
+  uint64_t lds_free = 0;
+  uint64_t last_return = 0;     // RDNA 3: the latest return of the in-order vector memory queue
+};
+
 struct Workgroup {
   uint32_t first_wave = 0;
   uint32_t waves = 0;
@@ -156,8 +171,8 @@ class Model {
  public:
   // The ray-tracing kernel over recorded node fetches.
   Model(const MachineConfig& config, std::span<const std::vector<NodeFetch>> sequences,
-        std::span<const uint32_t> wave_begin)
-      : Model(config, wave_limit(config, config.kernel.peak_vgprs()), config.max_cycles) {
+        std::span<const uint32_t> wave_begin, std::span<const uint32_t> workgroup_slot)
+      : Model(config, config.gpu, wave_limit(config, config.kernel.peak_vgprs()), config.max_cycles) {
     seqs_ = sequences;
     group_begin_.assign(wave_begin.begin(), wave_begin.end());
     // Steps per ray: one fetch each, except BVH4x2 dual steps, whose rays get an index of where each step begins.
@@ -184,11 +199,18 @@ class Model {
       waves_.push_back(std::move(w));
     }
     form_workgroups(config.kernel.workgroup_waves, 0);
+    // Workgroup i goes to dispatch slot i mod CUs unless the caller says; the simulated CUs are the first slots
+    // (docs "Dispatch").
+    for (uint32_t g = 0; g < workgroups_.size(); ++g) {
+      const uint32_t slot = workgroup_slot.empty() ? g % config.gpu.compute_units() : workgroup_slot[g];
+      if (slot < cus_.size()) deal(g, slot);
+    }
   }
 
   // A wave program: `workgroups` copies of its workgroup.
   Model(const MachineConfig& config, const WaveProgram& program)
-      : Model(config, program_wave_limit(config, program), std::min(config.max_cycles, program.max_cycles)) {
+      : Model(config, one_compute_unit(), program_wave_limit(config, program),
+              std::min(config.max_cycles, program.max_cycles)) {
     for (uint32_t g = 0; g < program.workgroups; ++g) {
       for (const WaveDefinition& d : program.waves) {
         for (uint32_t copy = 0; copy < d.count; ++copy) {
@@ -206,10 +228,12 @@ class Model {
       }
     }
     form_workgroups(program.workgroup_waves(), program.flags.size());
+    for (uint32_t g = 0; g < workgroups_.size(); ++g) deal(g, 0);
   }
 
   MachineResult run() {
-    launch_ready();
+    if (seqs_.size() > 0 && cfg_.kernel.warm_caches) warm_caches();
+    for (uint32_t cu = 0; cu < cus_.size(); ++cu) launch_ready(cu);
     bool cycle_limit = false;
     while (!queue_.empty() && !deadlock_) {
       const Event e = queue_.top();
@@ -229,7 +253,7 @@ class Model {
       }
     }
     // An empty queue with waves left means they all wait on one another (a barrier nobody else can reach).
-    if (!cycle_limit && waves_completed_ < waves_.size()) deadlock_ = true;
+    if (!cycle_limit && waves_completed_ < simulated_waves_) deadlock_ = true;
     return result(cycle_limit);
   }
 
@@ -255,18 +279,68 @@ class Model {
   }
 
  private:
-  Model(const MachineConfig& config, uint32_t wave_limit, uint64_t max_cycles)
+  // A wave program runs on one CU of an otherwise idle GPU: every level it reaches is its alone.
+  static GpuConfig one_compute_unit() {
+    GpuConfig g;
+    g.shader_engines = g.shader_arrays_per_engine = g.cus_per_shader_array = g.simulated_cus = 1;
+    return g;
+  }
+
+  Model(const MachineConfig& config, const GpuConfig& gpu, uint32_t wave_limit, uint64_t max_cycles)
       : cfg_(config),
         dynamic_(config.vgpr.mode == VgprAllocation::Dynamic),
-        memory_(config.memory.levels),
+        memory_(config.memory, gpu),
         wave_limit_(wave_limit),
         max_cycles_(max_cycles) {
-    simds_.resize(config.compute_unit.simds);
-    if (dynamic_) {
-      const DynamicVgprParams p{config.compute_unit.vgprs_per_lane, config.vgpr.block_vgprs, config.vgpr.max_blocks,
-                                config.vgpr.dynamic_wave_limit, config.vgpr.deadlock_avoidance};
-      for (Simd& s : simds_) s.file.emplace(p);
+    cus_.resize(gpu.simulated_cus);
+    for (ComputeUnit& cu : cus_) {
+      cu.simds.resize(config.compute_unit.simds);
+      if (dynamic_) {
+        const DynamicVgprParams p{config.compute_unit.vgprs_per_lane, config.vgpr.block_vgprs, config.vgpr.max_blocks,
+                                  config.vgpr.dynamic_wave_limit, config.vgpr.deadlock_avoidance};
+        for (Simd& s : cu.simds) s.file.emplace(p);
+      }
     }
+  }
+
+  void deal(uint32_t workgroup, uint32_t cu) {
+    cus_[cu].workgroups.push_back(workgroup);
+    const Workgroup& g = workgroups_[workgroup];
+    simulated_waves_ += g.waves;
+    for (uint32_t i = 0; i < g.waves; ++i) {
+      waves_[g.first_wave + i].cu = cu;
+      simulated_rays_ += waves_[g.first_wave + i].rays;
+    }
+  }
+
+  // The untimed warm-up (docs "Warm caches"): the CUs take turns wave by wave, each touching every line its wave's
+  // rays fetch, in step order.
+  void warm_caches() {
+    const uint64_t line_bytes = cfg_.memory.levels[0].line_bytes;
+    for (size_t round = 0;; ++round) {
+      bool any = false;
+      for (uint32_t c = 0; c < cus_.size(); ++c) {
+        const ComputeUnit& cu = cus_[c];
+        const uint32_t per_workgroup = cfg_.kernel.workgroup_waves;
+        if (round >= cu.workgroups.size() * per_workgroup) continue;
+        const Workgroup& g = workgroups_[cu.workgroups[round / per_workgroup]];
+        if (round % per_workgroup >= g.waves) continue;
+        any = true;
+        const Wave& w = waves_[g.first_wave + round % per_workgroup];
+        for (uint32_t group = w.first_group; group < w.first_group + w.groups; ++group) {
+          for (uint32_t step = 0; step < group_iterations_[group]; ++step) {
+            for (size_t r = group_begin_[group]; r < group_end(group); ++r) {
+              if (step >= steps_of(r)) continue;
+              for (const NodeFetch& f : step_fetches(r, step)) {
+                memory_.touch(c, f.byte_offset() / line_bytes * line_bytes, static_cast<uint32_t>(f.bytes()));
+              }
+            }
+          }
+        }
+      }
+      if (!any) break;
+    }
+    memory_.reset_counts();
   }
 
   // Waves per SIMD when each holds `vgprs` for its whole life (static), or the dynamic mode's wave limit.
@@ -325,11 +399,13 @@ class Model {
   }
 
   // RDNA 3: vector memory data leave the CU's one return queue in request order.
-  uint64_t in_order(uint64_t ready) {
+  uint64_t in_order(ComputeUnit& cu, uint64_t ready) const {
     if (!cfg_.memory.in_order_returns) return ready;
-    cu_last_return_ = std::max(ready, cu_last_return_);
-    return cu_last_return_;
+    cu.last_return = std::max(ready, cu.last_return);
+    return cu.last_return;
   }
+
+  Simd& simd_of(const Wave& w) { return cus_[w.cu].simds[w.simd]; }
 
   [[nodiscard]] size_t group_end(uint32_t g) const {
     return g + 1 < group_begin_.size() ? group_begin_[g + 1] : seqs_.size();
@@ -352,8 +428,8 @@ class Model {
   }
 
   // The SIMD's issue port takes `n` instructions of this wave back-to-back; returns the cycle they are issued.
-  uint64_t issue(uint32_t simd, uint32_t n) {
-    Simd& s = simds_[simd];
+  uint64_t issue(const Wave& w, uint32_t n) {
+    Simd& s = simd_of(w);
     s.issue_free = std::max(now_, s.issue_free) + n;
     return s.issue_free;
   }
@@ -367,20 +443,22 @@ class Model {
     return dynamic_ ? s.file->free_slots() : wave_limit_ - s.resident;
   }
 
-  // Launches queued workgroups in order while all of the next one's waves find a slot.
-  void launch_ready() {
-    while (next_workgroup_ < workgroups_.size()) {
-      Workgroup& g = workgroups_[next_workgroup_];
+  // Launches the CU's queued workgroups in order while all of the next one's waves find a slot.
+  void launch_ready(uint32_t c) {
+    ComputeUnit& cu = cus_[c];
+    std::vector<Simd>& simds = cu.simds;
+    while (cu.next_workgroup < cu.workgroups.size()) {
+      Workgroup& g = workgroups_[cu.workgroups[cu.next_workgroup]];
       uint32_t free_total = 0;
-      for (const Simd& s : simds_) free_total += free_slots(s);
+      for (const Simd& s : simds) free_total += free_slots(s);
       if (free_total < g.waves) return;
       for (uint32_t i = 0; i < g.waves; ++i) {
         const uint32_t wi = g.first_wave + i;
         uint32_t best = 0;  // the SIMD with the most free slots; the lowest index on ties
-        for (uint32_t s = 1; s < simds_.size(); ++s) {
-          if (free_slots(simds_[s]) > free_slots(simds_[best])) best = s;
+        for (uint32_t s = 1; s < simds.size(); ++s) {
+          if (free_slots(simds[s]) > free_slots(simds[best])) best = s;
         }
-        Simd& s = simds_[best];
+        Simd& s = simds[best];
         count_residency(s);
         ++s.resident;
         peak_resident_ = std::max(peak_resident_, s.resident);
@@ -392,7 +470,7 @@ class Model {
         resume_at(wi, now_);
       }
       g.live = g.waves;
-      ++next_workgroup_;
+      ++cu.next_workgroup;
     }
   }
 
@@ -419,13 +497,13 @@ class Model {
           }
           w.stage = Stage::PhaseBody;
           if (dynamic_) {
-            const DynamicVgprFile& file = *simds_[w.simd].file;
+            const DynamicVgprFile& file = *simd_of(w).file;
             if (file.blocks_for(phase->vgprs) != file.held_blocks(w.slot)) w.stage = Stage::AllocIssue;
           }
           break;
         case Stage::AllocIssue:
           w.stage = Stage::AllocAttempt;
-          resume_at(wi, issue(w.simd, 1));
+          resume_at(wi, issue(w, 1));
           return;
         case Stage::AllocAttempt:
           if (!try_alloc(wi, phase->vgprs)) return;
@@ -454,7 +532,7 @@ class Model {
           }
           const uint32_t n = std::min(w.alu_left, cfg_.compute_unit.issue_burst);
           w.alu_left -= n;
-          resume_at(wi, issue(w.simd, n));
+          resume_at(wi, issue(w, n));
           return;
         }
         case Stage::PhaseWait:
@@ -481,13 +559,13 @@ class Model {
             wait_bvh(w, 0, Stage::StackIssue);
           } else if (w.outstanding.size() >= cfg_.ray_accelerator.bvhcnt_limit) {
             wait_bvh(w, cfg_.ray_accelerator.bvhcnt_limit - 1, Stage::IssueIntersect);
-          } else if (ra_queue_ >= cfg_.ray_accelerator.queue_depth) {
-            ra_queue_waiting_.push_back(wi);  // bvh_return() resumes it when an instruction leaves
+          } else if (cus_[w.cu].ra_queue >= cfg_.ray_accelerator.queue_depth) {
+            cus_[w.cu].ra_queue_waiting.push_back(wi);  // bvh_return() resumes it when an instruction leaves
             return;
           } else {
-            ++ra_queue_;
+            ++cus_[w.cu].ra_queue;
             w.stage = Stage::IntersectIssued;
-            resume_at(wi, issue(w.simd, 1));
+            resume_at(wi, issue(w, 1));
             return;
           }
           break;
@@ -502,13 +580,14 @@ class Model {
           break;
         case Stage::StackIssue:
           w.stage = Stage::StackEnter;
-          resume_at(wi, issue(w.simd, static_cast<uint32_t>(w.active.size())));
+          resume_at(wi, issue(w, static_cast<uint32_t>(w.active.size())));
           return;
         case Stage::StackEnter: {
           uint64_t done = now_;
+          uint64_t& lds_free = cus_[w.cu].lds_free;
           for (size_t i = 0; i < w.active.size(); ++i) {
-            const uint64_t start = std::max(now_, lds_free_);
-            lds_free_ = start + cfg_.lds.busy_cycles;
+            const uint64_t start = std::max(now_, lds_free);
+            lds_free = start + cfg_.lds.busy_cycles;
             done = std::max(done, start + cfg_.lds.latency);
           }
           w.stage = Stage::LoopAlu;
@@ -534,7 +613,7 @@ class Model {
   // S_ALLOC_VGPR executes. On failure the wave busy-waits: it retries after retry_cycles.
   bool try_alloc(uint32_t wi, uint32_t vgprs) {
     Wave& w = waves_[wi];
-    DynamicVgprFile& file = *simds_[w.simd].file;
+    DynamicVgprFile& file = *simd_of(w).file;
     if (file.s_alloc_vgpr(w.slot, vgprs)) {
       if (w.waiting_alloc) vgpr_wait_cycles_ += now_ - w.wait_start;
       w.waiting_alloc = false;
@@ -561,7 +640,7 @@ class Model {
     if (pending_work_ > 0) return;
     for (const uint32_t wi : resident_) {
       const Wave& w = waves_[wi];
-      const bool stuck = w.at_barrier || (w.waiting_alloc && w.failed_version == simds_[w.simd].file->version()) ||
+      const bool stuck = w.at_barrier || (w.waiting_alloc && w.failed_version == simd_of(w).file->version()) ||
                          (w.polling && workgroups_[w.workgroup].flags[w.polled_flag] == 0);
       if (!stuck) return;
     }
@@ -611,7 +690,8 @@ class Model {
     std::vector<size_t> lane_fetch_begin;  // per active lane: its first entry in `fetches`
     const uint64_t line_bytes = cfg_.memory.levels[0].line_bytes;
     const uint32_t lanes_per_clock = cfg_.memory.address_lanes_per_clock;
-    const uint64_t ta_start = std::max(now_, ta_free_);
+    ComputeUnit& cu = cus_[w.cu];
+    const uint64_t ta_start = std::max(now_, cu.ta_free);
     uint32_t lane = 0;
     for (size_t r = group_begin_[group]; r < group_end(group); ++r) {
       if (w.iteration >= steps_of(r)) continue;
@@ -638,11 +718,11 @@ class Model {
       }
       ++lane;
     }
-    ta_free_ = ta_start + ceil_div(lane, lanes_per_clock);
+    cu.ta_free = ta_start + ceil_div(lane, lanes_per_clock);
     for (LineRequest& q : requests) {
       const machine::MemoryHierarchy::Read read =
-          memory_.read(q.line * line_bytes + q.begin, static_cast<uint32_t>(q.end - q.begin), q.time);
-      q.ready = in_order(read.ready);
+          memory_.read(w.cu, q.line * line_bytes + q.begin, static_cast<uint32_t>(q.end - q.begin), q.time);
+      q.ready = in_order(cu, read.ready);
       q.level = read.level;
     }
 
@@ -697,22 +777,23 @@ class Model {
   }
 
   void ray_accelerator(const Event& e) {
-    ra_free_ = std::max(now_, ra_free_) + e.ra_cycles;
+    Wave& w = waves_[e.wave];
+    ComputeUnit& cu = cus_[w.cu];
+    cu.ra_free = std::max(now_, cu.ra_free) + e.ra_cycles;
     ra_busy_ += e.ra_cycles;
     box_tests_ += e.box_tests;
     triangle_tests_ += e.triangle_tests;
-    Wave& w = waves_[e.wave];
     Instruction& ins = w.outstanding[e.instr - w.returned];
-    ins.finish = std::max(ins.finish, ra_free_);
+    ins.finish = std::max(ins.finish, cu.ra_free);
     --ins.batches_left;
     // Results go back in issue order: schedule every finished instruction whose predecessors are scheduled.
     for (Instruction& i : w.outstanding) {
       if (i.return_scheduled) continue;
       if (i.batches_left > 0) break;
       // The results leave the accelerator's pipeline, then the CU's write-back path returns them lane by lane.
-      const uint64_t written = std::max(i.finish + cfg_.ray_accelerator.pipeline_latency, writeback_free_);
-      writeback_free_ = written + ceil_div(i.lanes, cfg_.ray_accelerator.result_lanes_per_clock);
-      w.last_return = std::max(writeback_free_, w.last_return);
+      const uint64_t written = std::max(i.finish + cfg_.ray_accelerator.pipeline_latency, cu.writeback_free);
+      cu.writeback_free = written + ceil_div(i.lanes, cfg_.ray_accelerator.result_lanes_per_clock);
+      w.last_return = std::max(cu.writeback_free, w.last_return);
       i.return_scheduled = true;
       Event r;
       r.time = w.last_return;
@@ -752,7 +833,7 @@ class Model {
         const uint32_t n = in.op == WaveInstruction::Op::Alu ? std::min(w.alu_left, cfg_.compute_unit.issue_burst) : 1;
         w.instructions += n;
         w.issued = true;
-        resume_at(wi, issue(w.simd, n));
+        resume_at(wi, issue(w, n));
         return;
       }
       switch (in.op) {
@@ -878,9 +959,10 @@ class Model {
   void program_load(uint32_t wi, const WaveInstruction& in) {
     Wave& w = waves_[wi];
     const uint64_t address = next_address(w.program->streams[in.stream], w.stream_next[in.stream]);
-    const machine::MemoryHierarchy::Read read = memory_.read(address, in.bytes, now_);
-    // Scalar loads return on the scalar path, outside the vector memory return queue.
-    const uint64_t ready = in.kind == RequestKind::Scalar ? read.ready : in_order(read.ready);
+    // Scalar loads take the scalar cache and return on the scalar path, outside the vector memory return queue.
+    const bool scalar = in.kind == RequestKind::Scalar;
+    const machine::MemoryHierarchy::Read read = memory_.read(w.cu, address, in.bytes, now_, scalar);
+    const uint64_t ready = scalar ? read.ready : in_order(cus_[w.cu], read.ready);
     ++w.loads;
     ++w.loads_by_level[read.level];
     w.stream_ready[in.stream] = ready;
@@ -891,8 +973,9 @@ class Model {
   // write is seen by every read that reaches the LDS after it.
   void program_lds(uint32_t wi, const WaveInstruction& in) {
     Wave& w = waves_[wi];
-    const uint64_t start = std::max(now_, lds_free_);
-    lds_free_ = start + 1;
+    uint64_t& lds_free = cus_[w.cu].lds_free;
+    const uint64_t start = std::max(now_, lds_free);
+    lds_free = start + 1;
     std::vector<uint32_t>& flags = workgroups_[w.workgroup].flags;
     if (in.op == WaveInstruction::Op::LdsWrite) {
       flags[in.flag] = in.count;
@@ -907,10 +990,11 @@ class Model {
     Wave& w = waves_[wi];
     w.outstanding.pop_front();
     ++w.returned;
-    --ra_queue_;
-    if (!ra_queue_waiting_.empty()) {
-      const uint32_t next = ra_queue_waiting_.front();
-      ra_queue_waiting_.pop_front();
+    ComputeUnit& cu = cus_[w.cu];
+    --cu.ra_queue;
+    if (!cu.ra_queue_waiting.empty()) {
+      const uint32_t next = cu.ra_queue_waiting.front();
+      cu.ra_queue_waiting.pop_front();
       resume_at(next, now_);
     }
     if (w.waiting_bvh) advance(wi);
@@ -920,7 +1004,7 @@ class Model {
     Wave& w = waves_[wi];
     w.stage = Stage::Done;
     w.end_cycle = now_;
-    Simd& s = simds_[w.simd];
+    Simd& s = simd_of(w);
     count_residency(s);
     --s.resident;
     if (dynamic_) s.file->end_wave(w.slot);
@@ -930,16 +1014,16 @@ class Model {
     Workgroup& g = workgroups_[w.workgroup];
     --g.live;
     if (g.arrived > 0 && g.arrived == g.live) release_barrier(g);
-    launch_ready();
+    launch_ready(w.cu);
   }
 
   MachineResult result(bool cycle_limit) {
     MachineResult r;
     const uint64_t cycles = now_;
     r.cycles = cycles;
-    r.rays = seqs_.size();
+    r.rays = simulated_rays_;
     r.rays_completed = rays_completed_;
-    r.waves = waves_.size();
+    r.waves = simulated_waves_;
     r.waves_completed = waves_completed_;
     r.deadlock = deadlock_;
     r.status = deadlock_ ? MachineStatus::Deadlocked
@@ -949,21 +1033,27 @@ class Model {
     r.box_tests = box_tests_;
     r.triangle_tests = triangle_tests_;
     r.ra_busy_cycles = ra_busy_;
+    // Per CU: the simulated CUs' totals over their count.
+    const double cus = static_cast<double>(cus_.size());
     r.ra_box_utilization =
-        per_cycle(static_cast<double>(box_tests_) / cfg_.ray_accelerator.box_tests_per_clock);
+        per_cycle(static_cast<double>(box_tests_) / cfg_.ray_accelerator.box_tests_per_clock / cus);
     r.ra_triangle_utilization =
-        per_cycle(static_cast<double>(triangle_tests_) / cfg_.ray_accelerator.triangle_tests_per_clock);
-    r.ra_busy_fraction = per_cycle(static_cast<double>(ra_busy_));
-    r.box_tests_per_clock = per_cycle(static_cast<double>(box_tests_));
-    r.triangle_tests_per_clock = per_cycle(static_cast<double>(triangle_tests_));
+        per_cycle(static_cast<double>(triangle_tests_) / cfg_.ray_accelerator.triangle_tests_per_clock / cus);
+    r.ra_busy_fraction = per_cycle(static_cast<double>(ra_busy_) / cus);
+    r.box_tests_per_clock = per_cycle(static_cast<double>(box_tests_) / cus);
+    r.triangle_tests_per_clock = per_cycle(static_cast<double>(triangle_tests_) / cus);
+    if (!seqs_.empty()) r.gpu = gpu_figures(r, cfg_.gpu);
 
     r.wave_limit_per_simd = wave_limit_;
     double wave_cycles = 0.0;
-    for (Simd& s : simds_) {
-      count_residency(s);
-      wave_cycles += s.wave_cycles;
+    for (ComputeUnit& cu : cus_) {
+      for (Simd& s : cu.simds) {
+        count_residency(s);
+        wave_cycles += s.wave_cycles;
+      }
     }
-    r.average_active_waves_per_simd = per_cycle(wave_cycles / static_cast<double>(simds_.size()));
+    r.average_active_waves_per_simd =
+        per_cycle(wave_cycles / static_cast<double>(cus_.size() * cfg_.compute_unit.simds));
     r.peak_active_waves_per_simd = peak_resident_;
 
     uint32_t at_barrier = 0, on_alloc = 0, polling = 0;
@@ -988,6 +1078,8 @@ class Model {
     r.lane_line_requests = lane_line_requests_;
     r.merged_lane_requests = merged_lane_lines_;
     r.memory_levels = memory_.counts();
+    // The kernel's own scalar loads are not modelled: its runs list the vector path's levels only.
+    if (!seqs_.empty()) r.memory_levels.resize(cfg_.memory.levels.size());
 
     const std::string rays = seqs_.empty() ? "" : " (" + std::to_string(rays_completed_) + " rays)";
     const std::string progress =
@@ -1021,9 +1113,10 @@ class Model {
   std::vector<uint32_t> group_iterations_;  // per group: the most steps of its rays
   std::vector<Wave> waves_;
   std::vector<Workgroup> workgroups_;
-  std::vector<Simd> simds_;
+  std::vector<ComputeUnit> cus_;    // the simulated CUs
   std::vector<uint32_t> resident_;  // launched, not ended
-  size_t next_workgroup_ = 0;
+  uint64_t simulated_waves_ = 0;    // waves dealt to the simulated CUs
+  uint64_t simulated_rays_ = 0;
 
   std::priority_queue<Event, std::vector<Event>, Later> queue_;
   uint64_t next_seq_ = 0;
@@ -1031,13 +1124,6 @@ class Model {
   uint64_t now_ = 0;
   bool deadlock_ = false;
 
-  uint64_t ra_free_ = 0;
-  uint64_t ta_free_ = 0;         // next cycle the texture-addressing unit takes a lane
-  uint64_t writeback_free_ = 0;  // next cycle the accelerator's write-back path is free
-  uint32_t ra_queue_ = 0;        // intersect instructions issued and not yet written back
-  std::deque<uint32_t> ra_queue_waiting_;  // waves waiting for a place in the queue, in arrival order
-  uint64_t lds_free_ = 0;
-  uint64_t cu_last_return_ = 0;
 
   uint64_t waves_completed_ = 0;
   uint64_t rays_completed_ = 0;
@@ -1068,6 +1154,11 @@ const char* to_string(MachineStatus status) {
 
 MachineResult run_machine_model(const MachineConfig& config, std::span<const std::vector<NodeFetch>> node_sequences,
                                 std::span<const uint32_t> wave_begin) {
+  return run_machine_model(config, node_sequences, wave_begin, {});
+}
+
+MachineResult run_machine_model(const MachineConfig& config, std::span<const std::vector<NodeFetch>> node_sequences,
+                                std::span<const uint32_t> wave_begin, std::span<const uint32_t> workgroup_slot) {
   config.validate();
   for (size_t i = 0; i < wave_begin.size(); ++i) {
     const size_t end = i + 1 < wave_begin.size() ? wave_begin[i + 1] : node_sequences.size();
@@ -1079,11 +1170,44 @@ MachineResult run_machine_model(const MachineConfig& config, std::span<const std
   if (wave_begin.empty() && !node_sequences.empty()) {
     throw_bad_input("", "machine model: rays given without waves");
   }
-  return Model(config, node_sequences, wave_begin).run();
+  const uint64_t per_workgroup = uint64_t{config.kernel.rays_per_lane} * config.kernel.workgroup_waves;
+  const uint64_t workgroups = (wave_begin.size() + per_workgroup - 1) / per_workgroup;
+  if (!workgroup_slot.empty() &&
+      (workgroup_slot.size() != workgroups ||
+       std::any_of(workgroup_slot.begin(), workgroup_slot.end(),
+                   [&](uint32_t slot) { return slot >= config.gpu.compute_units(); }))) {
+    throw_bad_input("", "machine model: one dispatch slot below " + std::to_string(config.gpu.compute_units()) +
+                            " per workgroup (" + std::to_string(workgroups) + ") expected");
+  }
+  return Model(config, node_sequences, wave_begin, workgroup_slot).run();
 }
 
 MachineResult run_machine_model(const MachineConfig& config, std::span<const std::vector<NodeFetch>> node_sequences) {
   return run_machine_model(config, node_sequences, detail::consecutive_waves(node_sequences.size()));
+}
+
+GpuFigures gpu_figures(const MachineResult& r, const GpuConfig& gpu) {
+  GpuFigures g;
+  g.name = gpu.name;
+  g.compute_units = gpu.compute_units();
+  g.simulated_cus = gpu.simulated_cus;
+  g.clock_mhz = gpu.clock_mhz;
+  if (r.cycles == 0) return g;
+  // The simulated CUs' work per cycle, times the CUs they stand for, at the clock.
+  const double per_second = static_cast<double>(g.compute_units) / g.simulated_cus * 1e6 * gpu.clock_mhz /
+                            static_cast<double>(r.cycles);
+  g.box_tests_per_second = static_cast<double>(r.box_tests) * per_second;
+  g.triangle_tests_per_second = static_cast<double>(r.triangle_tests) * per_second;
+  g.rays_per_second = static_cast<double>(r.rays_completed) * per_second;
+  g.ra_utilization = r.ra_busy_fraction;
+  return g;
+}
+
+std::vector<bool> simulated_waves(const MachineConfig& config, size_t waves) {
+  std::vector<bool> simulated(waves);
+  const uint64_t per_workgroup = uint64_t{config.kernel.rays_per_lane} * config.kernel.workgroup_waves;
+  for (size_t w = 0; w < waves; ++w) simulated[w] = w / per_workgroup % config.gpu.compute_units() < config.gpu.simulated_cus;
+  return simulated;
 }
 
 double MemoryLevelResult::served_fraction() const {
@@ -1091,11 +1215,11 @@ double MemoryLevelResult::served_fraction() const {
 }
 
 double MemoryLevelResult::bytes_per_clock(uint64_t cycles) const {
-  return cycles > 0 ? static_cast<double>(bytes) / static_cast<double>(cycles) : 0.0;
+  return cycles > 0 ? static_cast<double>(bytes) / static_cast<double>(cycles) / simulated_share : 0.0;
 }
 
 double MemoryLevelResult::bandwidth_use(uint64_t cycles) const {
-  return port_bytes_per_clock > 0 ? bytes_per_clock(cycles) / port_bytes_per_clock : 0.0;
+  return port_bytes_per_clock > 0 ? bytes_per_clock(cycles) / static_cast<double>(port_bytes_per_clock) : 0.0;
 }
 
 const char* to_string(MemoryLevelResult::Kind kind) {
@@ -1171,6 +1295,14 @@ std::string to_json(const MachineResult& r, const MachineConfig& config) {
       {"peak_box_tests_per_clock", config.ray_accelerator.box_tests_per_clock},
       {"peak_triangle_tests_per_clock", config.ray_accelerator.triangle_tests_per_clock},
       {"memory_levels", memory_levels_json(r.memory_levels, r.cycles)},
+      {"gpu", {{"name", r.gpu.name},
+               {"compute_units", r.gpu.compute_units},
+               {"simulated_cus", r.gpu.simulated_cus},
+               {"clock_mhz", r.gpu.clock_mhz},
+               {"box_tests_per_second", r.gpu.box_tests_per_second},
+               {"triangle_tests_per_second", r.gpu.triangle_tests_per_second},
+               {"rays_per_second", r.gpu.rays_per_second},
+               {"ra_utilization", r.gpu.ra_utilization}}},
   });
   return json_text(j);
 }

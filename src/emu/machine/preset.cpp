@@ -88,10 +88,20 @@ PhaseConfig read_phase(const Json& j, size_t index, const std::string& origin) {
   return p;
 }
 
-MemoryLevelConfig read_level(const Json& j, size_t index, const std::string& origin) {
-  JsonSection s(j, "memory.levels[" + std::to_string(index) + "]", origin, kWhat);
+SharedBy read_shared_by(JsonSection& s) {
+  const std::string text = s.text("shared_by");
+  for (const SharedBy b : {SharedBy::ComputeUnit, SharedBy::ShaderArray, SharedBy::Gpu}) {
+    if (text == to_string(b)) return b;
+  }
+  s.fail(s.name("shared_by"), "must be \"cu\", \"shader_array\" or \"gpu\"");
+}
+
+// A memory level's keys; the scalar cache has no name or shared_by key (it is "scalar", one per CU).
+MemoryLevelConfig read_level(const Json& j, const std::string& path, const std::string& origin, bool scalar) {
+  JsonSection s(j, path, origin, kWhat);
   MemoryLevelConfig l;
-  l.name = s.text("name");
+  l.name = scalar ? "scalar" : s.text("name");
+  if (!scalar) l.shared_by = read_shared_by(s);
   l.bytes = s.u64("bytes");
   l.line_bytes = s.u32("line_bytes");
   l.ways = s.u32("ways");
@@ -133,7 +143,12 @@ MachineConfig read_config(const Json& j, const std::string& origin) {
 
   JsonSection mem = top.section("memory");
   const Json& levels = mem.array("levels");
-  for (size_t i = 0; i < levels.size(); ++i) c.memory.levels.push_back(read_level(levels[i], i, origin));
+  for (size_t i = 0; i < levels.size(); ++i) {
+    c.memory.levels.push_back(read_level(levels[i], "memory.levels[" + std::to_string(i) + "]", origin, false));
+  }
+  if (mem.has("scalar_cache")) {
+    c.memory.scalar_cache = read_level(mem.members("scalar_cache"), "memory.scalar_cache", origin, true);
+  }
   c.memory.address_lanes_per_clock = mem.u32("address_lanes_per_clock");
   c.memory.in_order_returns = mem.flag("in_order_returns");
   const std::string counters = mem.text("wait_counters");
@@ -168,6 +183,7 @@ MachineConfig read_config(const Json& j, const std::string& origin) {
   c.kernel.rays_per_lane = k.u32("rays_per_lane");
   c.kernel.workgroup_waves = k.u32("workgroup_waves");
   c.kernel.loop_alu_cycles = k.u32("loop_alu_cycles");
+  c.kernel.warm_caches = k.flag("warm_caches");
   const Json& phases = k.array("phases");
   for (size_t i = 0; i < phases.size(); ++i) c.kernel.phases.push_back(read_phase(phases[i], i, origin));
   k.finish();
@@ -176,13 +192,14 @@ MachineConfig read_config(const Json& j, const std::string& origin) {
   c.max_cycles = limits.u64("max_cycles");
   limits.finish();
 
-  if (top.has("gpu")) {
-    JsonSection gpu = top.section("gpu");
-    c.gpu.name = gpu.text("name");
-    c.gpu.compute_units = gpu.u32("compute_units");
-    c.gpu.clock_mhz = gpu.u32("clock_mhz");
-    gpu.finish();
-  }
+  JsonSection gpu = top.section("gpu");
+  c.gpu.name = gpu.text("name");
+  c.gpu.clock_mhz = gpu.u32("clock_mhz");
+  c.gpu.shader_engines = gpu.u32("shader_engines");
+  c.gpu.shader_arrays_per_engine = gpu.u32("shader_arrays_per_engine");
+  c.gpu.cus_per_shader_array = gpu.u32("cus_per_shader_array");
+  c.gpu.simulated_cus = gpu.u32("simulated_cus");
+  gpu.finish();
 
   top.finish();
   return c;

@@ -1,14 +1,17 @@
 // What users see of a machine-model run beyond cycles: ray-accelerator tests per clock against the preset's peak,
-// the memory levels' requests, hits, misses and bytes, the whole-GPU scaling, and presets with one parameter replaced (the
+// the memory levels' requests, hits, misses and bytes, the whole-GPU figures, and presets with one parameter replaced (the
 // sweep's input). Every figure is checked against quantities the test works out from the sequences it gives.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "emu/machine/one_cu.h"
 #include "hwbvh/core/error.h"
-#include "hwbvh/emu/machine/gpu_scale.h"
 #include "hwbvh/emu/machine/machine.h"
 
 namespace hwbvh::emu {
@@ -58,7 +61,7 @@ Expected expected(const Sequences& s) {
 // L2 and the MALL every distinct 128-byte line once, every other request hits (held or in flight); each level below
 // the L0 sees exactly the misses of the one above, and counts the bytes of the requests it served.
 TEST(MachineFigures, TestsPerClockAndTheMemoryLevelsFollowFromTheModelsCounts) {
-  const MachineConfig config = load_machine_preset("rdna4");
+  const MachineConfig config = one_cold_cu("rdna4");
   for (const uint32_t node_bytes : {128u, 64u}) {  // RT IP 3.1 nodes, then Xe3's 64-byte blocks (two per line)
     SCOPED_TRACE(node_bytes);
     const Sequences s = walks(96, 12, 40, node_bytes, node_bytes == 128 ? 8 : 6);
@@ -115,7 +118,7 @@ TEST(MachineFigures, TestsPerClockAndTheMemoryLevelsFollowFromTheModelsCounts) {
 // An L0 without storage only merges requests for lines in flight: one ray's fetches, each waiting for the one
 // before, miss every time, and the L2 serves the alternating nodes' lines from the second visit on.
 TEST(MachineFigures, AnL0WithoutStorageMissesEveryFetch) {
-  const MachineConfig config = load_machine_preset("rdna4", "memory.levels[L0].bytes", "0");
+  const MachineConfig config = one_cold_cu("rdna4", "memory.levels[L0].bytes", "0");
   Sequences s(1);
   for (uint32_t i = 0; i < 10; ++i) {
     s[0].push_back(NodeFetch{.node = i % 2, .offset_64 = 2 * (i % 2), .blocks_64 = 2, .box_tests = 8});
@@ -128,48 +131,50 @@ TEST(MachineFigures, AnL0WithoutStorageMissesEveryFetch) {
   EXPECT_EQ(r.memory_levels[2].misses, 2u);  // the L2 fetches each node's 128-byte line once
 }
 
-// The presets' GPUs (AMD's product pages) and the scaling: one CU's rates per clock x CUs x clock.
-TEST(GpuScale, OneCusRatesTimesTheCuCountAtThePresetsClock) {
+// The presets' GPUs (AMD's product pages) and the whole-GPU figures: the simulated CUs' work x CUs / simulated CUs
+// at the preset's clock.
+TEST(MachineGpu, PresetsDescribeTheirGpuAndItsFiguresFollowFromTheRun) {
   const MachineConfig rdna4 = load_machine_preset("rdna4");
   EXPECT_EQ(rdna4.gpu.name, "AMD Radeon RX 9070");
-  EXPECT_EQ(rdna4.gpu.compute_units, 56u);
+  EXPECT_EQ(rdna4.gpu.compute_units(), 56u);
+  EXPECT_EQ(rdna4.gpu.shader_arrays(), 8u);
+  EXPECT_EQ(rdna4.gpu.simulated_cus, 8u);
   EXPECT_EQ(rdna4.gpu.clock_mhz, 2520u);
-  EXPECT_EQ(load_machine_preset("rdna4-dvgpr16").gpu.compute_units, 56u);  // inherited from its base
-  EXPECT_EQ(load_machine_preset("rdna4-dvgpr32").gpu.clock_mhz, 2520u);
+  EXPECT_EQ(load_machine_preset("rdna4-dvgpr16").gpu.compute_units(), 56u);  // inherited from its base
   const MachineConfig rdna3 = load_machine_preset("rdna3");
   EXPECT_EQ(rdna3.gpu.name, "AMD Radeon RX 7900 XTX");
-  EXPECT_EQ(rdna3.gpu.compute_units, 96u);
+  EXPECT_EQ(rdna3.gpu.compute_units(), 96u);
   EXPECT_EQ(rdna3.gpu.clock_mhz, 2500u);
 
-  const Sequences s = walks(64, 9, 30, 128, 8);
+  // 224 waves: workgroup i (one wave) goes to dispatch slot i mod 56, so each of the 8 simulated CUs runs 4.
+  const Sequences s = walks(224 * 32, 9, 30, 128, 8);
+  const std::vector<bool> simulated = simulated_waves(rdna4, 224);
+  EXPECT_EQ(std::count(simulated.begin(), simulated.end(), true), 32);
+  EXPECT_TRUE(simulated[7] && !simulated[8] && !simulated[55] && simulated[56] && !simulated[64]);
   const MachineResult r = run_machine_model(rdna4, s);
-  const GpuEstimate g = gpu_estimate(r, rdna4);
-  const double per_second = 56 * 2520e6;  // CU-clocks per second
-  const double cycles = static_cast<double>(r.cycles);
-  EXPECT_DOUBLE_EQ(g.box_tests_per_second, static_cast<double>(r.box_tests) / cycles * per_second);
-  EXPECT_DOUBLE_EQ(g.triangle_tests_per_second, static_cast<double>(r.triangle_tests) / cycles * per_second);
-  EXPECT_NEAR(g.rays_per_second, 64.0 / cycles * per_second, 1e-6 * g.rays_per_second);
+  ASSERT_EQ(r.status, MachineStatus::Completed) << r.message;
+  EXPECT_EQ(r.rays, 32u * 32);
+  EXPECT_EQ(r.waves, 32u);
+  const GpuFigures& g = r.gpu;
+  const double per_second = 56.0 / 8 * 2520e6 / static_cast<double>(r.cycles);
+  EXPECT_DOUBLE_EQ(g.box_tests_per_second, static_cast<double>(r.box_tests) * per_second);
+  EXPECT_DOUBLE_EQ(g.triangle_tests_per_second, static_cast<double>(r.triangle_tests) * per_second);
+  EXPECT_DOUBLE_EQ(g.rays_per_second, 1024.0 * per_second);
+  EXPECT_DOUBLE_EQ(g.ra_utilization, static_cast<double>(r.ra_busy_cycles) / static_cast<double>(r.cycles) / 8);
+  EXPECT_DOUBLE_EQ(r.box_tests_per_clock, static_cast<double>(r.box_tests) / static_cast<double>(r.cycles) / 8);
   EXPECT_EQ(g.compute_units, 56u);
-  EXPECT_NE(to_json(g).find("\"model_estimate\""), std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(to_json(r, rdna4));
+  EXPECT_EQ(j["gpu"]["box_tests_per_second"].get<double>(), g.box_tests_per_second);
 
-  MachineConfig none = rdna4;
-  none.gpu = {};
-  try {
-    (void)gpu_estimate(r, none);
-    FAIL() << "no gpu section, no estimate";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
-    EXPECT_NE(std::string(e.what()).find("no \"gpu\" section"), std::string::npos) << e.what();
-  }
   EXPECT_THROW((void)parse_machine_preset(R"({"base": "rdna4", "description": "x", "gpu": {"name": "x",
-      "compute_units": 0, "clock_mhz": 1000}})", "zero.json"), Error);
+      "simulated_cus": 0}})", "zero.json"), Error);
   EXPECT_THROW((void)parse_machine_preset(R"({"base": "rdna4", "description": "x", "gpu": {"name": "x",
-      "compute_units": 4, "clock_mhz": 1000, "memory_gb": 16}})", "extra.json"), Error);
+      "clock_mhz": 1000, "memory_gb": 16}})", "extra.json"), Error);
 }
 
 std::string bad_input_message(const std::string& key, const std::string& value) {
   try {
-    (void)load_machine_preset("rdna4", key, value);
+    (void)one_cold_cu("rdna4", key, value);
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::BadInput);
     return e.what();
@@ -197,7 +202,9 @@ TEST(MachinePresetParameter, OneValueReplacedEverythingElseKept) {
   EXPECT_EQ(machine_parameter_unit("rdna4", "memory.levels[L0].bytes"), "bytes per CU");
   EXPECT_EQ(load_machine_preset("rdna3", "memory.levels[L2].hit_latency", "300").memory.levels.at(2).hit_latency, 300u);
   EXPECT_EQ(machine_parameter_unit("rdna4", "kernel.phases[hit_shading].vgprs"), "VGPRs");
-  EXPECT_EQ(machine_parameter_unit("rdna4", "gpu.compute_units"), "compute units");
+  EXPECT_EQ(machine_parameter_unit("rdna4", "gpu.cus_per_shader_array"), "CUs per shader array");
+  EXPECT_EQ(load_machine_preset("rdna4", "memory.scalar_cache.hit_latency", "50").memory.scalar_cache.hit_latency, 50u);
+  EXPECT_EQ(load_machine_preset("rdna4", "gpu.simulated_cus", "56").gpu.simulated_cus, 56u);
 
   EXPECT_NE(bad_input_message("memory.cache_bytes", "1").find("'memory.cache_bytes' is not a machine parameter"),
             std::string::npos);  // the one-level cache's key before the hierarchy

@@ -12,6 +12,7 @@
 #include "hwbvh/bvh_build/builder.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/machine/machine.h"
+#include "emu/machine/one_cu.h"
 #include "hwbvh/emu/rtip20/traversal.h"
 #include "hwbvh/emu/wavefront.h"
 #include "hwbvh/emu/xe3/traversal.h"
@@ -40,9 +41,9 @@ NodeFetch pair0(uint32_t index) {
 
 // A preset built on `base` with the JSON members in `overrides` (without braces).
 MachineConfig preset(const std::string& base, const std::string& overrides) {
-  return parse_machine_preset(R"({"base": ")" + base + R"(", "description": "test")" +
-                                  (overrides.empty() ? "" : ", " + overrides) + "}",
-                              "test preset");
+  return one_cold_cu(parse_machine_preset(R"({"base": ")" + base + R"(", "description": "test")" +
+                                                      (overrides.empty() ? "" : ", " + overrides) + "}",
+                                                  "test preset"));
 }
 
 // `rays` rays of `steps` box-node steps each, walking through `nodes` distinct nodes.
@@ -232,7 +233,7 @@ TEST(MachineModel, InstanceNodesPayTheRayTransform) {
 // loop to 783; shading to 983. Without merging each lane would ask for both lines itself: eight 64-byte transfers,
 // the last starting at 701 (data at 741), and the run would end at 1004.
 TEST(MachineModel, LanesAskingForTheSameLineMergeInTheInstruction) {
-  const MachineConfig c = load_machine_preset("rdna4", "memory.levels[L0].bytes_per_clock", "16");
+  const MachineConfig c = one_cold_cu("rdna4", "memory.levels[L0].bytes_per_clock", "16");
   const Sequences lanes(4, std::vector<NodeFetch>{box(1), box(1)});
   const MachineResult r = run_machine_model(c, lanes);
   ASSERT_EQ(r.status, MachineStatus::Completed) << r.message;
@@ -253,7 +254,7 @@ TEST(MachineModel, LanesAskingForTheSameLineMergeInTheInstruction) {
 TEST(MachineModel, TheL0PortWidthSetsHowSoonANodesLinesAreBack) {
   for (const auto& [width, end] : {std::pair{"128", 973u}, {"64", 974u}, {"32", 975u}}) {
     SCOPED_TRACE(width);
-    const MachineConfig c = load_machine_preset("rdna4", "memory.levels[L0].bytes_per_clock", width);
+    const MachineConfig c = one_cold_cu("rdna4", "memory.levels[L0].bytes_per_clock", width);
     const MachineResult r = run_machine_model(c, Sequences{{box(1), box(1)}});
     EXPECT_EQ(r.cycles, end);
   }
@@ -263,15 +264,18 @@ TEST(MachineModel, TheL0PortWidthSetsHowSoonANodesLinesAreBack) {
 // instruction, wave 1 waits until wave 0's is written back (node 1 from DRAM at 606, tested to 607, results at 615,
 // written back 615..616), issues 616..617, fetches node 2 from DRAM (617 + 565 = 1182), tests to 1183, results at
 // 1191, written back at 1192; stack op 1192..1233, loop to 1245, shading to 1445. With the preset's 16 both issue at
-// 40..41, the DRAM port serves node 2's line after node 1's (41 + 32 + 565 = 638) and the run ends at 901.
+// 40..41; the texture-addressing unit takes wave 0's lane at 41 and wave 1's at 42, whose lines come from DRAM (the
+// whole GPU's port, 254 bytes a clock, moves each within its cycle) at 606 and 607. Wave 1 is tested 607..608, written
+// back 616..617, and its stack op, issued 617..618, waits for wave 0's in the LDS (busy 617..626): 626 + 40, loop to
+// 678, shading to 878.
 TEST(MachineModel, AFullAcceleratorQueueStallsIssue) {
   const Sequences two{{box(1)}, {box(2)}};
   const std::vector<uint32_t> waves{0, 1};
   MachineResult r = run_machine_model(preset("rdna4", R"("ray_accelerator": {"queue_depth": 1})"), two, waves);
   ASSERT_EQ(r.status, MachineStatus::Completed) << r.message;
   EXPECT_EQ(r.cycles, 1445u);
-  r = run_machine_model(load_machine_preset("rdna4"), two, waves);
-  EXPECT_EQ(r.cycles, 901u);
+  r = run_machine_model(one_cold_cu("rdna4"), two, waves);
+  EXPECT_EQ(r.cycles, 878u);
 }
 
 // The accelerator's pipeline latency and write-back: 32 lanes on one box node (one merged request, DRAM at 606),
@@ -287,7 +291,7 @@ TEST(MachineModel, AcceleratorLatencyAndWriteBackDelayTheResults) {
 }
 
 TEST(MachineModel, EmptyInputAndDeterminism) {
-  const MachineConfig c = load_machine_preset("rdna4");
+  const MachineConfig c = one_cold_cu("rdna4");
   const MachineResult none = run_machine_model(c, Sequences{});
   EXPECT_EQ(none.status, MachineStatus::Completed);
   EXPECT_EQ(none.cycles, 0u);
@@ -306,7 +310,7 @@ TEST(MachineModel, EmptyInputAndDeterminism) {
 
 TEST(MachineModel, ExplicitWavesLikeTraceRays) {
   // Partial waves (e.g. the border tiles of a camera batch) are waves of their own.
-  const MachineConfig c = load_machine_preset("rdna4");
+  const MachineConfig c = one_cold_cu("rdna4");
   const Sequences s = box_walks(40, 3);
   const std::vector<uint32_t> tiles{0, 8, 20};
   const MachineResult r = run_machine_model(c, s, tiles);
@@ -456,9 +460,9 @@ void expect_quoted(const std::string& figure) {
 TEST(MachineModel, DynamicAllocationRaisesActiveWavesWhenShadingIsThePeak) {
   const Sequences& s = scene_sequences();
   ASSERT_EQ(s.size(), 4096u);
-  const MachineResult st = run_machine_model(load_machine_preset("rdna4"), s);
-  const MachineResult d16 = run_machine_model(load_machine_preset("rdna4-dvgpr16"), s);
-  const MachineResult d32 = run_machine_model(load_machine_preset("rdna4-dvgpr32"), s);
+  const MachineResult st = run_machine_model(one_cold_cu("rdna4"), s);
+  const MachineResult d16 = run_machine_model(one_cold_cu("rdna4-dvgpr16"), s);
+  const MachineResult d32 = run_machine_model(one_cold_cu("rdna4-dvgpr32"), s);
   for (const MachineResult* r : {&st, &d16, &d32}) {
     EXPECT_EQ(r->status, MachineStatus::Completed) << r->message;
     EXPECT_EQ(r->rays_completed, 4096u);
@@ -477,7 +481,7 @@ TEST(MachineModel, DynamicAllocationRaisesActiveWavesWhenShadingIsThePeak) {
   expect_quoted("about " + std::to_string(std::lround(std::abs(more))) + (more >= 0 ? " % more" : " % fewer") +
                 " cycles (" + std::to_string(d16.waves_waited_on_vgprs) + " and " +
                 std::to_string(d32.waves_waited_on_vgprs) + " waves waited");
-  // Why: the same DRAM line fills, at the CU's share of DRAM bandwidth, and an L0 that serves fewer of its requests.
+  // Why: the same DRAM line fills, and an L0 that serves fewer of its requests.
   const auto l0_served = [](const MachineResult& r) {
     char rate[32];
     std::snprintf(rate, sizeof rate, "%.1f %%", 100.0 * r.memory_levels[0].served_fraction());
@@ -490,10 +494,10 @@ TEST(MachineModel, DynamicAllocationRaisesActiveWavesWhenShadingIsThePeak) {
 
 TEST(MachineModel, InOrderReturnsDifferFromOutOfOrder) {
   const Sequences& s = scene_sequences();
-  const MachineResult ooo = run_machine_model(load_machine_preset("rdna4"), s);
+  const MachineResult ooo = run_machine_model(one_cold_cu("rdna4"), s);
   const MachineResult in_order =
       run_machine_model(preset("rdna4", R"("memory": {"in_order_returns": true})"), s);
-  const MachineResult r3 = run_machine_model(load_machine_preset("rdna3"), s);
+  const MachineResult r3 = run_machine_model(one_cold_cu("rdna3"), s);
   EXPECT_NE(in_order.cycles, ooo.cycles);
   EXPECT_GT(in_order.mean_node_fetch_latency, ooo.mean_node_fetch_latency);
   EXPECT_GT(r3.cycles, ooo.cycles);

@@ -12,38 +12,46 @@ namespace {
 const std::vector<MemoryLevelConfig> kLevels{
     {.name = "L0", .bytes = 256, .line_bytes = 64, .ways = 2, .hit_latency = 10, .bytes_per_clock = 64,
      .misses_in_flight = 2},
-    {.name = "L1", .bytes = 0, .line_bytes = 128, .ways = 1, .hit_latency = 20, .bytes_per_clock = 128,
+    {.name = "L1", .shared_by = SharedBy::ShaderArray, .bytes = 0, .line_bytes = 128, .ways = 1, .hit_latency = 20, .bytes_per_clock = 128,
      .misses_in_flight = 4},
-    {.name = "DRAM", .bytes = 0, .line_bytes = 128, .ways = 1, .hit_latency = 100, .bytes_per_clock = 8,
+    {.name = "DRAM", .shared_by = SharedBy::Gpu, .bytes = 0, .line_bytes = 128, .ways = 1, .hit_latency = 100, .bytes_per_clock = 8,
      .misses_in_flight = 1}};
 
 using Read = MemoryHierarchy::Read;
 
+MemoryHierarchy one_cu(const std::vector<MemoryLevelConfig>& levels) {
+  GpuConfig gpu;
+  gpu.shader_engines = gpu.shader_arrays_per_engine = gpu.cus_per_shader_array = gpu.simulated_cus = 1;
+  MemoryConfig memory;
+  memory.levels = levels;
+  return {memory, gpu};
+}
+
 TEST(MachineMemory, LatencyMergingLruBandwidthAndMissSlots) {
-  MemoryHierarchy m(kLevels);
+  MemoryHierarchy m = one_cu(kLevels);
   // A miss everywhere: the memory's port starts the 128-byte line at 0 (busy to 16), data at 0 + 100.
-  Read r = m.read(0, 4, 0);
+  Read r = m.read(0, 0, 4, 0);
   EXPECT_EQ(r.ready, 100u);
   EXPECT_EQ(r.level, 2u);
   // The other half of the 128-byte line: an L0 miss that merges with the L1 line in flight (returns with it).
-  r = m.read(64, 4, 1);
+  r = m.read(0, 64, 4, 1);
   EXPECT_EQ(r.ready, 100u);
   EXPECT_EQ(r.level, 1u);
   // An L0 hit: 200 + 10.
-  r = m.read(0, 4, 200);
+  r = m.read(0, 0, 4, 200);
   EXPECT_EQ(r.ready, 210u);
   EXPECT_EQ(r.level, 0u);
   // Two misses at 200: the memory's port serves the first at 200 (busy to 216), the second at 216.
-  EXPECT_EQ(m.read(1024, 4, 200).ready, 300u);
-  EXPECT_EQ(m.read(2048, 4, 200).ready, 316u);
+  EXPECT_EQ(m.read(0, 1024, 4, 200).ready, 300u);
+  EXPECT_EQ(m.read(0, 2048, 4, 200).ready, 316u);
   // A third L0 miss finds both miss slots taken: it starts when the first fill is back, at 300.
-  EXPECT_EQ(m.read(4096, 4, 200).ready, 400u);
+  EXPECT_EQ(m.read(0, 4096, 4, 200).ready, 400u);
   // L0 set 0 now holds lines 64 and 32 (the most recent): line 0 was evicted and the L1 keeps nothing.
-  r = m.read(0, 4, 500);
+  r = m.read(0, 0, 4, 500);
   EXPECT_EQ(r.ready, 600u);
   EXPECT_EQ(r.level, 2u);
   // A read spanning two L0 lines (60..67) asks for both: line 0 was just filled (in flight), line 1 is held.
-  EXPECT_EQ(m.read(60, 8, 501).ready, 600u);
+  EXPECT_EQ(m.read(0, 60, 8, 501).ready, 600u);
 
   const std::vector<MemoryLevelResult>& c = m.counts();
   ASSERT_EQ(c.size(), 3u);
@@ -75,12 +83,12 @@ TEST(MachineMemory, PortWidthIsCountedInBytes) {
   for (const auto& [width, second] : {std::pair{64u, 211u}, {128u, 210u}, {32u, 212u}}) {
     SCOPED_TRACE(width);
     levels[0].bytes_per_clock = width;
-    MemoryHierarchy m(levels);
-    m.read(0, 128, 0);  // fills L0 lines 0 and 64
+    MemoryHierarchy m = one_cu(levels);
+    m.read(0, 0, 128, 0);  // fills L0 lines 0 and 64
     // Two held 64-byte lines asked for at 200: the first starts at 200; the second when the port has moved the
     // first's 64 bytes: at once on a 128-byte port, 1 cycle later at 64 bytes, 2 cycles later at 32.
-    EXPECT_EQ(m.read(0, 64, 200).ready, 210u);
-    EXPECT_EQ(m.read(64, 64, 200).ready, second);
+    EXPECT_EQ(m.read(0, 0, 64, 200).ready, 210u);
+    EXPECT_EQ(m.read(0, 64, 64, 200).ready, second);
   }
 }
 

@@ -107,7 +107,7 @@ TEST(MachinePreset, TheCardsPresetsHaveTheirPublishedFigures) {
     SCOPED_TRACE(card.preset);
     const MachineConfig c = load_machine_preset(card.preset);
     EXPECT_EQ(c.gpu.name, card.gpu);
-    EXPECT_EQ(c.gpu.compute_units, card.cus);
+    EXPECT_EQ(c.gpu.compute_units(), card.cus);
     EXPECT_EQ(c.gpu.clock_mhz, card.clock_mhz);
     EXPECT_EQ(c.ray_accelerator.box_tests_per_clock, card.box);
     EXPECT_EQ(c.ray_accelerator.triangle_tests_per_clock, card.triangle);
@@ -117,14 +117,15 @@ TEST(MachinePreset, TheCardsPresetsHaveTheirPublishedFigures) {
     EXPECT_EQ(c.memory.levels[3].bytes, card.mall);
   }
   // RDNA 2: the RDNA whitepaper's 16 KB L0 per CU and 128 KB graphics L1 per shader array, a 128 KB VGPR file, and
-  // 512 GB/s shared by 80 CUs at the boost clock.
+  // 512 GB/s at the boost clock.
   const MachineConfig r2 = load_machine_preset("rdna2");
   EXPECT_EQ(r2.memory.levels[0].bytes, 16384u);
   EXPECT_EQ(r2.memory.levels[0].line_bytes, 128u);
   EXPECT_EQ(r2.memory.levels[1].bytes, 131072u);
+  EXPECT_EQ(r2.memory.levels[1].shared_by, SharedBy::ShaderArray);
   EXPECT_EQ(r2.compute_unit.vgprs_per_lane, 1024u);
   EXPECT_EQ(r2.vgpr.static_granule, 8u);
-  EXPECT_EQ(r2.memory.levels[4].bytes_per_clock, 3u);  // 512 GB/s / 80 CUs / 2.25 GHz = 2.84, rounded
+  EXPECT_EQ(r2.memory.levels[4].bytes_per_clock, 228u);  // 512 GB/s / 2.25 GHz = 227.6, rounded
   EXPECT_TRUE(r2.memory.in_order_returns);
 }
 
@@ -247,9 +248,9 @@ TEST(MachinePreset, ErrorsNameTheFileAndTheKey) {
   EXPECT_NE(m.find("kernel.phases[s].vgprs"), std::string::npos) << m;  // 13 blocks of 16 > 8
   m = load("two.json", R"({"base": "rdna4", "kernel": {"phases": [{"name": "s", "vgprs": 8}]}})");
   EXPECT_NE(m.find("traversal"), std::string::npos) << m;
-  const std::string level = R"({"name": "L0", "bytes": 1024, "line_bytes": 64, "ways": 4, "hit_latency": 40,
+  const std::string level = R"({"name": "L0", "shared_by": "cu", "bytes": 1024, "line_bytes": 64, "ways": 4, "hit_latency": 40,
       "bytes_per_clock": 64, "misses_in_flight": 8})";
-  const std::string memory = R"({"name": "DRAM", "bytes": 0, "line_bytes": 128, "ways": 1, "hit_latency": 500,
+  const std::string memory = R"({"name": "DRAM", "shared_by": "gpu", "bytes": 0, "line_bytes": 128, "ways": 1, "hit_latency": 500,
       "bytes_per_clock": 4, "misses_in_flight": 1})";
   const auto levels = [](const std::string& list) {
     return R"({"base": "rdna4", "memory": {"levels": [)" + list + "]}}";
@@ -266,6 +267,13 @@ TEST(MachinePreset, ErrorsNameTheFileAndTheKey) {
   EXPECT_NE(m.find("memory.levels[1].hit_latency"), std::string::npos) << m;  // farther cannot be faster
   m = load("nomemory.json", levels(level + ", " + level));
   EXPECT_NE(m.find("memory.levels[1].bytes"), std::string::npos) << m;  // the last level holds all
+  m = load("shared.json", levels(level + ", " + std::regex_replace(memory, std::regex("\"gpu\""), "\"wgp\"")));
+  EXPECT_NE(m.find("memory.levels[1].shared_by' must be"), std::string::npos) << m;
+  m = load("narrower.json", levels(std::regex_replace(level, std::regex("\"cu\""), "\"gpu\"") + ", " +
+                                   std::regex_replace(memory, std::regex("\"gpu\""), "\"shader_array\"")));
+  EXPECT_NE(m.find("memory.levels[1].shared_by' is narrower"), std::string::npos) << m;
+  m = load("simulated.json", R"({"base": "rdna4", "gpu": {"simulated_cus": 57}})");
+  EXPECT_NE(m.find("gpu.simulated_cus' is 57, must be in 1..56"), std::string::npos) << m;
   m = load("one.json", levels(memory));
   EXPECT_NE(m.find("memory.levels"), std::string::npos) << m;
   m = load("counters.json", R"({"base": "rdna4", "memory": {"wait_counters": "vmcnt"}})");

@@ -63,10 +63,11 @@ TEST(WaveProgram, ExactCyclesOfSmallPrograms) {
     EXPECT_EQ(cycles(preset, R"({"name": "w", "program": [{"op": "lds_write", "flag": "f"},
         {"op": "lds_read", "flag": "f"}]})"), 42u);
   }
-  // One wave's dependent chase of 2 took 1133 cycles above; two independent loads to two far lines overlap: both
-  // issued (1, 2), the DRAM port serves the second 32 cycles after the first (issued at 1): 1 + 32 + 565 = 598.
+  // One wave's dependent chase of 2 took 1133 cycles above; two independent loads to two far lines overlap: issued
+  // 0..1 and 1..2, each line moves through the whole GPU's DRAM port (254 bytes a clock) within its cycle: the second
+  // is back at 2 + 565 = 567.
   EXPECT_EQ(cycles("rdna4", R"({"name": "w", "streams": {"s": {"pattern": "stride", "footprint": 8192, "stride": 4096}},
-      "program": [{"op": "load", "stream": "s"}, {"op": "load", "stream": "s"}]})"), 1 + 32 + 565u);
+      "program": [{"op": "load", "stream": "s"}, {"op": "load", "stream": "s"}]})"), 2 + 565u);
 }
 
 // X warms a line (0..566), works 20 instructions (566..586) and loads it again at 587, an L0 hit ready at 627. Y
@@ -91,8 +92,9 @@ TEST(WaveProgram, Rdna3ReturnsWaitBehindAnotherWavesMiss) {
     EXPECT_EQ(r.waves[0].loads_by_level.front(), 1u);  // the second load hit the L0
     EXPECT_EQ(r.waves[0].instructions, 23u);
   }
-  // A scalar load returns on the scalar path, not through the vector return queue: 627 on rdna3 too.
-  EXPECT_EQ(run("rdna3", program(waves_hitting_with("scalar"))).waves[0].end_cycle, 627u);
+  // A scalar load returns on the scalar path, not through the vector return queue; it misses the scalar cache (the
+  // line came in through the vector L0) and finds it in rdna3's L1, a cache: 587 + 100 = 687, before Y's miss.
+  EXPECT_EQ(run("rdna3", program(waves_hitting_with("scalar"))).waves[0].end_cycle, 687u);
 }
 
 // Split counters (RDNA 4): `wait sample 0` waits only for the sample. Combined (RDNA 3): the sample counts in vmcnt
@@ -129,7 +131,7 @@ void expect_quoted(const std::string& figure) {
 
 // A full wait counter stalls the wave's next request of that counter. With room for one load, the second of two
 // independent DRAM loads issues only when the first is back (566..567) and returns at 567 + 565 = 1132, where the two
-// overlapped in 598 cycles above. On rdna4 kmcnt holds 31 scalar loads: the 32nd waits for the first's return.
+// overlapped in 567 cycles above. On rdna4 kmcnt holds 31 scalar loads: the 32nd waits for the first's return.
 TEST(WaveProgram, AFullCounterStallsTheNextRequest) {
   const std::string two_loads = R"({"name": "w", "streams": {"s": {"pattern": "stride", "footprint": 8192,
       "stride": 4096}}, "program": [{"op": "load", "stream": "s"}, {"op": "load", "stream": "s"}]})";
@@ -138,28 +140,28 @@ TEST(WaveProgram, AFullCounterStallsTheNextRequest) {
   const ProgramRunResult r = run_wave_program(one, program(two_loads));
   EXPECT_EQ(r.machine.status, MachineStatus::Completed) << r.machine.message;
   EXPECT_EQ(r.machine.cycles, 1132u);
-  EXPECT_EQ(cycles("rdna4", two_loads), 598u);
+  EXPECT_EQ(cycles("rdna4", two_loads), 567u);
   // 32 scalar loads of one far line in a loop (the counter set 0..1, a load and a branch per pass): the first,
   // issued 1..2, misses (data at 567), the next 30 merge with its fill in flight; the 32nd, due at 63, waits for kmcnt
-  // to drop below 31 (all return at 567), issues 567..568 and hits the L0 (568 + 40 = 608). rdna3's lgkmcnt holds 63:
-  // the 32nd merges too and the wave ends at 567.
+  // to drop below 31 (all return at 567), issues 567..568 and hits the scalar cache (568 + 39 = 607). rdna3's lgkmcnt
+  // holds 63: the 32nd merges too and the wave ends at 567.
   const std::string scalars = std::string(R"({"name": "w", "streams": {"f": {"pattern": "fixed", "base": 4294967296}},
       "program": [{"op": "repeat", "count": 32, "body": [{"op": "load", "kind": "scalar", "stream": "f"}]}]})");
-  EXPECT_EQ(cycles("rdna4", scalars), 608u);
+  EXPECT_EQ(cycles("rdna4", scalars), 607u);
   EXPECT_EQ(cycles("rdna3", scalars), 567u);
 }
 
 // Scalar return order (presets/programs/scalar-ordering.json): a warm line (a scalar load 0..1, back at 566), a far
-// scalar miss issued 566..567 (back at 1132), a scalar hit 567..568 (back at 608), a wait for kmcnt <= 1 (568..569)
-// and 1000 instructions. RDNA 4's kmcnt counts out of order: the wait ends with the hit, at 608, and the wave at 1608.
+// scalar miss issued 566..567 (back at 1132), a scalar-cache hit 567..568 (back at 607), a wait for kmcnt <= 1 (568..569)
+// and 1000 instructions. RDNA 4's kmcnt counts out of order: the wait ends with the hit, at 607, and the wave at 1607.
 // RDNA 3's lgkmcnt (in order, as issue 31 reads the sources) ends it with the miss, at 1132; the wave at 2132.
 TEST(WaveProgramReproduction, ScalarReturnOrder) {
   const WaveProgram p = shipped("scalar-ordering.json");
-  for (const auto& [preset, end] : {std::pair{"rdna4", 1608u}, {"rdna3", 2132u}}) {
+  for (const auto& [preset, end] : {std::pair{"rdna4", 1607u}, {"rdna3", 2132u}}) {
     const ProgramRunResult r = run(preset, p);
     ASSERT_EQ(r.machine.status, MachineStatus::Completed) << r.machine.message;
     EXPECT_EQ(r.waves.at(0).end_cycle, end) << preset;
-    EXPECT_EQ(r.waves.at(0).loads_by_level.front(), 1u) << preset;  // the third load hit the L0
+    EXPECT_EQ(r.waves.at(0).loads_by_level.front(), 1u) << preset;  // the third load hit the scalar cache
   }
 }
 

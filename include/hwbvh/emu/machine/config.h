@@ -7,7 +7,7 @@
 // parameter carries its unit and the source of its value; the built-in presets are compiled into the library.
 //
 // Preset file: a JSON object with a "description" and the sections compute_unit, ray_accelerator, memory, lds,
-// vgpr_allocation, kernel and limits, and optionally gpu, keyed as the fields below (docs/machine-model.md). A value is either plain
+// vgpr_allocation, kernel, limits and gpu, keyed as the fields below (docs/machine-model.md). A value is either plain
 // (`"simds": 2`) or documented (`"simds": {"value": 2, "unit": "...", "source": "..."}`). `"base": "rdna4"` starts
 // from a built-in preset and overrides only the keys given (a documented value or a plain value replaces the base
 // value whole; `kernel.phases` and `memory.levels` replace the base's list). Unknown keys are errors.
@@ -42,15 +42,26 @@ struct RayAcceleratorConfig {
 
 /// One level of the memory hierarchy (docs/machine-model.md, "Memory"). Latencies are load-to-use from the wave:
 /// data found at this level arrive `hit_latency` cycles after the request reaches it (later if its port is busy).
+/// Which units share one instance of a memory level (docs/machine-model.md, "A whole GPU").
+enum class SharedBy {
+  ComputeUnit,  ///< one per CU (the L0, the scalar cache)
+  ShaderArray,  ///< one per shader array, shared by its CUs (the graphics L1)
+  Gpu,          ///< one for the whole GPU (L2, MALL, DRAM)
+};
+
+[[nodiscard]] const char* to_string(SharedBy shared_by);
+
 struct MemoryLevelConfig {
   std::string name;               ///< e.g. "L0", "L2", "MALL", "DRAM"
-  uint64_t bytes = 0;             ///< capacity; 0: holds no data, only merges requests for lines in flight (the last
+  SharedBy shared_by = SharedBy::ComputeUnit;  ///< one instance per CU, per shader array or for the GPU
+  uint64_t bytes = 0;             ///< one instance's capacity; 0: holds no data, only merges requests for lines in flight (the last
                                   ///< level, the memory, must be 0 and serves every request)
   uint32_t line_bytes = 0;        ///< a power of two
   uint32_t ways = 0;              ///< associativity (LRU within a set)
   uint32_t hit_latency = 0;       ///< cycles from the request to the data when this level has the line
-  uint32_t bytes_per_clock = 0;   ///< bytes the level delivers per cycle (its port serves requests in arrival order)
-  uint32_t misses_in_flight = 0;  ///< misses it can have outstanding; a further miss waits for the oldest fill
+  uint32_t bytes_per_clock = 0;   ///< bytes one instance delivers per cycle, whatever shares it (the L2's: the whole
+                                  ///< GPU's); its port serves requests in arrival order
+  uint32_t misses_in_flight = 0;  ///< misses one instance can have outstanding; a further miss waits for the oldest
 };
 
 /// How a wave's outstanding memory requests are counted (s_wait* semantics, docs/machine-model.md).
@@ -61,6 +72,10 @@ enum class WaitCounters {
 
 struct MemoryConfig {
   std::vector<MemoryLevelConfig> levels;  ///< nearest first; the last is the memory (DRAM)
+  /// The scalar data cache: scalar loads look there first and its misses go to levels[1]. Its name is "scalar",
+  /// it is per CU and holds lines (bytes > 0). Optional in a preset: without it (bytes == 0) scalar loads take the
+  /// vector path from levels[0].
+  MemoryLevelConfig scalar_cache;
   uint32_t address_lanes_per_clock = 0;   ///< lanes whose addresses the texture-addressing unit processes per clock;
                                           ///< lanes of one instruction that ask for the same nearest-level line merge
   bool in_order_returns = false;          ///< vector memory data leave one in-order queue per CU (RDNA 3)
@@ -107,17 +122,26 @@ struct KernelConfig {
   uint32_t loop_alu_cycles = 0;     ///< other instructions per traversal-loop iteration
   uint32_t rays_per_lane = 0;       ///< independent rays each lane traverses interleaved (software pipelining)
   uint32_t workgroup_waves = 0;     ///< waves launched together that share barriers
+  bool warm_caches = false;         ///< an untimed pass over the same rays fills the caches before the timed run
 
   /// The largest `vgprs` of any phase: what static allocation reserves for the whole wave.
   [[nodiscard]] uint32_t peak_vgprs() const;
 };
 
-/// The GPU a preset's compute unit stands for, used only to scale one CU's figures to the whole chip
-/// (gpu_scale.h). Optional in a preset file: compute_units == 0 means none was given.
+/// The whole GPU the model runs (docs/machine-model.md, "A whole GPU"): shader engines of shader arrays of CUs, each
+/// CU as compute_unit describes it. Workgroups are dealt to the CUs in turn over engines, then arrays, then CUs; the
+/// first `simulated_cus` CUs of that order are simulated (with every shared level's bandwidth, capacity and misses
+/// in flight scaled to their share) and the rest stand idle in the model.
 struct GpuConfig {
-  std::string name;            ///< e.g. "AMD Radeon RX 9070 XT"
-  uint32_t compute_units = 0;  ///< CUs on the chip
-  uint32_t clock_mhz = 0;      ///< shader clock the scaled figures assume
+  std::string name;                       ///< e.g. "AMD Radeon RX 9070"
+  uint32_t clock_mhz = 0;                 ///< shader clock the per-second figures assume
+  uint32_t shader_engines = 0;
+  uint32_t shader_arrays_per_engine = 0;
+  uint32_t cus_per_shader_array = 0;
+  uint32_t simulated_cus = 0;             ///< 1..compute_units()
+
+  [[nodiscard]] uint32_t shader_arrays() const { return shader_engines * shader_arrays_per_engine; }
+  [[nodiscard]] uint32_t compute_units() const { return shader_arrays() * cus_per_shader_array; }
 };
 
 struct MachineConfig {
@@ -130,7 +154,7 @@ struct MachineConfig {
   VgprConfig vgpr;
   KernelConfig kernel;
   uint64_t max_cycles = 0;  ///< limits.max_cycles: a run still going at this cycle stops (status CycleLimit)
-  GpuConfig gpu;            ///< the optional "gpu" section
+  GpuConfig gpu;
 
   /// Throws hwbvh::Error(BadInput), naming `name` and the offending key (e.g. "memory.line_bytes"), if a value is
   /// out of range or the kernel cannot run at all (no slot fits its VGPRs, a phase needs more than max_blocks).
