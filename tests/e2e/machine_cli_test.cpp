@@ -44,7 +44,7 @@ TEST_F(MachineCli, RunsTheCrossWaveOrderingProgram) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("completed: completed 2 waves"));
   EXPECT_THAT(r.out, HasSubstr("outputs of a model, not hardware measurements"));
-  EXPECT_THAT(r.out, ::testing::ContainsRegex("Y#0 +0 +0 +0 +36297 +36297 +131 +64 +1"));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("Y#0 +0 +0 +0 +36266 +36266 +131 +64 +1"));
   EXPECT_THAT(r.out, ::testing::ContainsRegex("X#0 +0 +1 +0 +[0-9]+ +[0-9]+ +[0-9]+ +256 "));
   EXPECT_THAT(r.out, HasSubstr("DRAM"));
 
@@ -55,7 +55,8 @@ TEST_F(MachineCli, RunsTheCrossWaveOrderingProgram) {
   EXPECT_EQ(j["preset"], "rdna4");
   ASSERT_EQ(j["per_wave"].size(), 2u);
   EXPECT_EQ(j["per_wave"][1]["loads"], 1664);
-  EXPECT_EQ(j["memory_levels"].size(), 5u);
+  EXPECT_EQ(j["memory_levels"].size(), 6u);  // L0, L1, L2, MALL, DRAM and the scalar cache
+  EXPECT_EQ(j["memory_levels"][5]["name"], "scalar");
 
   // A deadlock is a result: exit 0, the status says it.
   r = hwbvh("machine run " + program("dvgpr-mutual-wait.json") + " --machine rdna4-dvgpr32");
@@ -145,14 +146,18 @@ TEST_F(MachineCli, BadSweepsExitTwoWithOneMessageAndWriteNothing) {
 TEST_F(MachineCli, InstanceStepsOfATwoLevelBlobPayTheTransform) {
   const std::string blob = quote(path("garden.hwbvh"));
   ASSERT_EQ(hwbvh("build " + quote(test::project_scene("instanced-garden.gltf").string()) + " -o " + blob).code, 0);
+  // Every CU simulated, so that the model runs every ray the totals count.
+  const std::string charged_preset = write("charged.json", R"({"base": "rdna4", "description": "every CU",
+                                                  "gpu": {"simulated_cus": 56}})");
   const std::string free = write("free.json", R"({"base": "rdna4", "description": "no transform cost",
+                                                  "gpu": {"simulated_cus": 56},
                                                   "ray_accelerator": {"instance_transform_clocks": 0}})");
   const auto ray_type = [&](const std::string& preset) {
     const test::Outcome r = hwbvh("stats " + blob + kSmall + " --rays primary --json --machine " + preset);
     EXPECT_EQ(r.code, 0) << r.err;
     return nlohmann::json::parse(r.out)["ray_types"][0];
   };
-  const nlohmann::json charged = ray_type("rdna4"), uncharged = ray_type(free);
+  const nlohmann::json charged = ray_type(charged_preset), uncharged = ray_type(free);
   const nlohmann::json& t = charged["totals"];
   const uint64_t instance_steps = t["steps"].get<uint64_t>() - t["box_node_steps"].get<uint64_t>() -
                                   t["primitive_node_steps"].get<uint64_t>();
