@@ -7,10 +7,13 @@ library only.
 
     python3 scripts/generate_scenes.py [output-folder]     (default: scenes/ next to this script's folder)
     python3 scripts/generate_scenes.py --mask-cards MASK_FOLDER OUTPUT_FOLDER
+    python3 scripts/generate_scenes.py --city OUT.glb [--blocks N] [--detail F]
+    python3 scripts/generate_scenes.py --interior OUT.glb [--rooms N] [--detail F]
 
 The second form writes only mask-cards.obj and mask-cards.mtl: the alpha-cards layout with one material per
 *.png mask in MASK_FOLDER (e.g. ../shared/scenes/masks), referenced by absolute path, so the files belong to
-this machine and are not committed.
+this machine and are not committed. The city and the interior (the machine model's stand-in workload, written at
+build time) are binary glTF files generated on demand, not shipped (scenes/README.md).
 """
 
 import argparse
@@ -686,12 +689,13 @@ def leaf_cards(mesh, rng, count, centre, radii, size):
         mesh.quad(*[transform(m, [x, y, 0], c) for x, y in ((-h, -h), (h, -h), (h, h), (-h, h))])
 
 
-def window_walls(walls, glass, width, depth, columns, rows, row_height, inward=False):
+def window_walls(walls, glass, width, depth, columns, rows, row_height, inward=False, open_front=False):
     """The four walls of a width x depth box (centred on the origin, base at y = 0), each a grid of columns x rows
     recessed windows (9 quads a window: four frame quads, four reveals, the pane), facing out of the box or, with
-    `inward`, into it."""
+    `inward`, into it; with `open_front`, no wall on the +z side."""
     up = (0.0, 1.0, 0.0)
-    for outward, length in (((0, 0, 1), width), ((1, 0, 0), depth), ((0, 0, -1), width), ((-1, 0, 0), depth)):
+    sides = (((0, 0, 1), width), ((1, 0, 0), depth), ((0, 0, -1), width), ((-1, 0, 0), depth))
+    for outward, length in sides[1:] if open_front else sides:
         normal = tuple(-c for c in outward) if inward else outward
         right = cross(up, normal)
         half_other = (depth if length == width else width) / 2
@@ -876,15 +880,13 @@ def city_layout(rng, meshes, blocks):
     return placed
 
 
-def city(path, blocks=32, detail=1.0):
-    """A city of blocks x blocks blocks as one .glb (docs: scenes/README.md): 34 meshes (12 towers, 11 street
-    props, 6 trees and 4 bushes with alpha-tested leaf cards, a street tile), placed by 121 to 125 instances a
-    block. Returns (instances, meshes, unique triangles, instanced triangles)."""
-    mesh_rng, layout_rng = random.Random(2026), random.Random(72)
-    meshes = city_meshes(mesh_rng, detail)
+def write_instanced_glb(path, meshes, materials, placed):
+    """One .glb of `meshes` ({kind: [[(MeshBuilder, material name), ...], ...]}) placed by `placed` (a list of
+    (kind, index, translation, yaw, scale)); the `leaf` material's base colour is the 32 x 32 leaf mask. Returns
+    (instances, meshes, unique triangles, instanced triangles)."""
     gltf = GltfWriter()
-    names = list(CITY_MATERIALS)
-    gltf.doc["materials"] = [dict(name=name, **CITY_MATERIALS[name]) for name in names]
+    names = list(materials)
+    gltf.doc["materials"] = [dict(name=name, **materials[name]) for name in names]
     size = 32
     rows = [[v for a in row for v in (200, a)] for row in leaf_mask(size)]
     gltf.doc["images"] = [{"name": "leaf", "mimeType": "image/png",
@@ -896,7 +898,6 @@ def city(path, blocks=32, detail=1.0):
         for k, primitives in enumerate(variants):
             mesh_index[kind, k] = gltf.mesh_arrays(f"{kind} {k}", [(m, names.index(mat)) for m, mat in primitives])
             triangles[kind, k] = sum(m.triangles() for m, _ in primitives)
-    placed = city_layout(layout_rng, meshes, blocks)
     instanced = 0
     for kind, k, translation, yaw, scale in placed:
         members = {"mesh": mesh_index[kind, k], "translation": rounded(translation, 3)}
@@ -909,6 +910,15 @@ def city(path, blocks=32, detail=1.0):
     gltf.doc["scenes"][0]["nodes"] = list(range(len(placed)))
     gltf.write_glb(path)
     return len(placed), len(mesh_index), sum(triangles.values()), instanced
+
+
+def city(path, blocks=32, detail=1.0):
+    """A city of blocks x blocks blocks as one .glb (docs: scenes/README.md): 34 meshes (12 towers, 11 street
+    props, 6 trees and 4 bushes with alpha-tested leaf cards, a street tile), placed by 121 to 125 instances a
+    block. Returns (instances, meshes, unique triangles, instanced triangles)."""
+    mesh_rng, layout_rng = random.Random(2026), random.Random(72)
+    meshes = city_meshes(mesh_rng, detail)
+    return write_instanced_glb(path, meshes, CITY_MATERIALS, city_layout(layout_rng, meshes, blocks))
 
 
 def city_main(argv):
@@ -928,9 +938,211 @@ def city_main(argv):
           f"{instanced:,} instanced triangles")
 
 
+# --- interior (glb, generated on demand and at build time, not shipped) ----------------------------------------
+
+# Metres: a room's side, a storey's height, the hall's width, the gallery's depth, a floor slab's thickness.
+ROOM, STOREY, HALL, GALLERY, SLAB = 8.0, 4.0, 12.0, 2.0, 0.3
+
+INTERIOR_MATERIALS = {
+    "plaster": {"pbrMetallicRoughness": {"baseColorFactor": [0.8, 0.77, 0.7, 1]}},
+    "painting": {"pbrMetallicRoughness": {"baseColorFactor": [0.5, 0.3, 0.2, 1]}},
+    "floor": {"pbrMetallicRoughness": {"baseColorFactor": [0.5, 0.35, 0.2, 1]}},
+    "stone": {"pbrMetallicRoughness": {"baseColorFactor": [0.7, 0.68, 0.65, 1]}},
+    "wood": CITY_MATERIALS["wood"],
+    "metal": CITY_MATERIALS["metal"],
+    "terracotta": {"pbrMetallicRoughness": {"baseColorFactor": [0.7, 0.35, 0.2, 1]}},
+    "bark": CITY_MATERIALS["bark"],
+    "leaf": CITY_MATERIALS["leaf"],
+}
+
+
+def boxes(parts, steps, material, exponent=0.2):
+    """One primitive of rounded boxes, each (half extents, centre)."""
+    mesh = MeshBuilder()
+    for half, centre in parts:
+        rounded_box(mesh, half, steps, offset=centre, exponent=exponent)
+    return [(mesh, material)]
+
+
+def room_shell(niches, cells):
+    """A room open toward +z (the hall): floor, ceiling a slab below the next storey, and three walls of
+    niches x 2 recessed panels, each holding a painting."""
+    walls, paintings, floor = MeshBuilder(), MeshBuilder(), MeshBuilder()
+    window_walls(walls, paintings, ROOM, ROOM, niches, 2, (STOREY - SLAB) / 2, inward=True, open_front=True)
+    grid(floor, ROOM, ROOM, cells, cells)
+    grid(walls, ROOM, ROOM, cells, cells, y=STOREY - SLAB, facing_up=False)
+    return [(walls, "plaster"), (paintings, "painting"), (floor, "floor")]
+
+
+def hall_shell(length, cells):
+    """The hall between the two rows of rooms: its floor, the gallery slabs along both sides at the upper storey
+    (top and underside), the roof over the galleries around an open skylight, and the two end walls."""
+    stone, plaster = MeshBuilder(), MeshBuilder()
+    grid(stone, length, HALL, cells * 2, cells // 2 + 1)
+    side = HALL / 2 - GALLERY / 2
+    strips = MeshBuilder()
+    for y, up in ((STOREY, True), (STOREY - SLAB, False), (2 * STOREY - SLAB, False)):
+        grid(strips, length, GALLERY, cells * 2, 1, y=y, facing_up=up)
+    for z in (-side, side):
+        positions = strips.positions
+        for k in range(2, len(positions), 3):
+            stone.positions.append(positions[k - 2])
+            stone.positions.append(positions[k - 1])
+            stone.positions.append(positions[k] + z)
+        base = len(stone.positions) // 3 - len(positions) // 3
+        stone.indices.extend(base + i for i in strips.indices)
+    for x in (-length / 2, length / 2):
+        inward = 1 if x < 0 else -1
+        for i in range(cells):
+            z0, z1 = -HALL / 2 + HALL * i / cells, -HALL / 2 + HALL * (i + 1) / cells
+            a, b = (x, 0, z0), (x, 0, z1)
+            c, d = (x, 2 * STOREY, z1), (x, 2 * STOREY, z0)
+            plaster.quad(*((a, b, c, d) if inward < 0 else (b, a, d, c)))
+    return [(stone, "stone"), (plaster, "plaster")]
+
+
+def chair(steps):
+    legs = [((0.03, 0.22, 0.03), (x, 0.22, z)) for x in (-0.2, 0.2) for z in (-0.2, 0.2)]
+    return boxes([((0.24, 0.03, 0.24), (0, 0.46, 0)), ((0.24, 0.25, 0.03), (0, 0.74, -0.22))] + legs, steps, "wood")
+
+
+def table(steps):
+    legs = [((0.04, 0.37, 0.04), (x, 0.37, z)) for x in (-0.8, 0.8) for z in (-0.4, 0.4)]
+    return boxes([((0.9, 0.03, 0.5), (0, 0.76, 0))] + legs, steps, "wood")
+
+
+def bookcase(rng, steps, books):
+    """A frame of five shelves holding `books` books of random size."""
+    frame = [((0.6, 1.0, 0.03), (0, 1.0, -0.17)), ((0.03, 1.0, 0.2), (-0.6, 1.0, 0)), ((0.03, 1.0, 0.2), (0.6, 1.0, 0))]
+    frame += [((0.6, 0.02, 0.2), (0, 0.4 * k + 0.02, 0)) for k in range(6)]
+    volumes = []
+    for i in range(books):
+        shelf, slot = i % 5, i // 5
+        width, height = 0.02 + 0.02 * rng.random(), 0.12 + 0.1 * rng.random()
+        x = -0.55 + (1.1 * (slot + 0.5) / max(1, (books + 4) // 5))
+        volumes.append(((width, height / 2, 0.1 + 0.05 * rng.random()), (x, 0.4 * shelf + 0.04 + height / 2, 0)))
+    return boxes(frame, steps, "wood") + boxes(volumes, 2, "painting", exponent=0.5)
+
+
+def potted_plant(rng, sides, cards, radius):
+    pot, leaves = MeshBuilder(), MeshBuilder(textured=True)
+    lathe(pot, [(0.18, 0), (0.28, 0.45), (0.3, 0.5), (0.0, 0.5)], sides, sides // 2 + 2)
+    leaf_cards(leaves, rng, cards, (0, 0.5 + radius, 0), (radius, radius, radius), 0.3)
+    return [(pot, "terracotta"), (leaves, "leaf")]
+
+
+def planter_tree(rng, sides, cards):
+    planter = MeshBuilder()
+    lathe(planter, [(0.9, 0), (0.9, 0.6), (1.0, 0.65), (0.0, 0.7)], sides, 6)
+    return [(planter, "stone")] + tree(rng, cards, 3.0, 1.6)
+
+
+def interior_meshes(rng, rooms, detail):
+    """The interior's meshes by kind, each a list of (primitive, material); `detail` scales their triangle counts."""
+    def n(value, least=1):
+        return max(least, round(value * detail))
+
+    column = [(0.35, 0), (0.35, 0.3), (0.25, 0.4), (0.22, STOREY - SLAB - 0.5), (0.35, STOREY - SLAB - 0.2),
+              (0.4, STOREY - SLAB), (0.0, STOREY - SLAB)]
+    return {
+        "shell": [room_shell(n(6, 2), n(16, 2)), hall_shell(rooms * ROOM, n(16, 2))],
+        "furniture": [chair(n(4, 2)), table(n(6, 2)), bookcase(rng, n(3, 2), n(40, 5)),
+                      boxes([((0.4, 0.4, 0.4), (0, 0.4, 0))], n(6, 2), "wood", exponent=0.1),             # crate
+                      lathe_prop([(0.3, 0), (0.36, 0.45), (0.3, 0.9), (0.0, 0.9)], n(32, 4), n(16, 3), "wood"),
+                      lathe_prop([(0.1, 0), (0.25, 0.3), (0.12, 0.7), (0.16, 0.8), (0.0, 0.8)], n(48, 4), n(40, 3),
+                                 "terracotta"),                                                             # urn
+                      lathe_prop([(0.2, 0), (0.03, 0.1), (0.03, 1.6), (0.25, 1.7), (0.0, 1.9)], n(32, 4), n(24, 3)),
+                      bench(n(12, 2))],
+        "column": [lathe_prop(column, n(24, 4), n(16, 3), "stone")],
+        "plant": [potted_plant(rng, n(24, 4), n(c, 2), r) for c, r in ((300, 0.35), (900, 0.6))] +
+                 [planter_tree(rng, n(32, 4), n(4000, 2))],
+    }
+
+
+def interior_layout(rng, rooms):
+    """Instances as (kind, index, translation, yaw, scale): two storeys of `rooms` rooms on each side of the hall,
+    each room furnished at random; the hall's columns on both storeys, benches, lamps and trees on its floor, plants
+    along the galleries."""
+    length = rooms * ROOM
+    placed = [("shell", 1, (0, 0, 0), 0.0, 1.0)]
+    for storey in range(2):
+        y = storey * STOREY
+        for side in (-1, 1):
+            yaw = 0.0 if side < 0 else math.pi  # the room's open side toward the hall
+            for r in range(rooms):
+                cx, cz = -length / 2 + ROOM * (r + 0.5), side * (HALL / 2 + ROOM / 2)
+                placed.append(("shell", 0, (cx, y, cz), yaw, 1.0))
+
+                def at(u, v):  # room coordinates (u across, v from the back wall toward the hall)
+                    return (cx + u, y, cz + side * (ROOM / 2 - v))
+
+                tu, tv = 2 * rng.random() - 1, 3.5 + rng.random()
+                placed.append(("furniture", 1, at(tu, tv), 0.0, 1.0))
+                for du, dv, turn in ((-0.5, -0.8, 0), (0.5, -0.8, 0), (-0.5, 0.8, 1), (0.5, 0.8, 1)):
+                    if rng.random() < 0.85:
+                        placed.append(("furniture", 0, at(tu + du, tv + dv), yaw + math.pi * turn +
+                                       0.3 * (rng.random() - 0.5), 1.0))
+                for s in range(rng.randrange(1, 4)):
+                    placed.append(("furniture", 2, at(-2.8 + 2 * s, 0.4), yaw + math.pi, 1.0))
+                for corner in (-1, 1):
+                    placed.append(("plant", rng.randrange(2), at(corner * 3.4, 7.0 if corner < 0 else 1.0),
+                                   2 * math.pi * rng.random(), 0.8 + 0.4 * rng.random()))
+                for _ in range(rng.randrange(4)):
+                    k = rng.choice([3, 4, 5])
+                    placed.append(("furniture", k, at(3.2 - 1.2 * rng.random(), 2.5 + 3 * rng.random()),
+                                   2 * math.pi * rng.random(), 1.0))
+                if rng.random() < 0.5:
+                    placed.append(("furniture", 6, at(-3.2, 3.0 + 2 * rng.random()), 0.0, 1.0))
+        edge = HALL / 2 - GALLERY
+        for c in range(2 * rooms + 1):
+            x = -length / 2 + ROOM / 2 * c
+            for z in (-edge, edge):
+                placed.append(("column", 0, (x, y, z), 0.0, 1.0))
+            if storey == 1 and c < 2 * rooms and rng.random() < 0.6:
+                placed.append(("plant", rng.randrange(2), (x + ROOM / 4, y, rng.choice([-1, 1]) * (edge + 1.0)),
+                               2 * math.pi * rng.random(), 1.0))
+    for r in range(rooms):
+        x = -length / 2 + ROOM * (r + 0.5)
+        if r % 2 == 0:
+            placed.append(("plant", 2, (x, 0, 0), 2 * math.pi * rng.random(), 1.0))
+        else:
+            for z in (-2.5, 2.5):
+                placed.append(("furniture", 7, (x, 0, z), 0.0 if z < 0 else math.pi, 1.0))
+        placed.append(("furniture", 6, (x + ROOM / 2, 0, rng.choice([-1, 1]) * 2.0), 0.0, 1.0))
+    return placed
+
+
+def interior(path, rooms=8, detail=1.0):
+    """A two-storey interior as one .glb (docs: scenes/README.md): rooms on both sides of a hall with galleries.
+    Returns (instances, meshes, unique triangles, instanced triangles)."""
+    mesh_rng, layout_rng = random.Random(31), random.Random(3131)
+    meshes = interior_meshes(mesh_rng, rooms, detail)
+    return write_instanced_glb(path, meshes, INTERIOR_MATERIALS, interior_layout(layout_rng, rooms))
+
+
+def interior_main(argv):
+    parser = argparse.ArgumentParser(prog="generate_scenes.py --interior",
+                                     description="Writes the interior scene (a .glb of instanced meshes), the "
+                                                 "stand-in workload of `hwbvh machine reproduce`.")
+    parser.add_argument("output", type=Path, help="the .glb file to write")
+    parser.add_argument("--rooms", type=int, default=8,
+                        help="rooms per side of the hall on each storey (default 8: 32 rooms)")
+    parser.add_argument("--detail", type=float, default=1.0,
+                        help="scale of every mesh's triangle count (default 1)")
+    args = parser.parse_args(argv)
+    if not 1 <= args.rooms <= 64 or not 0 < args.detail <= 4:
+        parser.error("--rooms must be in 1..64 and --detail in (0, 4]")
+    instances, meshes, unique, instanced = interior(args.output, args.rooms, args.detail)
+    print(f"{args.output}: {instances:,} instances of {meshes} meshes, {unique:,} unique triangles, "
+          f"{instanced:,} instanced triangles")
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--city":
         city_main(sys.argv[2:])
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "--interior":
+        interior_main(sys.argv[2:])
         return
     if len(sys.argv) > 1 and sys.argv[1] == "--mask-cards":
         if len(sys.argv) != 4:

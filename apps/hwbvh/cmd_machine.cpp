@@ -1,6 +1,7 @@
 // hwbvh machine: the machine model on its own. `machine run PROGRAM.json --machine PRESET` runs a wave program
 // (docs/machine-model.md, "Wave programs") on one compute unit and prints per-wave counts and cycles; `sweep` lives
-// in cmd_machine_sweep.cpp, `reproduce` in cmd_machine_reproduce.cpp.
+// in cmd_machine_sweep.cpp, `reproduce` in cmd_machine_reproduce.cpp, `sensitivity` in
+// cmd_machine_sensitivity.cpp.
 #include <fmt/format.h>
 
 #include <memory>
@@ -76,10 +77,10 @@ Command add_run_command(CLI::App& group) {
 }  // namespace
 
 Command add_machine_command(CLI::App& app) {
-  CLI::App* group = app.add_subcommand("machine", "Run the machine model on its own: a wave program, a sweep of a preset parameter, or a published figure reproduced (docs/machine-model.md)");
+  CLI::App* group = app.add_subcommand("machine", "Run the machine model on its own: a wave program, a sweep of a preset parameter, the sensitivity to its assumptions, or a published figure reproduced (docs/machine-model.md)");
   group->require_subcommand(1);
   const std::vector<Command> commands{add_run_command(*group), add_machine_sweep_command(*group),
-                                      add_machine_reproduce_command(*group)};
+                                      add_machine_sensitivity_command(*group), add_machine_reproduce_command(*group)};
   return {group, [commands] {
             for (const Command& c : commands)
               if (c.app->parsed()) return c.run();

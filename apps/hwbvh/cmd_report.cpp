@@ -25,6 +25,7 @@ struct ReportArgs {
   MachineArgs machine;
   std::string sweep_parameter;
   std::string sweep_values;
+  bool sensitivity = false;
   bool compare = false;
   bool flatten = false;
   int threads = 0;
@@ -40,6 +41,7 @@ int run_report(const ReportArgs& a) {
   o.trace = a.rays.trace();
   o.machine = load_machine(a.machine);
   o.sweep_parameter = a.sweep_parameter;
+  o.sensitivity = a.sensitivity;
   if (!a.sweep_values.empty()) o.sweep_values = split_values(a.sweep_values, "--sweep-values");
   o.compare = a.compare;
   o.flatten = a.flatten;
@@ -83,6 +85,10 @@ Command add_report_command(CLI::App& app) {
       ->needs("--machine")
       ->needs(sweep_values);
   sweep_values->needs("--sweep-param");
+  sub->add_flag("--sensitivity", args->sensitivity,
+                "with --machine: also rank the preset's [assumption] and [UNCERTAIN] parameters on every input, as "
+                "`hwbvh machine sensitivity`")
+      ->needs("--machine");
   sub->add_flag("--compare", args->compare,
                 "for scene inputs, add the cross-target table of `hwbvh compare` (builds every target; slower)");
   sub->add_option("--threads", args->threads, "worker threads; 0 = all (the report is identical at any count)")

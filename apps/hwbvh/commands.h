@@ -30,8 +30,9 @@ Command add_compare_command(CLI::App& app);  ///< hwbvh compare SCENE
 Command add_render_command(CLI::App& app);  ///< hwbvh render FILE -o OUT.png --mode MODE
 Command add_report_command(CLI::App& app);  ///< hwbvh report SCENE_OR_FILE... -o OUT.html
 Command add_export_command(CLI::App& app);  ///< hwbvh export BLOB -o FILE.rra
-Command add_machine_command(CLI::App& app);  ///< hwbvh machine run|sweep (the group)
+Command add_machine_command(CLI::App& app);  ///< hwbvh machine run|sweep|sensitivity|reproduce (the group)
 Command add_machine_sweep_command(CLI::App& machine);  ///< hwbvh machine sweep FILE --machine P,.. --param --values
 Command add_machine_reproduce_command(CLI::App& machine);  ///< hwbvh machine reproduce rt-throughput
+Command add_machine_sensitivity_command(CLI::App& machine);  ///< hwbvh machine sensitivity FILE --machine P
 
 }  // namespace hwbvh::cli

@@ -12,6 +12,7 @@
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/json_text.h"
 #include "stats/html_escape.h"
+#include "stats/svg_plot.h"
 
 namespace hwbvh::stats {
 namespace {
@@ -49,9 +50,10 @@ SweepPoint summarize_point(std::string preset, std::string value, const StatsRep
   }
   if (p.status != emu::MachineStatus::Completed || cycles == 0) return p;
   p.cycles = cycles;
-  const auto c = static_cast<double>(cycles) * config.gpu.simulated_cus;  // per CU: the simulated CUs' tests
-  p.box_utilization = static_cast<double>(boxes) / (c * config.ray_accelerator.box_tests_per_clock);
-  p.triangle_utilization = static_cast<double>(triangles) / (c * config.ray_accelerator.triangle_tests_per_clock);
+  // Per CU, as MachineResult's utilizations: the simulated CUs' tests over their count.
+  const auto cu_cycles = static_cast<double>(cycles) * config.gpu.simulated_cus;
+  p.box_utilization = static_cast<double>(boxes) / (cu_cycles * config.ray_accelerator.box_tests_per_clock);
+  p.triangle_utilization = static_cast<double>(triangles) / (cu_cycles * config.ray_accelerator.triangle_tests_per_clock);
   return p;
 }
 
@@ -66,24 +68,9 @@ std::string percent(double share) { return fmt::format("{:.1f}%", 100.0 * share)
 // The plot's frame in SVG user units; a colour per preset, a dash pattern per figure.
 constexpr double kWidth = 720, kHeight = 440, kLeft = 84, kRight = 78, kTop = 80, kBottom = 58;
 constexpr double kPlotW = kWidth - kLeft - kRight, kPlotH = kHeight - kTop - kBottom;
-constexpr int kTicks = 5;
-constexpr const char* kColours[] = {"#1f4e9a", "#c0392b", "#2e8b57", "#8e44ad", "#d35400", "#5d6d7e"};
 constexpr const char* kBoxDash = "7 4";
-
-// An axis range that holds [lo, hi] with ticks at multiples of 1, 2 or 5 times a power of ten.
-struct AxisRange {
-  double start = 0.0, step = 1.0;
-  [[nodiscard]] double end() const { return start + kTicks * step; }
-};
-AxisRange axis_range(double lo, double hi) {
-  const double span = std::max(hi - lo, std::max(std::abs(hi) * 0.02, 1e-9));
-  const double power = std::pow(10.0, std::floor(std::log10(span / kTicks)));
-  for (const double m : {1.0, 2.0, 5.0, 10.0, 20.0}) {
-    const double start = std::floor(lo / (m * power)) * (m * power);
-    if (start + kTicks * m * power >= hi) return {start, m * power};
-  }
-  return {lo, span / kTicks};  // unreachable: (kTicks - 1) x 20 x power exceeds the span
-}
+using svg::kColours;
+using svg::kTicks;
 
 // x positions: proportional to the values when all are numbers (and not all equal), else evenly spaced.
 std::vector<double> x_positions(const std::vector<std::string>& values) {
@@ -119,16 +106,16 @@ std::string polyline(const char* colour, const char* dash, const std::vector<Plo
   return out;
 }
 
-// One legend entry: a line sample and its text; returns the x after it.
-double legend_entry(std::string& out, double x, double y, const char* colour, const char* dash, const std::string& text) {
-  out += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{2:.1f}\" y2=\"{1}\" stroke=\"{3}\" stroke-width=\"2\"{4}/>"
-                     "<text x=\"{5:.1f}\" y=\"{6}\">{7}</text>\n",
-                     x, y, x + 22, colour, *dash ? fmt::format(" stroke-dasharray=\"{}\"", dash) : "", x + 26, y + 4,
-                     escape(text));
-  return x + 40 + 6.2 * static_cast<double>(text.size());
-}
-
 }  // namespace
+
+SweepPoint run_machine_point(const emu::LoadedBvh& bvh, const StatsOptions& stats, const std::string& preset,
+                             const std::string& value, const emu::MachineConfig& config) {
+  StatsOptions so = stats;
+  so.oracle = false;
+  so.keep_results = false;
+  so.machine = config;
+  return summarize_point(preset, value, run_stats(bvh, so), config);
+}
 
 SweepResult run_machine_sweep(const emu::LoadedBvh& bvh, const SweepOptions& o) {
   if (o.presets.empty()) throw Error(ErrorKind::BadInput, "", "sweep: no machine preset given");
@@ -156,11 +143,8 @@ SweepResult run_machine_sweep(const emu::LoadedBvh& bvh, const SweepOptions& o) 
   for (std::size_t i = 0; i < configs.size(); ++i) {
     const std::string& value = o.values[i % o.values.size()];
     StatsOptions so = o.stats;
-    so.oracle = false;
-    so.keep_results = false;
-    so.machine = configs[i];
     if (stack) so.trace.stack.size = stack_entries(value);
-    r.points.push_back(summarize_point(o.presets[i / o.values.size()], value, run_stats(bvh, so), configs[i]));
+    r.points.push_back(run_machine_point(bvh, so, o.presets[i / o.values.size()], value, configs[i]));
   }
   return r;
 }
@@ -230,41 +214,32 @@ std::string sweep_to_json(const SweepResult& r) {
 }
 
 std::string sweep_to_svg(const SweepResult& r) {
-  double lo_cycles = INFINITY, hi_cycles = 0.0, lo_share = 1.0, hi_share = 0.0;
+  // Both axes start at zero, so a line's slope reads as the size of the effect.
+  double hi_cycles = 0.0, hi_share = 0.0;
   for (const SweepPoint& p : r.points) {
     if (!p.cycles) continue;
-    lo_cycles = std::min(lo_cycles, static_cast<double>(*p.cycles));
     hi_cycles = std::max(hi_cycles, static_cast<double>(*p.cycles));
-    lo_share = std::min(lo_share, p.box_utilization);
     hi_share = std::max(hi_share, p.box_utilization);
   }
-  if (hi_cycles == 0.0) {  // nothing completed: empty axes
-    lo_cycles = 0.0;
-    lo_share = 0.0;
-    hi_share = 1.0;
-  }
-  const AxisRange cycles_axis = axis_range(lo_cycles, hi_cycles);
-  const AxisRange share_axis = axis_range(100.0 * lo_share, 100.0 * hi_share);
+  if (hi_cycles == 0.0) hi_share = 1.0;  // nothing completed: empty axes
+  const svg::AxisRange cycles_axis = svg::axis_range(0.0, hi_cycles);
+  const svg::AxisRange share_axis = svg::axis_range(0.0, 100.0 * hi_share);
   const double bottom_y = kTop + kPlotH;
-  const auto y_of = [&](const AxisRange& a, double v) { return bottom_y - kPlotH * (v - a.start) / (a.end() - a.start); };
+  const auto y_of = [&](const svg::AxisRange& a, double v) { return bottom_y - kPlotH * (v - a.start) / (a.end() - a.start); };
 
-  std::string out = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
-      "font-family=\"DejaVu Sans, Verdana, sans-serif\" font-size=\"11\">\n"
-      "<rect width=\"{0}\" height=\"{1}\" fill=\"#ffffff\"/>\n",
-      kWidth, kHeight);
+  std::string out = svg::open(kWidth, kHeight);
   out += fmt::format(
       "<text x=\"{}\" y=\"18\" font-size=\"13\" font-weight=\"bold\">{}: machine-model sweep of {}</text>\n"
-      "<text x=\"{}\" y=\"33\" fill=\"#555555\">Rays: {} (cycles and tests summed). One CU; outputs of a model, "
-      "not hardware measurements.</text>\n",
+      "<text x=\"{}\" y=\"33\" fill=\"#555555\">Rays: {} (cycles and tests summed). Outputs of a model, "
+      "not hardware measurements. Both y axes start at zero.</text>\n",
       kLeft, escape(std::filesystem::path(r.file).filename().string()), escape(r.parameter), kLeft,
       escape(kinds_text(r.kinds)));
   double x = kLeft;
   for (std::size_t i = 0; i < r.presets.size(); ++i) {
-    x = legend_entry(out, x, 47, kColours[i % std::size(kColours)], "", r.presets[i]);
+    x = svg::legend_entry(out, x, 47, kColours[i % std::size(kColours)], "", r.presets[i]);
   }
-  x = legend_entry(out, kLeft, 63, "#333333", "", "cycles (left axis)");
-  legend_entry(out, x, 63, "#333333", kBoxDash, "RA box-test utilisation (right axis)");
+  x = svg::legend_entry(out, kLeft, 63, "#333333", "", "cycles (left axis)");
+  svg::legend_entry(out, x, 63, "#333333", kBoxDash, "RA box-test utilisation (right axis)");
 
   // Grid and tick labels: cycles on the left, utilisation on the right; a tick per value on the x axis.
   for (int t = 0; t <= kTicks; ++t) {
@@ -286,7 +261,7 @@ std::string sweep_to_svg(const SweepResult& r) {
   out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}{}</text>\n", kLeft + kPlotW / 2,
                      kHeight - 14, escape(r.parameter), r.unit.empty() ? "" : " (" + escape(r.unit) + ")");
   out += fmt::format("<text transform=\"translate({},{}) rotate(-90)\" text-anchor=\"middle\">cycles (shader clocks, "
-                     "one CU)</text>\n",
+                     "simulated GPU)</text>\n",
                      18, kTop + kPlotH / 2);
   out += fmt::format("<text transform=\"translate({},{}) rotate(90)\" text-anchor=\"middle\">RA box-test "
                      "utilisation (% of peak)</text>\n",

@@ -122,6 +122,12 @@ SceneReport report_scene(const std::filesystem::path& input, const ReportOptions
     // First, so that a bad parameter or value is refused before the longer work.
     s.sweep = run_machine_sweep(bvh, {{options.machine->name}, options.sweep_parameter, options.sweep_values, so});
   }
+  if (options.machine && options.sensitivity) {
+    SensitivityOptions sensitivity;
+    sensitivity.preset = options.machine->name;
+    sensitivity.stats = so;
+    s.sensitivity = run_sensitivity(bvh, sensitivity);
+  }
   so.keep_results = true;
   s.stats = run_stats(bvh, so);
 

@@ -303,6 +303,12 @@ std::string oracle_section(const StatsReport& st) {
          table({"ray type", "rays", "agreeing", "agreement", "disagreements by cause", "worst relative t error"}, rows);
 }
 
+// The label of a run on hardware that does not read the blob's nodes (emu::hypothetical_note), or "".
+std::string hypothetical_paragraph(const emu::MachineConfig& machine, const std::string& target) {
+  const std::string note = emu::hypothetical_note(machine, target);
+  return note.empty() ? "" : "<p class=\"note hypothetical\"><strong>" + escape(note) + "</strong></p>\n";
+}
+
 std::string machine_section(const StatsReport& st) {
   if (!st.machine) return {};
   Row header{"machine model"};
@@ -319,26 +325,45 @@ std::string machine_section(const StatsReport& st) {
   }
   return fmt::format(
              "<h3>Machine model</h3>\n<p class=\"note\">Preset {}: outputs of a simplified model of an RDNA "
-             "GPU (docs/machine-model.md), not hardware measurements.{}</p>\n",
-             escape(st.machine->name), kGpuNote) +
+             "GPU (docs/machine-model.md), not hardware measurements.{}</p>\n{}",
+             escape(st.machine->name), kGpuNote, hypothetical_paragraph(*st.machine, st.target)) +
          table(header, rows);
+}
+
+// A table of plain-text cells (a library's text table), escaped.
+std::string plain_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& cells) {
+  std::vector<Row> rows;
+  for (const std::vector<std::string>& row : cells) {
+    rows.emplace_back();
+    for (const std::string& cell : row) rows.back().push_back(escape(cell));
+  }
+  Row escaped_header;
+  for (const std::string& h : header) escaped_header.push_back(escape(h));
+  return table(escaped_header, rows);
+}
+
+std::string sensitivity_section(const SceneReport& s) {
+  if (!s.sensitivity) return {};
+  const SensitivityResult& r = *s.sensitivity;
+  return fmt::format("<h3>Machine-model sensitivity of {}</h3>\n<p class=\"note\">Each [assumption] and "
+                     "[UNCERTAIN] parameter of the preset changed alone (whole numbers x{:g} and x{:g}, rounded; "
+                     "true/false flipped), as <code>hwbvh machine sensitivity</code>, ranked by the largest change "
+                     "in cycles (rank by tests per second in brackets). The preset as it is: {} cycles. Outputs of "
+                     "a model, not hardware measurements.</p>\n{}<div class=\"sweep\">\n",
+                     escape(r.preset), r.factor_low, r.factor_high, r.base.cycles,
+                     r.hypothetical.empty() ? "" : "<p class=\"note hypothetical\"><strong>" + escape(r.hypothetical) +
+                                                       "</strong></p>\n") +
+         sensitivity_to_svg(r) + "</div>\n" + plain_table(sensitivity_header(), sensitivity_rows(r));
 }
 
 std::string sweep_section(const SceneReport& s) {
   if (!s.sweep) return {};
   const SweepResult& r = *s.sweep;
-  std::vector<Row> rows;
-  for (const std::vector<std::string>& row : sweep_rows(r)) {
-    rows.emplace_back();
-    for (const std::string& cell : row) rows.back().push_back(escape(cell));
-  }
-  Row header;
-  for (const std::string& h : sweep_header(r)) header.push_back(escape(h));
   return fmt::format("<h3>Machine-model sweep of {}</h3>\n<p class=\"note\">The machine model on these rays for "
                      "each value of {}{} (as <code>hwbvh machine sweep</code>); cycles and tests summed over the ray "
                      "types. Outputs of a model, not hardware measurements.</p>\n<div class=\"sweep\">\n",
                      escape(r.parameter), escape(r.parameter), r.unit.empty() ? "" : " (" + escape(r.unit) + ")") +
-         sweep_to_svg(r) + "</div>\n" + table(header, rows);
+         sweep_to_svg(r) + "</div>\n" + plain_table(sweep_header(r), sweep_rows(r));
 }
 
 // One row per variant and ray type: what `hwbvh compare` prints under its table.
@@ -409,6 +434,7 @@ std::string scene_section(const SceneReport& s, std::size_t index) {
   out += oracle_section(s.stats);
   out += machine_section(s.stats);
   out += sweep_section(s);
+  out += sensitivity_section(s);
   if (s.compare) out += compare_section(*s.compare);
   return out + "</section>\n";
 }

@@ -108,7 +108,11 @@ std::string stats_to_json(const StatsReport& report) {
   Json kinds = Json::array();
   for (const KindStats& k : report.kinds) {
     kinds.push_back(kind_json(k, report.two_level));
-    if (k.machine) kinds.back()["machine_model"] = Json::parse(emu::to_json(*k.machine, *report.machine));
+    if (!k.machine) continue;
+    Json& model = kinds.back()["machine_model"] = Json::parse(emu::to_json(*k.machine, *report.machine));
+    if (const std::string note = emu::hypothetical_note(*report.machine, report.target); !note.empty()) {
+      model["hypothetical"] = note;
+    }
   }
   const Json j{{"file", report.file},
                {"target", report.target},
@@ -128,7 +132,12 @@ std::string stats_to_text(const StatsReport& report) {
   std::string out = fmt::format("{} ({})\n  camera {}  image {}x{}  {}  threads {}\n", report.file, report.target,
                                 format_camera(report.camera), report.width, report.height, report.stack_text(),
                                 report.threads);
-  if (report.machine) out += fmt::format("  machine model preset: {}\n", report.machine->name);
+  if (report.machine) {
+    out += fmt::format("  machine model preset: {}\n", report.machine->name);
+    if (const std::string note = emu::hypothetical_note(*report.machine, report.target); !note.empty()) {
+      out += "  " + note + "\n";
+    }
+  }
   if (report.any_hit_shader) {
     out += fmt::format("  any-hit shader: the blob's alpha test, STOC {}\n", report.stoc ? "on" : "off");
   }

@@ -258,3 +258,68 @@ TEST_F(MachineCli, ReproduceRtThroughputPrintsOneRecordPerGpu) {
 
 }  // namespace
 }  // namespace hwbvh
+
+namespace hwbvh {
+namespace {
+
+// A preset whose hardware does not read the blob's nodes runs, labelled hypothetical in text, JSON and HTML; one
+// that reads them is not labelled.
+TEST_F(MachineCli, OtherHardwaresNodesAreLabelledHypothetical) {
+  const std::string label = "hypothetical: rdna3 (AMD Radeon RX 7900 XTX) reads rtip20 nodes, not this blob's rtip31";
+  test::Outcome r = hwbvh("stats " + blob() + " --rays primary --machine rdna3" + kSmall);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(label));
+  r = hwbvh("stats " + blob() + " --rays primary --machine rdna3 --json" + kSmall);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["ray_types"][0]["machine_model"]["hypothetical"], label);
+  r = hwbvh("stats " + blob() + " --rays primary --machine rdna4 --json" + kSmall);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(nlohmann::json::parse(r.out)["ray_types"][0]["machine_model"].contains("hypothetical"));
+  const std::string html = path("hypothetical.html");
+  r = hwbvh("report " + blob() + " -o " + quote(html) + " --rays primary --machine rdna3" + kSmall);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(test::slurp(html), HasSubstr("hypothetical: rdna3 (AMD Radeon RX 7900 XTX) reads rtip20 nodes, not this "
+                                           "blob&#39;s rtip31"));
+
+  // An rtip20 blob on rdna3 is what the hardware reads: no label.
+  const std::string bvh4 = path("cornell-rtip20.hwbvh");
+  ASSERT_EQ(hwbvh("build " + quote(test::project_scene("cornell-box.obj").string()) + " --target rtip20 -o " +
+                  quote(bvh4)).code,
+            0);
+  r = hwbvh("stats " + quote(bvh4) + " --rays primary --machine rdna3" + kSmall);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("hypothetical")));
+}
+
+// machine sensitivity: the ranked table, the JSON, the tornado plot, and refusals that leave nothing behind.
+TEST_F(MachineCli, SensitivityRanksTheUnsourcedParametersAndPlotsThem) {
+  const std::string svg = path("tornado.svg");
+  test::Outcome r = hwbvh("machine sensitivity " + blob() + " --machine rdna4 --svg " + quote(svg) + kSmall);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("machine-model sensitivity of rdna4"));
+  EXPECT_THAT(r.out, HasSubstr("memory.levels[L0].bytes_per_clock"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("compute_unit.simds")));  // sourced
+  const std::string plot = test::slurp(svg);
+  EXPECT_TRUE(plot.starts_with("<svg"));
+  EXPECT_THAT(plot, HasSubstr("0 = the preset"));
+
+  r = hwbvh("machine sensitivity " + blob() + " --machine rdna4 --json --factor-low 0.25 --factor-high 4" + kSmall);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["factor_low"], 0.25);
+  EXPECT_EQ(j["factor_high"], 4.0);
+  EXPECT_GT(j["parameters"].size(), 10u);
+  EXPECT_EQ(j["parameters"][0]["rank"], 1);
+  EXPECT_GT(j["preset_figures"]["cycles"].get<uint64_t>(), 0u);
+
+  const std::string bad = path("bad.svg"), png = path("plot.png");
+  for (const std::string& args : {" --machine nope --svg " + quote(bad), " --machine rdna4 --factor-low 2 --svg " +
+                                  quote(bad), " --machine rdna4 --svg " + quote(png)}) {
+    r = hwbvh("machine sensitivity " + blob() + args + kSmall);
+    EXPECT_EQ(r.code, 2) << args << r.err;
+    EXPECT_FALSE(std::filesystem::exists(bad) || std::filesystem::exists(png)) << args;
+  }
+}
+
+}  // namespace
+}  // namespace hwbvh

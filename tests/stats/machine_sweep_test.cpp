@@ -59,9 +59,12 @@ TEST(MachineSweep, EachPointIsTheModelRunWithThatValue) {
     }
     ASSERT_TRUE(p.cycles.has_value());
     EXPECT_EQ(*p.cycles, cycles);
-    // Per CU: rdna4 simulates 8 CUs.
-    EXPECT_DOUBLE_EQ(p.box_utilization, static_cast<double>(boxes) / (static_cast<double>(cycles) * 8 * 8));
-    EXPECT_DOUBLE_EQ(p.triangle_utilization, static_cast<double>(triangles) / (static_cast<double>(cycles) * 8 * 2));
+    // Per CU: the 8 simulated CUs' tests over 8 CUs' peak rates (8 box, 2 triangle tests a clock).
+    const double cu_cycles = static_cast<double>(cycles) * p.config.gpu.simulated_cus;
+    EXPECT_EQ(p.config.gpu.simulated_cus, 8u);
+    EXPECT_DOUBLE_EQ(p.box_utilization, static_cast<double>(boxes) / (cu_cycles * 8));
+    EXPECT_DOUBLE_EQ(p.triangle_utilization, static_cast<double>(triangles) / (cu_cycles * 2));
+    EXPECT_LE(p.box_utilization, 1.0);
   }
   // A 2 KiB L0 holds 16 of the 128-byte nodes: it misses more, and the run is longer.
   EXPECT_LT(r.points[0].runs[0].second.memory_levels.at(0).served_fraction(),
@@ -127,16 +130,20 @@ TEST(MachineSweep, ThePlotHasLabelledAxesALegendAndIsDeterministic) {
   const SweepResult r = run_machine_sweep(bvh, o);
   const std::string svg = sweep_to_svg(r);
   EXPECT_TRUE(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
-  for (const char* text : {">vgpr_allocation.mode (static | dynamic)</text>", ">cycles (shader clocks, one CU)</text>",
+  for (const char* text : {">vgpr_allocation.mode (static | dynamic)</text>", ">cycles (shader clocks, simulated GPU)</text>",
                            ">RA box-test utilisation (% of peak)</text>", ">cycles (left axis)</text>",
                            ">RA box-test utilisation (right axis)</text>", ">rdna4-dvgpr16</text>", ">static</text>",
-                           ">dynamic</text>", "One CU; outputs of a model, not hardware measurements"}) {
+                           ">dynamic</text>", "Outputs of a model, not hardware measurements"}) {
     EXPECT_NE(svg.find(text), std::string::npos) << text;
   }
   EXPECT_EQ(count(svg, "<polyline"), 2u);
   EXPECT_EQ(count(svg, "<circle"), 4u);
   EXPECT_NE(svg.find("vgpr_allocation.mode = dynamic: " + std::to_string(*r.points[1].cycles) + " cycles</title>"),
             std::string::npos);
+  // Both y axes start at zero, and the plot says so: the bottom ticks are 0 cycles and 0%.
+  EXPECT_NE(svg.find("Both y axes start at zero."), std::string::npos);
+  EXPECT_NE(svg.find("text-anchor=\"end\">0</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">0%</text>"), std::string::npos);
   SweepOptions other_threads = o;
   other_threads.stats.threads = 1;
   EXPECT_EQ(sweep_to_svg(run_machine_sweep(bvh, other_threads)), svg);

@@ -34,7 +34,7 @@ struct SweepPoint {
   std::vector<std::pair<RayKind, emu::MachineResult>> runs;  ///< one per ray type, in StatsOptions::kinds order
   emu::MachineStatus status = emu::MachineStatus::Completed;  ///< the first unfinished run's status, if any
   std::optional<uint64_t> cycles;    ///< summed over the runs; nullopt unless every run completed
-  double box_utilization = 0.0;      ///< summed box tests / (summed cycles x box_tests_per_clock)
+  double box_utilization = 0.0;      ///< summed box tests / (summed cycles x simulated CUs x box_tests_per_clock)
   double triangle_utilization = 0.0; ///< the same for triangle tests
 };
 
@@ -48,6 +48,11 @@ struct SweepResult {
   std::vector<RayKind> kinds;
   std::vector<SweepPoint> points;  ///< preset by preset, each over all values: points[p x values.size() + v]
 };
+
+/// One point: the machine model with `config` (`preset` with `value` applied) on the rays of `stats` (traced without
+/// the oracle).
+SweepPoint run_machine_point(const emu::LoadedBvh& bvh, const StatsOptions& stats, const std::string& preset,
+                             const std::string& value, const emu::MachineConfig& config);
 
 /// Runs the sweep: every preset with every value. Every point's preset is loaded before any ray is traced, so a bad
 /// preset, parameter name or value throws hwbvh::Error(BadInput) naming it before any work; so do empty lists and
@@ -65,7 +70,7 @@ std::string sweep_to_json(const SweepResult& result);
 
 /// A self-contained SVG line plot, per preset (one colour each) its cycles (solid, left axis) and box-test
 /// utilisation (dashed, right axis, percent) against the parameter: a numeric axis when every value is a number,
-/// else one evenly spaced tick per value. Both y axes span the data, not from zero. A run that did not complete is
+/// else one evenly spaced tick per value. Both y axes start at zero (the plot says so). A run that did not complete is
 /// no point of its lines: its status is written at its value instead.
 std::string sweep_to_svg(const SweepResult& result);
 

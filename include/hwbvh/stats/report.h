@@ -22,6 +22,7 @@
 #include "hwbvh/render/image.h"
 #include "hwbvh/stats/compare.h"
 #include "hwbvh/stats/machine_sweep.h"
+#include "hwbvh/stats/sensitivity.h"
 #include "hwbvh/stats/traversal_stats.h"
 
 namespace hwbvh::stats {
@@ -42,6 +43,8 @@ struct ReportOptions {
   /// With `machine`: also sweep this parameter over sweep_values on every input (machine_sweep.h); empty: none.
   std::string sweep_parameter;
   std::vector<std::string> sweep_values;
+  /// With `machine`: also run `machine sensitivity` (sensitivity.h, factors 0.5 and 2) on every input.
+  bool sensitivity = false;
   bool compare = false;  ///< scene inputs: add the compare_targets table (builds every target variant)
   bool flatten = false;  ///< glTF inputs: one level (SceneLoadOptions::flatten), not two
   int threads = 0;       ///< 0 = all hardware threads; the report is identical at any count
@@ -67,6 +70,7 @@ struct SceneReport {
   std::vector<ReportImage> images;
   std::optional<CompareReport> compare;
   std::optional<SweepResult> sweep;  ///< with ReportOptions::sweep_parameter
+  std::optional<SensitivityResult> sensitivity;  ///< with ReportOptions::sensitivity
 };
 
 struct Report {

@@ -69,6 +69,12 @@ void MachineConfig::validate() const {
   in_range("compute_unit.wave_slots", compute_unit.wave_slots, 1, kMaxWaveSlots);
   in_range("compute_unit.vgprs_per_lane", compute_unit.vgprs_per_lane, 1, kAny);
   in_range("compute_unit.issue_burst", compute_unit.issue_burst, 1, kAny);
+  if (ray_accelerator.node_formats.empty()) fail("ray_accelerator.node_formats", "must name at least one target");
+  for (const std::string& format : ray_accelerator.node_formats) {
+    if (format != "rtip31" && format != "rtip20" && format != "xe3") {
+      fail("ray_accelerator.node_formats", "names '" + format + "', not a target (rtip31, rtip20, xe3)");
+    }
+  }
   in_range("ray_accelerator.box_tests_per_clock", ray_accelerator.box_tests_per_clock, 1, kAny);
   in_range("ray_accelerator.triangle_tests_per_clock", ray_accelerator.triangle_tests_per_clock, 1, kAny);
   in_range("ray_accelerator.bvhcnt_limit", ray_accelerator.bvhcnt_limit, 1, kAny);
@@ -153,6 +159,15 @@ void MachineConfig::validate() const {
   in_range("gpu.shader_arrays_per_engine", gpu.shader_arrays_per_engine, 1, kMaxGpuUnits);
   in_range("gpu.cus_per_shader_array", gpu.cus_per_shader_array, 1, kMaxGpuUnits);
   in_range("gpu.simulated_cus", gpu.simulated_cus, 1, gpu.compute_units());
+}
+
+std::string hypothetical_note(const MachineConfig& config, std::string_view target) {
+  const std::vector<std::string>& formats = config.ray_accelerator.node_formats;
+  if (std::find(formats.begin(), formats.end(), target) != formats.end()) return {};
+  std::string reads;
+  for (const std::string& f : formats) reads += (reads.empty() ? "" : " and ") + f;
+  return "hypothetical: " + config.name + (config.gpu.name.empty() ? "" : " (" + config.gpu.name + ")") + " reads " +
+         reads + " nodes, not this blob's " + std::string(target);
 }
 
 }  // namespace hwbvh::emu

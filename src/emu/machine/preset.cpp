@@ -127,6 +127,12 @@ MachineConfig read_config(const Json& j, const std::string& origin) {
   cu.finish();
 
   JsonSection ra = top.section("ray_accelerator");
+  const std::string formats = ra.text("node_formats");
+  for (std::size_t begin = 0; begin <= formats.size();) {
+    const std::size_t end = std::min(formats.find(',', begin), formats.size());
+    c.ray_accelerator.node_formats.push_back(formats.substr(begin, end - begin));
+    begin = end + 1;
+  }
   c.ray_accelerator.box_tests_per_clock = ra.u32("box_tests_per_clock");
   c.ray_accelerator.triangle_tests_per_clock = ra.u32("triangle_tests_per_clock");
   c.ray_accelerator.bvhcnt_limit = ra.u32("bvhcnt_limit");
@@ -211,9 +217,9 @@ std::string preset_text(const std::string& name) {
   return std::move(*text);
 }
 
-// The single value `key` names in a resolved preset: "section.key", or "section.array[NAME].key" for an array of
-// named objects (kernel.phases[trace].vgprs, memory.levels[L0].bytes), or "section.section.key"
-// (memory.scalar_cache.bytes).
+// The single value `key` names in a resolved preset: "section.key", a nested section's "section.inner.key"
+// (memory.scalar_cache.bytes), or "section.array[NAME].key" for an array of named objects
+// (kernel.phases[trace].vgprs, memory.levels[L0].bytes).
 Json& find_parameter(Json& preset, std::string_view key, const std::string& origin) {
   const auto fail = [&](const std::string& problem) {
     throw_bad_input(origin, "machine preset key '" + std::string(key) + "' " + problem);
@@ -223,38 +229,58 @@ Json& find_parameter(Json& preset, std::string_view key, const std::string& orig
     fail("is not a machine parameter (keys are section.key, e.g. memory.levels[L0].bytes)");
   }
   const std::string outer(key.substr(0, dot)), inner(key.substr(dot + 1));
-  Json* section = nullptr;
-  if (const size_t open = outer.find('['); open != std::string::npos && outer.ends_with("]")) {
-    const std::string list = outer.substr(0, open), element = outer.substr(open + 1, outer.size() - open - 2);
-    const size_t split = list.find('.');
-    Json* items = nullptr;
-    if (split != std::string::npos) {
-      const std::string owner = list.substr(0, split), member = list.substr(split + 1);
-      if (preset.contains(owner) && preset[owner].is_object() && preset[owner].contains(member)) {
-        items = &preset[owner][member];
-      }
+  Json* section = &preset;
+  for (size_t begin = 0; begin <= outer.size();) {
+    const size_t end = std::min(outer.find('.', begin), outer.size());
+    const std::string part = outer.substr(begin, end - begin);
+    const size_t open = part.find('[');
+    const std::string list = outer.substr(0, begin + std::min(open, part.size()));
+    begin = end + 1;
+    const std::string member = part.substr(0, open);
+    if (!section->is_object() || is_documented(*section) || !section->contains(member)) fail("is not a machine parameter");
+    section = &(*section)[member];
+    if (open == std::string::npos) continue;
+    if (!part.ends_with("]") || !section->is_array()) fail("is not a machine parameter");
+    const std::string element = part.substr(open + 1, part.size() - open - 2);
+    Json* found = nullptr;
+    for (Json& e : *section) {
+      if (e.is_object() && e.contains("name") && e["name"] == element) found = &e;
     }
-    if (items == nullptr || !items->is_array()) fail("is not a machine parameter");
-    for (Json& e : *items) {
-      if (e.is_object() && e.contains("name") && e["name"] == element) section = &e;
-    }
-    if (section == nullptr) fail("names no element of " + list);
-  } else {  // a section, or a section within one (memory.scalar_cache)
-    section = &preset;
-    for (size_t begin = 0; section != nullptr && begin <= outer.size();) {
-      const size_t end = std::min(outer.find('.', begin), outer.size());
-      const std::string part = outer.substr(begin, end - begin);
-      const bool found = section->contains(part) && (*section)[part].is_object() && !is_documented((*section)[part]);
-      section = found ? &(*section)[part] : nullptr;
-      begin = end + 1;
-    }
+    if (found == nullptr) fail("names no element of " + list);
+    section = found;
   }
-  if (section == nullptr || !section->contains(inner) || inner == "name" || inner == "description") {
+  if (section == &preset || !section->is_object() || is_documented(*section) || !section->contains(inner) ||
+      inner == "name" || inner == "description") {
     fail("is not a machine parameter");
   }
   Json& parameter = (*section)[inner];
   if (!(is_documented(parameter) ? parameter["value"] : parameter).is_primitive()) fail("is not a single value");
   return parameter;
+}
+
+// A primitive value as a command line writes it: 64, true, split.
+std::string value_text(const Json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
+
+// Every single value under `section`, keyed from `prefix`, in file order (find_parameter's key forms).
+void collect_parameters(const Json& section, const std::string& prefix, std::vector<MachinePresetParameter>& out) {
+  for (auto it = section.begin(); it != section.end(); ++it) {
+    const std::string key = prefix + it.key();
+    if (it.key() == "name" || it.key() == "description") continue;
+    if (is_documented(*it)) {
+      if (!(*it)["value"].is_primitive()) continue;  // a list (none in the shipped presets) is not a single value
+      out.push_back({key, value_text((*it)["value"]), it->value("unit", ""), it->value("source", "")});
+    } else if (it->is_object()) {
+      collect_parameters(*it, key + ".", out);
+    } else if (it->is_array()) {
+      for (const Json& e : *it) {
+        if (e.is_object() && e.contains("name") && e["name"].is_string()) {
+          collect_parameters(e, key + "[" + e["name"].get<std::string>() + "].", out);
+        }
+      }
+    } else {
+      out.push_back({key, value_text(*it), "", ""});
+    }
+  }
 }
 
 }  // namespace
@@ -297,6 +323,16 @@ MachineConfig load_machine_preset(std::string_view name_or_path, std::span<const
   c.validate();
   c.name = name;
   return c;
+}
+
+std::vector<MachinePresetParameter> machine_preset_parameters(std::string_view name_or_path) {
+  const std::string name(name_or_path);
+  const Json j = resolve_base(machine::parse_json_object(preset_text(name), name, kWhat), name, 0);
+  std::vector<MachinePresetParameter> parameters;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it->is_object() && !is_documented(*it)) collect_parameters(*it, it.key() + ".", parameters);
+  }
+  return parameters;
 }
 
 std::string machine_parameter_unit(std::string_view name_or_path, std::string_view key) {

@@ -38,8 +38,8 @@ std::string write(const test::ScratchDir& dir, const std::string& name, const st
 
 TEST(MachinePreset, BuiltinPresets) {
   EXPECT_EQ(builtin_machine_presets(),
-            (std::vector<std::string>{"rdna3", "rdna4", "rdna4-dvgpr16", "rdna4-dvgpr32",
-                                      "rdna4-dvgpr32-no-avoidance"}));
+            (std::vector<std::string>{"rdna2", "rdna3", "rdna4", "rdna4-dvgpr16", "rdna4-dvgpr32",
+                                      "rdna4-dvgpr32-no-avoidance", "rdna4-xt"}));
 
   const MachineConfig r4 = load_machine_preset("rdna4");
   EXPECT_EQ(r4.name, "rdna4");
@@ -87,6 +87,67 @@ TEST(MachinePreset, BuiltinPresets) {
   EXPECT_EQ(r3.vgpr.mode, VgprAllocation::Static);
 }
 
+// The four cards' presets carry their documented figures (docs/machine-model.md, "Presets"): the product pages'
+// CU counts and clocks, the whitepapers' and ROCm's cache sizes, and the node formats each chip reads.
+TEST(MachinePreset, TheCardsPresetsHaveTheirPublishedFigures) {
+  struct Card {
+    const char* preset;
+    const char* gpu;
+    uint32_t cus, clock_mhz, box, triangle;
+    uint64_t l2, mall;
+    std::vector<std::string> formats;
+  };
+  const Card cards[] = {
+      {"rdna2", "AMD Radeon RX 6900 XT", 80, 2250, 4, 1, 4u << 20, 128u << 20, {"rtip20"}},
+      {"rdna3", "AMD Radeon RX 7900 XTX", 96, 2500, 4, 1, 6u << 20, 96u << 20, {"rtip20"}},
+      {"rdna4", "AMD Radeon RX 9070", 56, 2520, 8, 2, 8u << 20, 64u << 20, {"rtip31", "rtip20"}},
+      {"rdna4-xt", "AMD Radeon RX 9070 XT", 64, 2970, 8, 2, 8u << 20, 64u << 20, {"rtip31", "rtip20"}},
+  };
+  for (const Card& card : cards) {
+    SCOPED_TRACE(card.preset);
+    const MachineConfig c = load_machine_preset(card.preset);
+    EXPECT_EQ(c.gpu.name, card.gpu);
+    EXPECT_EQ(c.gpu.compute_units(), card.cus);
+    EXPECT_EQ(c.gpu.clock_mhz, card.clock_mhz);
+    EXPECT_EQ(c.ray_accelerator.box_tests_per_clock, card.box);
+    EXPECT_EQ(c.ray_accelerator.triangle_tests_per_clock, card.triangle);
+    EXPECT_EQ(c.ray_accelerator.node_formats, card.formats);
+    ASSERT_EQ(c.memory.levels.size(), 5u);
+    EXPECT_EQ(c.memory.levels[2].bytes, card.l2);
+    EXPECT_EQ(c.memory.levels[3].bytes, card.mall);
+  }
+  // RDNA 2: the RDNA whitepaper's 16 KB L0 per CU and 128 KB graphics L1 per shader array, a 128 KB VGPR file, and
+  // 512 GB/s at the boost clock.
+  const MachineConfig r2 = load_machine_preset("rdna2");
+  EXPECT_EQ(r2.memory.levels[0].bytes, 16384u);
+  EXPECT_EQ(r2.memory.levels[0].line_bytes, 128u);
+  EXPECT_EQ(r2.memory.levels[1].bytes, 131072u);
+  EXPECT_EQ(r2.memory.levels[1].shared_by, SharedBy::ShaderArray);
+  EXPECT_EQ(r2.compute_unit.vgprs_per_lane, 1024u);
+  EXPECT_EQ(r2.vgpr.static_granule, 8u);
+  EXPECT_EQ(r2.memory.levels[4].bytes_per_clock, 228u);  // 512 GB/s / 2.25 GHz = 227.6, rounded
+  EXPECT_TRUE(r2.memory.in_order_returns);
+}
+
+// A trace of nodes the preset's hardware does not read is labelled hypothetical (emu::hypothetical_note).
+TEST(MachinePreset, EveryPresetNamesTheNodesItsHardwareReads) {
+  for (const std::string& name : builtin_machine_presets()) {
+    SCOPED_TRACE(name);
+    const MachineConfig c = load_machine_preset(name);
+    EXPECT_FALSE(c.ray_accelerator.node_formats.empty());
+    for (const std::string& format : c.ray_accelerator.node_formats) EXPECT_EQ(hypothetical_note(c, format), "");
+  }
+  EXPECT_EQ(hypothetical_note(load_machine_preset("rdna3"), "rtip31"),
+            "hypothetical: rdna3 (AMD Radeon RX 7900 XTX) reads rtip20 nodes, not this blob's rtip31");
+  EXPECT_EQ(hypothetical_note(load_machine_preset("rdna4"), "xe3"),
+            "hypothetical: rdna4 (AMD Radeon RX 9070) reads rtip31 and rtip20 nodes, not this blob's xe3");
+  EXPECT_EQ(hypothetical_note(load_machine_preset("rdna2"), "rtip20"), "");
+  const test::ScratchDir dir("machine-preset-formats");
+  const std::string bad = write(dir, "bad.json", R"({"base": "rdna4", "ray_accelerator": {"node_formats": "bvh8"}})");
+  EXPECT_NE(bad_input([&] { (void)load_machine_preset(bad); }).find("ray_accelerator.node_formats' names 'bvh8'"),
+            std::string::npos);
+}
+
 // Every value in the preset files is documented with its unit and source (docs/machine-model.md).
 TEST(MachinePreset, PresetFilesDocumentEveryValue) {
   const auto dir = test::source_dir() / "presets";
@@ -118,7 +179,7 @@ TEST(MachinePreset, PresetFilesDocumentEveryValue) {
     EXPECT_EQ(from_file.description, builtin.description);
     EXPECT_EQ(from_file.vgpr.block_vgprs, builtin.vgpr.block_vgprs);
   }
-  EXPECT_EQ(files, 5);
+  EXPECT_EQ(files, 7);
 }
 
 TEST(MachinePreset, UserFileWithBaseAndPlainValues) {

@@ -28,6 +28,9 @@ struct ComputeUnitConfig {
 };
 
 struct RayAcceleratorConfig {
+  /// The hwbvh targets ("rtip31", "rtip20", "xe3") whose node layouts this hardware's intersect instructions read;
+  /// a trace of another target's blob is hypothetical on it (hypothetical_note). A preset writes them comma-separated.
+  std::vector<std::string> node_formats;
   uint32_t box_tests_per_clock = 0;       ///< a box node is 8 box tests
   uint32_t triangle_tests_per_clock = 0;  ///< a primitive (pair) step is 2 triangle tests
   uint32_t bvhcnt_limit = 0;              ///< outstanding BVH instructions per wave before issue stalls
@@ -160,6 +163,11 @@ struct MachineConfig {
   void validate() const;
 };
 
+/// "" when `config`'s hardware reads `target`'s nodes (RayAcceleratorConfig::node_formats), else the label every
+/// output of such a run carries, e.g. "hypothetical: rdna3 (AMD Radeon RX 7900 XTX) reads rtip20 nodes, not this
+/// blob's rtip31".
+[[nodiscard]] std::string hypothetical_note(const MachineConfig& config, std::string_view target);
+
 /// The names of the built-in presets (compiled in from presets/*.json), sorted.
 [[nodiscard]] std::vector<std::string> builtin_machine_presets();
 
@@ -169,7 +177,8 @@ struct MachineConfig {
 [[nodiscard]] MachineConfig load_machine_preset(std::string_view name_or_path);
 
 /// load_machine_preset with one parameter replaced, as `hwbvh machine sweep` varies it. `key` is a preset key,
-/// "section.key" (e.g. "ray_accelerator.box_tests_per_clock") or, in an array of named objects, "memory.levels[NAME].key"
+/// "section.key" (e.g. "ray_accelerator.box_tests_per_clock"), a nested section's "section.inner.key" or, in an array
+/// of named objects, "memory.levels[NAME].key"
 /// or "kernel.phases[NAME].key"; `value` is written as on a command line:
 /// a whole number, true or false, or a word such as "dynamic". The result is validated. Throws
 /// hwbvh::Error(BadInput) naming the preset, the key and the problem (no such key, a list or section, a bad value).
@@ -185,6 +194,18 @@ struct ParameterOverride {
 /// Throws as above, naming the first bad key; the origin in messages lists every override.
 [[nodiscard]] MachineConfig load_machine_preset(std::string_view name_or_path,
                                                 std::span<const ParameterOverride> overrides);
+
+/// One single value of a resolved preset (its base applied), as `machine sweep` and `machine sensitivity` address it.
+struct MachinePresetParameter {
+  std::string key;     ///< e.g. "memory.levels[L0].line_bytes", "memory.scalar_cache.bytes", "vgpr_allocation.mode"
+  std::string value;   ///< as a command line writes it: "64", "true", "split"
+  std::string unit;    ///< "" when the value is plain
+  std::string source;  ///< "" when the value is plain
+};
+
+/// Every single value of the preset, in file order, each keyed as load_machine_preset(name, key, value) takes it
+/// (names and descriptions are not parameters). Throws hwbvh::Error(BadInput) as load_machine_preset.
+[[nodiscard]] std::vector<MachinePresetParameter> machine_preset_parameters(std::string_view name_or_path);
 
 /// The unit the preset documents for `key` (as above), or "" when its value is plain. Throws as above.
 [[nodiscard]] std::string machine_parameter_unit(std::string_view name_or_path, std::string_view key);
