@@ -44,7 +44,7 @@ std::optional<T> if_given(const CLI::Option* option, const T& value) {
 
 int run_build(const BuildArgs& a) {
   check_output_is_not_input(a.output, {a.scene});
-  const pipeline::BuildBlobOptions options = api::build_options({
+  pipeline::BuildBlobOptions options = api::build_options({
       .target = a.target,
       .quality = a.quality,
       .stoc_level = a.stoc_level,
@@ -60,6 +60,7 @@ int run_build(const BuildArgs& a) {
   Warnings warnings;
   {
     Progress progress("hwbvh build", !a.quiet);
+    options.build.progress = progress.callback();
     report = pipeline::build_file(
         a.scene, {.flatten = a.flatten}, a.output, options, [&](pipeline::Phase p) { progress.phase(pipeline::phase_name(p)); },
         warnings.collector());

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "hwbvh/bvh_build/wide_bvh.h"
+#include "hwbvh/core/progress.h"
 #include "hwbvh/scene/scene.h"
 
 namespace hwbvh::bvh_build {
@@ -35,6 +36,8 @@ struct BuildOptions {
   /// Pair leaf triangles that share no edge too (formats whose pairs are independent triangles, RT IP 3.1).
   bool pair_leftovers = false;
   PairFitFn pair_fits;             ///< optional; empty = any two triangles may pair
+  /// Optional: hears how far Embree's binary build is ("binary BVH", per mille done of 1000), from its threads.
+  ProgressCallback progress;
 };
 
 struct BuildStats {
