@@ -52,7 +52,7 @@ int run_sweep(const SweepArgs& a) {
   o.values = split_values(a.values, "--values");
   o.stats.kinds = stats::parse_ray_kinds(a.rays);
   if (std::find(o.stats.kinds.begin(), o.stats.kinds.end(), stats::RayKind::File) != o.stats.kinds.end()) {
-    throw Error(ErrorKind::BadInput, "", "--rays: machine sweep traces primary, ao, shadow and random rays, not a file");
+    throw Error(ErrorKind::BadInput, "", "--rays: machine sweep traces primary, ao, shadow, reflection and random rays, not a file");
   }
   o.stats.width = a.width;
   o.stats.height = a.height;
@@ -98,7 +98,7 @@ Command add_machine_sweep_command(CLI::App& machine) {
       ->required();
   sub->add_option("--values", args->values, "comma-separated values, e.g. 16,32 or static,dynamic")->required();
   sub->add_option("-o,--output", args->output, "also write the line plot to this .svg file");
-  sub->add_option("--rays", args->rays, "comma-separated ray types: primary, ao, shadow, random")
+  sub->add_option("--rays", args->rays, "comma-separated ray types: primary, ao, shadow, reflection, random")
       ->capture_default_str();
   sub->add_option("--width", args->width, "primary-ray image width")->check(CLI::Range(1u, 16384u))->capture_default_str();
   sub->add_option("--height", args->height, "primary-ray image height")->check(CLI::Range(1u, 16384u))->capture_default_str();

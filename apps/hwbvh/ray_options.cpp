@@ -58,7 +58,7 @@ void add_ray_options(CLI::App& c, RayArgs& a, unsigned groups, const std::string
   if (groups & kRayTypes) {
     a.rays = default_rays;
     c.add_option("--rays", a.rays,
-                 std::string("comma-separated ray types: primary, ao, shadow, random") +
+                 std::string("comma-separated ray types: primary, ao, shadow, reflection, random") +
                      ((groups & kRaysFile) ? ", file" : ""))
         ->capture_default_str();
   }

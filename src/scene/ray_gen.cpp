@@ -268,6 +268,21 @@ RayBatch shadow_rays(const RayBatch& primary, std::span<const SurfaceHit> hits, 
   return std::move(plan.batch);
 }
 
+RayBatch reflection_rays(const RayBatch& primary, std::span<const SurfaceHit> hits, float offset_epsilon,
+                         const Executor& executor) {
+  check_hits(primary, hits);
+  Plan plan = plan_secondary(primary, 1, [&](std::size_t i) { return usable(hits[i]); });
+  executor.for_ranges(0, plan.jobs.size(), kGrain, [&](std::size_t b, std::size_t e) {
+    for (std::size_t j = b; j < e; ++j) {
+      const uint32_t i = plan.jobs[j].ray;
+      const Spawn from = spawn(hits[i], primary.rays[i], offset_epsilon);
+      const Vec3 d = primary.rays[i].direction;
+      plan.batch.rays[j] = Ray{from.origin, unit_vector(d - (2.0f * glm::dot(d, from.normal)) * from.normal)};
+    }
+  });
+  return std::move(plan.batch);
+}
+
 RayBatch random_rays(const Aabb& bounds, uint32_t count, uint64_t seed, const Executor& executor) {
   return random_rays(bounds, 0, count, seed, executor);
 }

@@ -140,7 +140,7 @@ CompareReport compare_targets(const AnyScene& scene, const CompareOptions& o) {
   const RayBatch primary = primary_rays(camera, o.width, o.height, executor);
   std::vector<std::pair<RayKind, RayBatch>> batches;
   std::vector<SurfaceHit> hits;
-  const bool secondary = std::any_of(o.kinds.begin(), o.kinds.end(), is_occlusion);
+  const bool secondary = std::any_of(o.kinds.begin(), o.kinds.end(), from_primary_hits);
   if (secondary) {
     emu::TraceOptions t = o.trace;
     const emu::TraceOutput out = variants[seed_row].trace(primary.rays, primary.wave_begin, t);
@@ -164,6 +164,9 @@ CompareReport compare_targets(const AnyScene& scene, const CompareOptions& o) {
       }
       case RayKind::Shadow:
         batches.emplace_back(kind, make_batch(shadow_rays(primary, hits, default_light(bounds), 1e-4f, executor).rays));
+        break;
+      case RayKind::Reflection:
+        batches.emplace_back(kind, make_batch(reflection_rays(primary, hits, 1e-4f, executor).rays));
         break;
       case RayKind::Random: batches.emplace_back(kind, random_rays(bounds, o.random_rays, o.seed, executor)); break;
       case RayKind::File: throw Error(ErrorKind::BadInput, "", "compare does not take a rays file");

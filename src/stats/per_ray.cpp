@@ -20,7 +20,7 @@ struct Label {
   const char* text;
   std::size_t bytes;
 };
-constexpr std::size_t kRayTypeBytes = 8;   // the longest ray_kind_name, "primary"
+constexpr std::size_t kRayTypeBytes = 10;  // the longest ray_kind_name, "reflection"
 constexpr std::size_t kOracleBytes = 28;   // the longest verdict, "different-primitive-farther"
 constexpr std::size_t kFaultBytes = 20;    // the longest fault, "malformed-primitive"
 

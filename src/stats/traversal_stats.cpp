@@ -27,6 +27,7 @@ struct KindInfo {
 constexpr KindInfo kKinds[] = {{RayKind::Primary, "primary"},
                                {RayKind::AmbientOcclusion, "ao"},
                                {RayKind::Shadow, "shadow"},
+                               {RayKind::Reflection, "reflection"},
                                {RayKind::Random, "random"},
                                {RayKind::File, "file"}};
 
@@ -206,7 +207,7 @@ RayKind parse_ray_kind(std::string_view name) {
   for (const KindInfo& k : kKinds)
     if (name == k.name) return k.kind;
   throw Error(ErrorKind::BadInput, "", "unknown ray type '" + std::string(name) +
-                                           "' (valid: primary, ao, shadow, random, file)");
+                                           "' (valid: primary, ao, shadow, reflection, random, file)");
 }
 
 std::vector<RayKind> parse_ray_kinds(std::string_view list) {
@@ -221,6 +222,8 @@ std::vector<RayKind> parse_ray_kinds(std::string_view list) {
 }
 
 bool is_occlusion(RayKind kind) { return kind == RayKind::AmbientOcclusion || kind == RayKind::Shadow; }
+
+bool from_primary_hits(RayKind kind) { return is_occlusion(kind) || kind == RayKind::Reflection; }
 
 void ValueCounts::add(uint64_t value) {
   if (value < kDenseValues) {
@@ -313,7 +316,7 @@ std::optional<emu::Oracle> make_oracle(const emu::LoadedBvh& bvh, const StatsOpt
   return oracle;
 }
 
-bool is_camera_kind(RayKind kind) { return kind == RayKind::Primary || is_occlusion(kind); }
+bool is_camera_kind(RayKind kind) { return kind == RayKind::Primary || from_primary_hits(kind); }
 
 // "tracing primary, shadow": the kinds a phase traces, in report order.
 std::string tracing_phase(const std::vector<RayKind>& kinds) {
@@ -362,7 +365,7 @@ StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& requested, 
     ao.seed = options.seed;
     std::optional<Vec3> light;
     if (at(RayKind::Shadow)) light = default_light(bvh.bounds);
-    const bool secondary = std::any_of(camera_kinds.begin(), camera_kinds.end(), is_occlusion);
+    const bool secondary = std::any_of(camera_kinds.begin(), camera_kinds.end(), from_primary_hits);
     const std::string phase = tracing_phase(camera_kinds);
     const uint64_t tiles = primary_tile_count(options.width, options.height);
     for (uint64_t first = 0; first < tiles; first += batch_waves(options)) {
@@ -374,6 +377,7 @@ StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& requested, 
         for (RayKind kind : camera_kinds) {
           if (kind == RayKind::AmbientOcclusion) (void)tracer.trace(*at(kind), ao_rays(rays, hits, ao, executor));
           if (kind == RayKind::Shadow) (void)tracer.trace(*at(kind), shadow_rays(rays, hits, *light, 1e-4f, executor));
+          if (kind == RayKind::Reflection) (void)tracer.trace(*at(kind), reflection_rays(rays, hits, 1e-4f, executor));
         }
       }
       if (progress) progress(phase, first + rays.wave_count(), tiles);

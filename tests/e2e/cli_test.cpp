@@ -592,7 +592,7 @@ TEST_F(Cli, StatsGivesTheSameResultsAtAnyBatchSizeAndThreadCount) {
   const auto outputs = [&](const std::string& options) {
     const std::string tag = std::to_string(std::hash<std::string>{}(options));
     const std::string npy = path(tag + ".npy"), csv = path(tag + ".csv"), rra = path(tag + ".rra");
-    const CliRun run = hwbvh("stats " + scene + " --rays primary,ao,shadow,random --width 37 --height 21 "
+    const CliRun run = hwbvh("stats " + scene + " --rays primary,ao,shadow,reflection,random --width 37 --height 21 "
                              "--ao-samples 2 --random-rays 999 --json --per-ray " + quote(npy) + " --export-rra " +
                              quote(rra) + " " + options);
     EXPECT_EQ(run.code, 0) << run.err;
@@ -600,7 +600,7 @@ TEST_F(Cli, StatsGivesTheSameResultsAtAnyBatchSizeAndThreadCount) {
     json.erase("threads");
     for (nlohmann::json& kind : json["ray_types"]) kind.erase("wall_clock");
     json.erase("wrote");  // names the files
-    EXPECT_EQ(hwbvh("stats " + scene + " --rays primary,ao,shadow,random --width 37 --height 21 --ao-samples 2 "
+    EXPECT_EQ(hwbvh("stats " + scene + " --rays primary,ao,shadow,reflection,random --width 37 --height 21 --ao-samples 2 "
                     "--random-rays 999 --quiet --per-ray " + quote(csv) + " " + options).code, 0);
     return std::vector<std::string>{json.dump(), read_text(npy), read_text(csv), read_text(rra)};
   };

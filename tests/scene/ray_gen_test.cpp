@@ -236,6 +236,35 @@ TEST(ShadowRays, AimJustShortOfTheLight) {
   EXPECT_EQ(s.wave_count(), 4u);
 }
 
+TEST(ReflectionRays, MirrorThePrimaryDirectionAboutTheFacingNormal) {
+  const RayBatch primary = primary_rays(kCamera, 16, 8);
+  // The plane's normal points away from the camera: the mirror uses the side the ray came from either way.
+  for (const Vec3 normal : {Vec3{0, 0, 1}, Vec3{0, 0, -1}}) {
+    const auto hits = plane_hits(primary, normal, 3);
+    const RayBatch r = reflection_rays(primary, hits, 1e-4f, Executor(2));
+    EXPECT_EQ(r.rays.size(), 128u - 43u);
+    EXPECT_EQ(r.wave_count(), 4u);
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < primary.rays.size(); ++i) {
+      if (!hits[i].valid) continue;
+      const Vec3 d = primary.rays[i].direction;
+      const Ray& ray = r.rays[k];
+      EXPECT_EQ(r.pixel[k], primary.pixel[i]);
+      // z flips, x and y are kept: a mirror in a plane z = const.
+      EXPECT_NEAR(ray.direction.x, d.x, 1e-6f);
+      EXPECT_NEAR(ray.direction.y, d.y, 1e-6f);
+      EXPECT_NEAR(ray.direction.z, -d.z, 1e-6f);
+      EXPECT_EQ(ray.tmin, 0.0f);
+      EXPECT_EQ(ray.tmax, std::numeric_limits<float>::infinity());
+      // Offset off the surface towards the camera's side.
+      EXPECT_GT((ray.origin.z - hits[i].position.z) * -d.z, 0.0f);
+      ++k;
+    }
+    EXPECT_TRUE(same_batch(r, reflection_rays(primary, hits, 1e-4f, Executor(1))));
+  }
+  EXPECT_THROW((void)reflection_rays(primary, std::vector<SurfaceHit>(3)), Error);
+}
+
 TEST(ShadowRays, DefaultLightIsAboveTheScene) {
   const Aabb box{{-1, 0, -2}, {3, 4, 2}};
   const Vec3 light = default_light(box);

@@ -228,7 +228,7 @@ void expect_same_default_rays(const std::string& scene) {
   options.keep_results = true;
   options.threads = 2;
   const stats::StatsReport two = stats::run_stats(b.two_level, options), one = stats::run_stats(b.one_level, options);
-  ASSERT_EQ(two.kinds.size(), 4u);
+  ASSERT_EQ(two.kinds.size(), 5u);
   const auto same_ray = [](const Ray& x, const Ray& y) {
     return x.origin == y.origin && x.direction == y.direction && x.tmin == y.tmin && x.tmax == y.tmax;
   };

@@ -22,7 +22,8 @@ inline emu::LoadedBvh load_scene_bvh(const std::filesystem::path& obj, bool obb 
 /// Small, fast stats options: a 64x48 image, 2 AO samples, 1024 random rays.
 inline stats::StatsOptions small_stats_options() {
   stats::StatsOptions o;
-  o.kinds = {stats::RayKind::Primary, stats::RayKind::AmbientOcclusion, stats::RayKind::Shadow, stats::RayKind::Random};
+  o.kinds = {stats::RayKind::Primary, stats::RayKind::AmbientOcclusion, stats::RayKind::Shadow,
+             stats::RayKind::Reflection, stats::RayKind::Random};
   o.width = 64;
   o.height = 48;
   o.ao_samples = 2;

@@ -24,7 +24,8 @@ namespace {
 // scene (any-hit invocations); the machine model on top.
 StatsOptions every_kind() {
   StatsOptions o = test::small_stats_options();
-  o.kinds = {RayKind::Shadow, RayKind::Primary, RayKind::AmbientOcclusion, RayKind::Random, RayKind::File};
+  o.kinds = {RayKind::Shadow, RayKind::Primary, RayKind::AmbientOcclusion, RayKind::Random, RayKind::File,
+             RayKind::Reflection};
   o.width = 37;
   o.height = 23;
   o.random_rays = 1000;

@@ -1,5 +1,5 @@
 #pragma once
-// Ray generation: primary rays in wave-sized pixel tiles, ambient-occlusion and shadow rays from primary hits,
+// Ray generation: primary rays in wave-sized pixel tiles, ambient-occlusion, shadow and reflection rays from primary hits,
 // and uniform random rays through the scene. Everything is seeded and reproducible: random numbers come from
 // a counter-based hash (PCG hash, Jarzynski and Olano 2020, "Hash Functions for GPU Rendering", JCGT 9(3))
 // keyed by (seed, generator, ray index, sample), so the rays never depend on the thread count.
@@ -93,6 +93,13 @@ struct AoOptions {
 /// without the skipped hits. Throws hwbvh::Error(BadInput) for mismatched sizes or a non-finite light.
 [[nodiscard]] RayBatch shadow_rays(const RayBatch& primary, std::span<const SurfaceHit> hits, Vec3 light,
                                    float offset_epsilon = 1e-4f, const Executor& executor = Executor(1));
+
+/// Mirror-reflection rays (one bounce): from every usable hit (origin offset as in AoOptions::offset_epsilon, on the
+/// side the primary ray came from), direction the primary direction reflected about the unit normal
+/// (d - 2 (d . n) n, normalised), tmin 0, tmax inf, traced as closest-hit rays. Waves follow the primary waves,
+/// without the skipped hits. Throws hwbvh::Error(BadInput) for mismatched sizes.
+[[nodiscard]] RayBatch reflection_rays(const RayBatch& primary, std::span<const SurfaceHit> hits,
+                                       float offset_epsilon = 1e-4f, const Executor& executor = Executor(1));
 
 /// `count` rays through the scene: origins uniform on the sphere of 1.5 x the bounds' circumradius around
 /// its centre, each aimed at a uniform random point inside the box; normalised, tmin 0, tmax inf. Ray i is

@@ -28,9 +28,10 @@ enum class RayKind {
   Shadow,            ///< from primary hits to a point light, any hit (occlusion)
   Random,            ///< uniform random rays through the scene bounds, closest hit
   File,              ///< the user's rays from --rays-file, closest hit
+  Reflection,        ///< one mirror bounce from primary hits, closest hit
 };
 
-const char* ray_kind_name(RayKind kind);  ///< "primary", "ao", "shadow", "random", "file"
+const char* ray_kind_name(RayKind kind);  ///< "primary", "ao", "shadow", "reflection", "random", "file"
 /// Parses a name of ray_kind_name; throws hwbvh::Error(BadInput) naming the valid ones.
 RayKind parse_ray_kind(std::string_view name);
 /// Parses a comma-separated list of ray_kind_name values, dropping repeats. Throws hwbvh::Error(BadInput)
@@ -38,6 +39,8 @@ RayKind parse_ray_kind(std::string_view name);
 std::vector<RayKind> parse_ray_kinds(std::string_view list);
 /// True for kinds traced in any-hit mode and checked with rtcOccluded1.
 bool is_occlusion(RayKind kind);
+/// True for kinds spawned from primary hits (ao, shadow, reflection): asking for one traces the primary rays too.
+bool from_primary_hits(RayKind kind);
 
 struct StatsOptions {
   std::vector<RayKind> kinds{RayKind::Primary, RayKind::AmbientOcclusion, RayKind::Shadow};
