@@ -63,6 +63,7 @@ int run_build(const BuildArgs& a) {
   Warnings warnings;
   {
     Progress progress("hwbvh build", !a.quiet);
+    options.build.progress = progress.callback();
     report = pipeline::build_file(
         a.scene, {.flatten = a.flatten}, a.output, options, [&](pipeline::Phase p) { progress.phase(pipeline::phase_name(p)); },
         warnings.collector());

@@ -10,8 +10,8 @@
 
 #include "commands.h"
 #include "hwbvh/api/api.h"
+#include "hwbvh/api/stats_files.h"
 #include "hwbvh/emu/loaded_bvh.h"
-#include "hwbvh/rra/rra.h"
 #include "hwbvh/stats/per_ray.h"
 #include "hwbvh/stats/stats_output.h"
 #include "hwbvh/stats/traversal_stats.h"
@@ -36,17 +36,8 @@ struct StatsArgs {
   CLI::Option* flatten_option = nullptr;
   bool json = false;
   bool quiet = false;
+  uint32_t batch_rays = stats::StatsOptions{}.batch_rays;
 };
-
-// The blob's .rra file with one ray-history dispatch per ray type, in the order traced (docs/rra.md §6).
-void write_rra_with_history(const StatsArgs& a, const blob::Blob& blob, const stats::StatsReport& report) {
-  std::vector<rra::HistoryDispatch> history;
-  for (const stats::KindStats& ks : report.kinds)
-    history.push_back(rra::history_dispatch(report.width, report.height, ks.pixel, ks.rays_traced, ks.results,
-                                            stats::is_occlusion(ks.kind), a.rays.instance_mask,
-                                            rra::accel_struct_address(0)));
-  rra::write_file(a.export_rra, blob, a.file, {}, history);
-}
 
 int run_stats(const StatsArgs& a) {
   if (!a.per_ray.empty()) {
@@ -79,7 +70,7 @@ int run_stats(const StatsArgs& a) {
                 .oracle = !a.no_oracle,
                 .threads = a.threads},
   });
-  options.keep_results = !a.per_ray.empty() || !a.export_rra.empty();
+  options.batch_rays = a.batch_rays;
   options.machine = load_machine(a.machine);
 
   stats::StatsReport report;
@@ -88,12 +79,12 @@ int run_stats(const StatsArgs& a) {
   {
     Progress progress("hwbvh stats", !a.quiet);
     progress.phase("loading");
-    blob = read_traced_input(a.file, a.flatten_option, a.flatten, a.threads, warnings.collector());
-    if (!a.export_rra.empty()) (void)rra::accel_structs_from_blob(blob, a.file);  // refused before the work
+    blob = read_traced_input(a.file, a.flatten_option, a.flatten, a.threads, warnings.collector(), progress.callback());
     const emu::LoadedBvh bvh = emu::load_bvh(blob, a.file);
     a.rays.target_options.refuse_unused(bvh);
     progress.phase("tracing");
-    report = stats::run_stats(bvh, options);
+    report = api::run_stats_with_files(bvh, blob, a.file, options, {.per_ray = a.per_ray, .export_rra = a.export_rra},
+                                       progress.callback());
   }
   warnings.print(a.quiet);
   // The files written, each with what it holds: a "wrote" line under the text, a "wrote" array in the JSON.
@@ -101,11 +92,9 @@ int run_stats(const StatsArgs& a) {
   uint64_t rays = 0;
   for (const stats::KindStats& k : report.kinds) rays += k.rays;
   if (!a.per_ray.empty()) {
-    stats::write_per_ray(a.per_ray, report);
     wrote.emplace_back(a.per_ray, fmt::format("{} rays, one row each", rays));
   }
   if (!a.export_rra.empty()) {
-    write_rra_with_history(a, blob, report);
     wrote.emplace_back(a.export_rra, fmt::format("the BVH and {} rays in {} ray-history dispatch{}", rays,
                                                  report.kinds.size(), report.kinds.size() == 1 ? "" : "es"));
   }
@@ -140,6 +129,10 @@ Command add_stats_command(CLI::App& app) {
                   "also write the blob (rtip31) as a .rra file with these rays and their counters as RRA ray "
                   "history, one dispatch per ray type (docs/rra.md)");
   sub->add_flag("--no-oracle", args->no_oracle, "skip the Embree comparison");
+  sub->add_option("--batch-rays", args->batch_rays,
+                  "rays generated, traced and reduced at a time (whole waves of 32; camera rays: the primary rays of "
+                  "that many pixels and their secondary rays); bounds the memory, never changes a result")
+      ->check(CLI::Range(1u, 1u << 30))->capture_default_str();
   sub->add_flag("--json", args->json, "print one JSON document (with histograms)");
   sub->add_flag("--quiet", args->quiet, "no progress indicator and no warnings");
   return {sub, [args] { return run_stats(*args); }};

@@ -10,7 +10,7 @@
 namespace hwbvh::cli {
 
 blob::Blob read_traced_input(const std::string& file, const CLI::Option* flatten, bool flatten_value, int threads,
-                             const WarningFn& warn) {
+                             const WarningFn& warn, const ProgressCallback& progress) {
   if (!is_scene_file(file)) {
     if (flatten != nullptr && flatten->count() > 0)
       throw Error(ErrorKind::BadInput, file, "--flatten applies to scene inputs (.gltf, .glb), not to a blob");
@@ -20,6 +20,7 @@ blob::Blob read_traced_input(const std::string& file, const CLI::Option* flatten
   pipeline::BuildBlobOptions options;
   options.build.threads = threads;
   options.encode.threads = threads;
+  options.build.progress = progress;
   return pipeline::build_any_blob(scene, options).blob;
 }
 

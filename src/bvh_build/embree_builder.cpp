@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <mutex>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -43,7 +44,17 @@ struct Callbacks {
   /// centroid sums in float, which overflow for coordinates near the float limit. 1 for all but huge scenes.
   float scale = 1.0f;
   std::string error;  ///< first Embree error message, reported after rtcBuildBVH returns
+  const ProgressCallback* progress = nullptr;  ///< BuildOptions::progress, when set
+  std::mutex progress_mutex;                   ///< Embree reports from several threads
 };
+
+// Embree's build progress monitor: n in [0, 1]; returning true lets the build go on.
+bool build_progress(void* user, double n) {
+  auto* callbacks = static_cast<Callbacks*>(user);
+  const std::lock_guard lock(callbacks->progress_mutex);
+  (*callbacks->progress)("binary BVH", static_cast<uint64_t>(std::clamp(n, 0.0, 1.0) * 1000.0), 1000);
+  return true;
+}
 
 void* create_node(RTCThreadLocalAllocator alloc, unsigned int child_count, void*) {
   void* mem = rtcThreadLocalAlloc(alloc, sizeof(EmbreeNode), alignof(EmbreeNode));
@@ -251,6 +262,10 @@ BinaryBvh build_over_boxes(std::span<const uint32_t> ids, const BoxOf& box_of, C
   args.createLeaf = create_leaf;
   args.splitPrimitive = spatial ? split_primitive : nullptr;
   args.userPtr = &callbacks;
+  if (options.progress) {
+    callbacks.progress = &options.progress;
+    args.buildProgress = build_progress;
+  }
 
   const void* root = nullptr;
   if (spatial) {

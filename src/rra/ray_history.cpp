@@ -31,8 +31,8 @@ constexpr uint32_t kMaxCounterMajor = 2;             ///< RRA counter.h GPURT_CO
 
 // Tokens: an id dword (ray id [29:0], bit 31: a control dword follows), then either a control dword (type [15:0],
 // payload length in dwords [23:16], data [31:24]) and its payload, or one dword (a node pointer).
-constexpr uint32_t kRayIdMask = 0x3FFFFFFFu;
-constexpr uint64_t kMaxRayIds = uint64_t{kRayIdMask} + 1;
+constexpr uint32_t kRayIdMask = kMaxHistoryRays - 1;
+constexpr uint64_t kMaxRayIds = kMaxHistoryRays;
 constexpr uint32_t kControlBit = 0x80000000u;
 constexpr uint32_t kTokenBegin = 0, kTokenEnd = 3, kTokenEnd2 = 9, kTokenBegin2 = 10;
 constexpr uint32_t kBeginDwords = 16, kBegin2Dwords = 19, kEndDwords = 2, kEnd2Dwords = 6;
@@ -57,32 +57,40 @@ HistoryDispatch history_dispatch(uint32_t width, uint32_t height, std::span<cons
   if (rays.size() > kMaxRayIds || uint64_t{d.width} * d.height > kMaxRayIds)
     throw_bad_input("", fmt::format("{} rays in a {}x{} dispatch: ray-history ray ids have 30 bits", rays.size(),
                                     d.width, d.height));
-  for (std::size_t i = 0; i < rays.size(); ++i) {
-    const emu::RayResult& r = results[i];
-    HistoryRay h;
-    h.launch_index = pixel.empty() ? static_cast<uint32_t>(i) : pixel[i];
-    h.accel_struct_address = accel_struct_address;
-    h.ray_flags = any_hit ? kRayFlagTerminateOnFirstHit | kRayFlagSkipClosestHitShader : 0u;
-    h.cull_mask = cull_mask;
-    h.ray = rays[i];
-    h.iterations = static_cast<uint32_t>(r.counters.steps);
-    h.instance_intersections = static_cast<uint32_t>(r.counters.instance_node_steps);
-    if (r.hit) {
-      if (r.instance_index > 0xFFFFFFu)
-        throw_bad_input("", fmt::format("instance {}: the ray-history end token has 24 bits for it", r.instance_index));
-      h.hit = true;
-      h.t = r.t;
-      h.primitive_index = r.primitive_id;
-      h.geometry_index = r.geometry_id;
-      h.instance_index = r.instance_index;
-      h.hit_kind = r.front_face ? kHitKindFrontFacing : kHitKindBackFacing;
-    }
-    d.rays.push_back(h);
-  }
+  for (std::size_t i = 0; i < rays.size(); ++i)
+    d.rays.push_back(history_ray(pixel.empty() ? static_cast<uint32_t>(i) : pixel[i], rays[i], results[i], any_hit,
+                                 cull_mask, accel_struct_address));
   return d;
 }
 
+HistoryRay history_ray(uint32_t launch_index, const Ray& ray, const emu::RayResult& r, bool any_hit,
+                       uint32_t cull_mask, uint64_t accel_struct_address) {
+  HistoryRay h;
+  h.launch_index = launch_index;
+  h.accel_struct_address = accel_struct_address;
+  h.ray_flags = any_hit ? kRayFlagTerminateOnFirstHit | kRayFlagSkipClosestHitShader : 0u;
+  h.cull_mask = cull_mask;
+  h.ray = ray;
+  h.iterations = static_cast<uint32_t>(r.counters.steps);
+  h.instance_intersections = static_cast<uint32_t>(r.counters.instance_node_steps);
+  if (r.hit) {
+    if (r.instance_index > 0xFFFFFFu)
+      throw_bad_input("", fmt::format("instance {}: the ray-history end token has 24 bits for it", r.instance_index));
+    h.hit = true;
+    h.t = r.t;
+    h.primitive_index = r.primitive_id;
+    h.geometry_index = r.geometry_id;
+    h.instance_index = r.instance_index;
+    h.hit_kind = r.front_face ? kHitKindFrontFacing : kHitKindBackFacing;
+  }
+  return h;
+}
+
 std::vector<std::byte> history_metadata(const HistoryDispatch& d) {
+  return history_metadata(d.width, d.height, d.rays.size());
+}
+
+std::vector<std::byte> history_metadata(uint32_t width, uint32_t height, uint64_t rays) {
   std::vector<std::byte> out;
   const auto record = [&](uint32_t kind, uint64_t size) {
     append_le32(out, kind);
@@ -90,19 +98,19 @@ std::vector<std::byte> history_metadata(const HistoryDispatch& d) {
     append_le64(out, size);
   };
   record(kCounterInfoKind, kCounterInfoBytes);
-  for (uint32_t v : {d.width, d.height, 1u}) append_le32(out, v);
+  for (uint32_t v : {width, height, 1u}) append_le32(out, v);
   for (int i = 0; i < 3; ++i) append_le32(out, 0);  // hit-group, miss and pipeline shader counts: no shaders
   append_le64(out, 0);                               // pipeline hash
   append_le32(out, kCounterModeRayHistoryLight);
   append_le32(out, 0);  // counter mask
   append_le32(out, 0);  // counter stride
-  append_le32(out, static_cast<uint32_t>(d.rays.size() * kTokenBytesPerRay));  // token data size
+  append_le32(out, static_cast<uint32_t>(rays * kTokenBytesPerRay));  // token data size
   append_le32(out, 0);            // lost token bytes: none, the history is complete
   append_le32(out, 0);            // ray id range: the whole dispatch
   append_le32(out, 0xFFFFFFFFu);
   append_le32(out, 0);  // pipeline type: ray tracing
   record(kDispatchSizeKind, kDispatchSizeBytes);
-  for (uint32_t v : {d.width, d.height, 1u, 0u}) append_le32(out, v);
+  for (uint32_t v : {width, height, 1u, 0u}) append_le32(out, v);
   record(kTraversalFlagsKind, kTraversalFlagsBytes);
   append_le64(out, 0);  // box sort mode and node pointer flags: RRA's loader does not read them
   return out;
@@ -111,31 +119,33 @@ std::vector<std::byte> history_metadata(const HistoryDispatch& d) {
 std::vector<std::byte> history_tokens(const HistoryDispatch& d) {
   std::vector<std::byte> out;
   out.reserve(d.rays.size() * kTokenBytesPerRay);
-  for (const HistoryRay& h : d.rays) {
-    append_le32(out, h.launch_index | kControlBit);
-    append_le32(out, control(kTokenBegin, kBeginDwords));
-    append_le32(out, h.launch_index / kRaysPerWave);
-    append_le32(out, h.launch_index % d.width);
-    append_le32(out, h.launch_index / d.width);
-    append_le32(out, 0);
-    append_le64(out, h.accel_struct_address);
-    append_le32(out, h.ray_flags);
-    append_le32(out, h.cull_mask & 0xFFu);  // SBT offset and stride, miss index: 0 (no shaders)
-    for (int k = 0; k < 3; ++k) append_f32(out, h.ray.origin[k]);
-    append_f32(out, h.ray.tmin);
-    for (int k = 0; k < 3; ++k) append_f32(out, h.ray.direction[k]);
-    append_f32(out, h.ray.tmax);
-
-    append_le32(out, h.launch_index | kControlBit);
-    append_le32(out, control(kTokenEnd2, kEnd2Dwords));
-    append_le32(out, h.primitive_index);
-    append_le32(out, h.geometry_index);
-    append_le32(out, h.instance_index | h.hit_kind << 24);
-    append_le32(out, h.iterations);
-    append_le32(out, h.instance_intersections);
-    append_f32(out, h.t);
-  }
+  for (const HistoryRay& h : d.rays) append_history_tokens(out, h, d.width);
   return out;
+}
+
+void append_history_tokens(std::vector<std::byte>& out, const HistoryRay& h, uint32_t width) {
+  append_le32(out, h.launch_index | kControlBit);
+  append_le32(out, control(kTokenBegin, kBeginDwords));
+  append_le32(out, h.launch_index / kRaysPerWave);
+  append_le32(out, h.launch_index % width);
+  append_le32(out, h.launch_index / width);
+  append_le32(out, 0);
+  append_le64(out, h.accel_struct_address);
+  append_le32(out, h.ray_flags);
+  append_le32(out, h.cull_mask & 0xFFu);  // SBT offset and stride, miss index: 0 (no shaders)
+  for (int k = 0; k < 3; ++k) append_f32(out, h.ray.origin[k]);
+  append_f32(out, h.ray.tmin);
+  for (int k = 0; k < 3; ++k) append_f32(out, h.ray.direction[k]);
+  append_f32(out, h.ray.tmax);
+
+  append_le32(out, h.launch_index | kControlBit);
+  append_le32(out, control(kTokenEnd2, kEnd2Dwords));
+  append_le32(out, h.primitive_index);
+  append_le32(out, h.geometry_index);
+  append_le32(out, h.instance_index | h.hit_kind << 24);
+  append_le32(out, h.iterations);
+  append_le32(out, h.instance_intersections);
+  append_f32(out, h.t);
 }
 
 HistoryDispatch read_history(uint32_t metadata_version, std::span<const std::byte> metadata, uint32_t tokens_version,

@@ -276,59 +276,188 @@ std::vector<AccelStruct> accel_structs_from_blob(const blob::Blob& b, const std:
   return structs;
 }
 
-std::vector<std::byte> serialize(std::span<const AccelStruct> structs, std::span<const std::byte> hwbvh_sections,
-                                 const WriteOptions& options, std::span<const HistoryDispatch> ray_history) {
-  std::vector<std::byte> out(layout::kFileHeaderBytes, std::byte{0});
-  std::vector<std::byte> table;
-  const auto add = [&](const char* name, uint32_t version, std::span<const std::byte> header,
-                       std::span<const std::byte> data, bool compressible) {
-    const bool compress = compressible && options.compress;
-    const std::vector<std::byte> stored = compress ? zstd_compress(data) : std::vector<std::byte>{};
-    const std::span<const std::byte> body = compress ? std::span<const std::byte>(stored) : data;
-    append_chunk_entry(table, name, compress ? kCompressionZstd : 0u, version, out.size(), header.size(),
-                       body.size(), compress ? data.size() : 0u);
-    out.insert(out.end(), header.begin(), header.end());
-    out.insert(out.end(), body.begin(), body.end());
-  };
-  // Only the bulky chunks are compressed: ApiInfo and AsicInfo would grow.
+namespace {
+
+// A chunk as it goes into the file: its header and its data (compressed or not), or data waiting in a scratch file.
+struct StoredChunk {
+  const char* name = "";
+  uint32_t version = 0;
+  uint32_t compression = 0;
+  std::vector<std::byte> header, data;
+  uint64_t uncompressed_size = 0;         ///< of compressed data; 0 otherwise (RDF)
+  const ScratchFile* scratch = nullptr;  ///< holds the data instead of `data`, when set
+  [[nodiscard]] uint64_t data_size() const { return scratch ? scratch->size() : data.size(); }
+};
+
+StoredChunk stored_chunk(const char* name, uint32_t version, std::vector<std::byte> header,
+                         std::span<const std::byte> data, bool compress) {
+  StoredChunk c;
+  c.name = name;
+  c.version = version;
+  c.header = std::move(header);
+  if (compress) {
+    c.compression = kCompressionZstd;
+    c.data = zstd_compress(data);
+    c.uncompressed_size = data.size();
+  } else {
+    c.data.assign(data.begin(), data.end());
+  }
+  return c;
+}
+
+// ApiInfo, AsicInfo, one RawAccelStruct chunk per structure, then the HwbvhSections chunk when there are sections.
+// Only the bulky chunks are compressed: ApiInfo and AsicInfo would grow.
+std::vector<StoredChunk> structure_chunks(std::span<const AccelStruct> structs,
+                                          std::span<const std::byte> hwbvh_sections, const WriteOptions& options) {
+  std::vector<StoredChunk> chunks;
   std::vector<std::byte> api;
   append_le64(api, layout::kApiVulkan);
-  add(kApiInfoChunk, 1, {}, api, false);
-  add(kAsicInfoChunk, layout::kAsicInfoVersion, {}, asic_info(), false);
+  chunks.push_back(stored_chunk(kApiInfoChunk, 1, {}, api, false));
+  chunks.push_back(stored_chunk(kAsicInfoChunk, layout::kAsicInfoVersion, {}, asic_info(), false));
   for (std::size_t i = 0; i < structs.size(); ++i) {
-    const AccelStructChunk chunk = accel_struct_chunk(structs[i], accel_struct_address(i));
-    add(kAccelStructChunk, kAccelStructChunkVersion, chunk.header, chunk.data, true);
+    AccelStructChunk chunk = accel_struct_chunk(structs[i], accel_struct_address(i));
+    chunks.push_back(
+        stored_chunk(kAccelStructChunk, kAccelStructChunkVersion, std::move(chunk.header), chunk.data, options.compress));
   }
-  if (!hwbvh_sections.empty()) add(kHwbvhSectionsChunk, 1, {}, hwbvh_sections, true);
-  for (const HistoryDispatch& dispatch : ray_history) {  // uncompressed, as RADV writes them
-    add(kHistoryMetadataChunk, kHistoryChunkVersion, {}, history_metadata(dispatch), false);
-    add(kHistoryTokensChunk, kHistoryChunkVersion, {}, history_tokens(dispatch), false);
-  }
+  if (!hwbvh_sections.empty()) chunks.push_back(stored_chunk(kHwbvhSectionsChunk, 1, {}, hwbvh_sections, options.compress));
+  return chunks;
+}
 
-  const uint64_t table_offset = out.size();
-  out.insert(out.end(), table.begin(), table.end());
-  std::vector<std::byte> header;
-  append_le64(header, kRdfMagic);
-  append_le32(header, kRdfVersion);
-  append_le32(header, 0);
-  append_le64(header, table_offset);
-  append_le64(header, table.size());
-  std::copy(header.begin(), header.end(), out.begin());
+// The file around `chunks` laid out one after another: the RDF header (pointing at the table) and the chunk table.
+struct Framing {
+  std::vector<std::byte> file_header, table;
+};
+Framing framing(std::span<const StoredChunk> chunks) {
+  Framing f;
+  uint64_t offset = layout::kFileHeaderBytes;
+  for (const StoredChunk& c : chunks) {
+    append_chunk_entry(f.table, c.name, c.compression, c.version, offset, c.header.size(), c.data_size(),
+                       c.uncompressed_size);
+    offset += c.header.size() + c.data_size();
+  }
+  append_le64(f.file_header, kRdfMagic);
+  append_le32(f.file_header, kRdfVersion);
+  append_le32(f.file_header, 0);
+  append_le64(f.file_header, offset);  // the table follows the last chunk
+  append_le64(f.file_header, f.table.size());
+  append_zeros(f.file_header, layout::kFileHeaderBytes - f.file_header.size());
+  return f;
+}
+
+// Calls write(bytes) for the whole file in order, and copy(scratch) where a chunk's data waits in a scratch file.
+template <class Write, class Copy>
+void emit(std::span<const StoredChunk> chunks, Write&& write, Copy&& copy) {
+  const Framing f = framing(chunks);
+  write(std::span<const std::byte>(f.file_header));
+  for (const StoredChunk& c : chunks) {
+    write(std::span<const std::byte>(c.header));
+    if (c.scratch) {
+      copy(*c.scratch);
+    } else {
+      write(std::span<const std::byte>(c.data));
+    }
+  }
+  write(std::span<const std::byte>(f.table));
+}
+
+// hwbvh's sections of a blob other than its nodes, for the HwbvhSections chunk.
+std::vector<std::byte> other_sections(const blob::Blob& b) {
+  blob::Blob rest{b.target, {}};
+  for (const blob::Section& s : b.sections)
+    if (s.type != blob::SectionType::Nodes) rest.sections.push_back(s);
+  return blob::serialize(rest);
+}
+
+}  // namespace
+
+std::vector<std::byte> serialize(std::span<const AccelStruct> structs, std::span<const std::byte> hwbvh_sections,
+                                 const WriteOptions& options, std::span<const HistoryDispatch> ray_history) {
+  std::vector<StoredChunk> chunks = structure_chunks(structs, hwbvh_sections, options);
+  for (const HistoryDispatch& dispatch : ray_history) {  // uncompressed, as RADV writes them
+    chunks.push_back(stored_chunk(kHistoryMetadataChunk, kHistoryChunkVersion, {}, history_metadata(dispatch), false));
+    chunks.push_back(stored_chunk(kHistoryTokensChunk, kHistoryChunkVersion, {}, history_tokens(dispatch), false));
+  }
+  std::vector<std::byte> out;
+  emit(chunks, [&](std::span<const std::byte> bytes) { out.insert(out.end(), bytes.begin(), bytes.end()); },
+       [](const ScratchFile&) {});
   return out;
 }
 
 std::vector<std::byte> export_blob(const blob::Blob& b, const std::string& blob_name, const WriteOptions& options,
                                    std::span<const HistoryDispatch> ray_history) {
-  const std::vector<AccelStruct> structs = accel_structs_from_blob(b, blob_name);
-  blob::Blob rest{b.target, {}};
-  for (const blob::Section& s : b.sections)
-    if (s.type != blob::SectionType::Nodes) rest.sections.push_back(s);
-  return serialize(structs, blob::serialize(rest), options, ray_history);
+  return serialize(accel_structs_from_blob(b, blob_name), other_sections(b), options, ray_history);
 }
 
 void write_file(const std::filesystem::path& path, const blob::Blob& b, const std::string& blob_name,
                 const WriteOptions& options, std::span<const HistoryDispatch> ray_history) {
   write_file_atomically(path, export_blob(b, blob_name, options, ray_history));
+}
+
+struct HistoryFileWriter::Impl {
+  explicit Impl(const std::filesystem::path& path) : output(path) {}
+  AtomicOutput output;
+  std::vector<StoredChunk> structure;
+  std::vector<Dispatch> dispatches;
+  std::vector<ScratchFile> tokens;  ///< per dispatch
+  std::vector<uint64_t> rays;       ///< per dispatch
+  uint32_t cull_mask = 0xFF;
+};
+
+HistoryFileWriter::HistoryFileWriter(const std::filesystem::path& path, const blob::Blob& blob,
+                                     const std::string& blob_name, std::vector<Dispatch> dispatches,
+                                     uint32_t cull_mask, const WriteOptions& options) {
+  for (const Dispatch& d : dispatches)
+    if (uint64_t{d.width} * d.height > kMaxHistoryRays)
+      throw_bad_input("", fmt::format("a {}x{} dispatch: ray-history ray ids have 30 bits", d.width, d.height));
+  std::vector<StoredChunk> structure =
+      structure_chunks(accel_structs_from_blob(blob, blob_name), other_sections(blob), options);
+  impl_ = std::make_unique<Impl>(path);
+  impl_->structure = std::move(structure);
+  impl_->cull_mask = cull_mask;
+  for (std::size_t i = 0; i < dispatches.size(); ++i) impl_->tokens.emplace_back(impl_->output.scratch_directory());
+  impl_->rays.assign(dispatches.size(), 0);
+  impl_->dispatches = std::move(dispatches);
+}
+
+HistoryFileWriter::~HistoryFileWriter() = default;
+
+void HistoryFileWriter::add(std::size_t dispatch, std::span<const uint32_t> pixel, std::span<const Ray> rays,
+                            std::span<const emu::RayResult> results) {
+  const Dispatch& d = impl_->dispatches.at(dispatch);
+  uint64_t& count = impl_->rays[dispatch];
+  if (count + rays.size() > kMaxHistoryRays)
+    throw_bad_input("", fmt::format("{} rays in a dispatch: ray-history ray ids have 30 bits", count + rays.size()));
+  // Rays without an image are a row of the dispatch: x is their index, at any width beyond it.
+  const uint32_t width = d.width != 0 ? d.width : kMaxHistoryRays;
+  std::vector<std::byte> bytes;
+  for (std::size_t i = 0; i < rays.size(); ++i) {
+    const uint32_t launch = d.width != 0 ? pixel[i] : static_cast<uint32_t>(count + i);
+    append_history_tokens(bytes, history_ray(launch, rays[i], results[i], d.any_hit, impl_->cull_mask,
+                                             accel_struct_address(0)),
+                          width);
+  }
+  impl_->tokens[dispatch].append(bytes);
+  count += rays.size();
+}
+
+void HistoryFileWriter::finish() {
+  std::vector<StoredChunk> chunks = std::move(impl_->structure);
+  for (std::size_t i = 0; i < impl_->dispatches.size(); ++i) {
+    const Dispatch& d = impl_->dispatches[i];
+    const uint64_t rays = impl_->rays[i];
+    const uint32_t width = d.width != 0 ? d.width : static_cast<uint32_t>(rays);
+    chunks.push_back(stored_chunk(kHistoryMetadataChunk, kHistoryChunkVersion, {},
+                                  history_metadata(width, d.width != 0 ? d.height : 1, rays), false));
+    StoredChunk tokens;
+    tokens.name = kHistoryTokensChunk;
+    tokens.version = kHistoryChunkVersion;
+    tokens.scratch = &impl_->tokens[i];
+    chunks.push_back(std::move(tokens));
+  }
+  AtomicOutput& out = impl_->output;
+  emit(chunks, [&](std::span<const std::byte> bytes) { out.write(bytes); },
+       [&](const ScratchFile& scratch) { scratch.copy_to(out); });
+  out.commit();
 }
 
 }  // namespace hwbvh::rra

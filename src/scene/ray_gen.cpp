@@ -151,27 +151,45 @@ RayBatch make_batch(std::vector<Ray> rays) {
   return batch;
 }
 
+uint64_t primary_tile_count(uint32_t width, uint32_t height) {
+  return uint64_t{(width + kTileWidth - 1) / kTileWidth} * ((height + kTileHeight - 1) / kTileHeight);
+}
+
 RayBatch primary_rays(const Camera& camera, uint32_t width, uint32_t height, const Executor& executor) {
+  return primary_tiles(camera, width, height, 0, primary_tile_count(width, height), executor);
+}
+
+RayBatch primary_tiles(const Camera& camera, uint32_t width, uint32_t height, uint64_t first_tile, uint64_t tiles,
+                       const Executor& executor) {
   validate_camera(camera);
   if (width == 0 || height == 0) throw_bad_input("", "image size must be at least 1 x 1");
+  checked_count(uint64_t{width} * height);
+  const uint32_t tiles_x = (width + kTileWidth - 1) / kTileWidth;
+  const uint64_t tile_count = primary_tile_count(width, height);
+  if (first_tile > tile_count || tiles > tile_count - first_tile)
+    throw_bad_input("", "tiles " + std::to_string(first_tile) + " + " + std::to_string(tiles) + " outside the " +
+                            std::to_string(tile_count) + " tiles of the image");
+  // Pixels of the tiles t: full rows of tiles above it, then the tiles to its left in its row.
+  const auto tile_width = [&](uint64_t t) { return std::min(kTileWidth, width - static_cast<uint32_t>(t % tiles_x) * kTileWidth); };
+  const auto tile_height = [&](uint64_t t) {
+    return std::min(kTileHeight, height - static_cast<uint32_t>(t / tiles_x) * kTileHeight);
+  };
+  const auto pixels_before = [&](uint64_t t) {
+    const uint64_t row = t / tiles_x, column = t % tiles_x;
+    return row * kTileHeight * width + column * kTileWidth * tile_height(t);
+  };
   RayBatch batch;
   batch.width = width;
   batch.height = height;
-  const uint32_t count = checked_count(uint64_t{width} * height);
-  batch.rays.resize(count);
-  batch.pixel.resize(count);
-
-  // Tile t starts after all pixels of the tiles before it; border tiles are clipped to the image.
-  const uint32_t tiles_x = (width + kTileWidth - 1) / kTileWidth;
-  const uint32_t tiles_y = (height + kTileHeight - 1) / kTileHeight;
-  batch.wave_begin.reserve(std::size_t{tiles_x} * tiles_y);
+  batch.first_ray = static_cast<uint32_t>(pixels_before(first_tile));
+  batch.wave_begin.reserve(tiles);
   uint32_t next = 0;
-  for (uint32_t ty = 0; ty < tiles_y; ++ty) {
-    for (uint32_t tx = 0; tx < tiles_x; ++tx) {
-      batch.wave_begin.push_back(next);
-      next += std::min(kTileWidth, width - tx * kTileWidth) * std::min(kTileHeight, height - ty * kTileHeight);
-    }
+  for (uint64_t t = first_tile; t < first_tile + tiles; ++t) {
+    batch.wave_begin.push_back(next);
+    next += tile_width(t) * tile_height(t);
   }
+  batch.rays.resize(next);
+  batch.pixel.resize(next);
 
   // Camera basis; pixel row 0 is at the top (towards +up).
   const Vec3 forward = unit_vector(camera.target - camera.eye);
@@ -181,10 +199,11 @@ RayBatch primary_rays(const Camera& camera, uint32_t width, uint32_t height, con
   const float aspect = static_cast<float>(width) / static_cast<float>(height);
 
   executor.for_ranges(0, batch.wave_begin.size(), kGrain / kTileRays, [&](std::size_t b, std::size_t e) {
-    for (std::size_t t = b; t < e; ++t) {
+    for (std::size_t w = b; w < e; ++w) {
+      const uint64_t t = first_tile + w;
       const uint32_t x0 = static_cast<uint32_t>(t % tiles_x) * kTileWidth;
       const uint32_t y0 = static_cast<uint32_t>(t / tiles_x) * kTileHeight;
-      uint32_t k = batch.wave_begin[t];
+      uint32_t k = batch.wave_begin[w];
       for (uint32_t y = y0; y < std::min(y0 + kTileHeight, height); ++y) {
         for (uint32_t x = x0; x < std::min(x0 + kTileWidth, width); ++x, ++k) {
           const float fx = (static_cast<float>(x) + 0.5f) / static_cast<float>(width);
@@ -210,7 +229,7 @@ RayBatch ao_rays(const RayBatch& primary, std::span<const SurfaceHit> hits, cons
     for (std::size_t j = b; j < e; ++j) {
       const auto [i, s] = plan.jobs[j];
       const Spawn from = spawn(hits[i], primary.rays[i], options.offset_epsilon);
-      const uint32_t key = sample_key(options.seed, Stream::Ao, i, s);
+      const uint32_t key = sample_key(options.seed, Stream::Ao, primary.first_ray + i, s);
       const Vec3 dir = cosine_direction(from.normal, uniform(key, 0), uniform(key, 1));
       plan.batch.rays[j] = Ray{from.origin, dir, 0.0f, options.max_distance};
     }
@@ -264,6 +283,11 @@ RayBatch reflection_rays(const RayBatch& primary, std::span<const SurfaceHit> hi
 }
 
 RayBatch random_rays(const Aabb& bounds, uint32_t count, uint64_t seed, const Executor& executor) {
+  return random_rays(bounds, 0, count, seed, executor);
+}
+
+RayBatch random_rays(const Aabb& bounds, uint32_t first, uint32_t count, uint64_t seed, const Executor& executor) {
+  checked_count(uint64_t{first} + count);
   if (bounds.empty()) throw_bad_input("", "cannot aim random rays at an empty scene");
   const Vec3 center = bounds.center(), extent = bounds.extent();
   const float circumradius = 0.5f * vector_length(extent);
@@ -277,7 +301,7 @@ RayBatch random_rays(const Aabb& bounds, uint32_t count, uint64_t seed, const Ex
   std::vector<Ray> rays(count);
   executor.for_ranges(0, count, kGrain, [&](std::size_t b, std::size_t e) {
     for (std::size_t i = b; i < e; ++i) {
-      const uint32_t key = sample_key(seed, Stream::Random, static_cast<uint32_t>(i), 0);
+      const uint32_t key = sample_key(seed, Stream::Random, first + static_cast<uint32_t>(i), 0);
       // Uniform on the sphere: z uniform in [-1, 1], azimuth uniform (Archimedes).
       const float z = 1.0f - 2.0f * uniform(key, 0), phi = kTwoPi * uniform(key, 1);
       const float r = std::sqrt(std::max(0.0f, 1.0f - z * z));
@@ -286,7 +310,9 @@ RayBatch random_rays(const Aabb& bounds, uint32_t count, uint64_t seed, const Ex
       rays[i] = Ray{origin, unit_vector(target - origin)};
     }
   });
-  return make_batch(std::move(rays));
+  RayBatch batch = make_batch(std::move(rays));
+  batch.first_ray = first;
+  return batch;
 }
 
 }  // namespace hwbvh

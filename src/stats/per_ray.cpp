@@ -80,15 +80,24 @@ void visit_columns(const Row& row, F&& f) {
   for (const emu::RayCounterField& c : emu::kRayCounterFields) f(c.name, r.counters.*c.member);
 }
 
+// The rows of one batch.
 template <class F>
-void for_each_row(const StatsReport& report, F&& f) {
-  for (const KindStats& k : report.kinds) {
-    if (k.results.size() != k.rays_traced.size() || (!k.verdicts.empty() && k.verdicts.size() != k.results.size()))
+void for_each_row(const TracedBatch& batch, F&& f) {
+  for (std::size_t i = 0; i < batch.results.size(); ++i) {
+    const auto verdict = batch.verdicts.empty() ? std::nullopt : std::optional(batch.verdicts[i]);
+    f(Row{batch.kind, static_cast<uint32_t>(batch.first_ray + i), batch.rays[i], batch.results[i], verdict});
+  }
+}
+
+// Each kind of a report that kept its results, as one batch.
+template <class F>
+void for_each_kind(const StatsReport& report, F&& f) {
+  for (std::size_t k = 0; k < report.kinds.size(); ++k) {
+    const KindStats& ks = report.kinds[k];
+    if (ks.results.size() != ks.rays_traced.size() || (!ks.verdicts.empty() && ks.verdicts.size() != ks.results.size()))
       throw Error(ErrorKind::Runtime, "", "per-ray output needs the statistics run with keep_results");
-    for (std::size_t i = 0; i < k.results.size(); ++i) {
-      const auto verdict = k.verdicts.empty() ? std::nullopt : std::optional(k.verdicts[i]);
-      f(Row{k.kind, static_cast<uint32_t>(i), k.rays_traced[i], k.results[i], verdict});
-    }
+    f(TracedBatch{.kind_index = k, .kind = ks.kind, .first_ray = 0, .rays = ks.rays_traced, .pixel = ks.pixel,
+                  .results = ks.results, .verdicts = ks.verdicts});
   }
 }
 
@@ -100,11 +109,14 @@ void visit_column_names(F&& f) {
   visit_columns(Row{RayKind::Primary, 0, ray, result, std::nullopt}, f);
 }
 
-std::string csv(const StatsReport& report) {
+std::string csv_header() {
   std::string out;
   visit_column_names([&](const char* name, const auto&) { out += (out.empty() ? "" : ",") + std::string(name); });
-  out += '\n';
-  for_each_row(report, [&](const Row& row) {
+  return out + '\n';
+}
+
+void append_csv_rows(std::string& out, const TracedBatch& batch) {
+  for_each_row(batch, [&](const Row& row) {
     bool first = true;
     visit_columns(row, [&](const char*, const auto& value) {
       if (!first) out += ',';
@@ -119,7 +131,6 @@ std::string csv(const StatsReport& report) {
     });
     out += '\n';
   });
-  return out;
 }
 
 template <class T>
@@ -137,9 +148,8 @@ void append_le(std::string& out, T value) {
 }
 
 // The rows packed as NumPy lays out a structured array of per_ray_columns() (no padding, little-endian).
-std::string records(const StatsReport& report) {
-  std::string out;
-  for_each_row(report, [&](const Row& row) {
+void append_records(std::string& out, const TracedBatch& batch) {
+  for_each_row(batch, [&](const Row& row) {
     visit_columns(row, [&](const char*, const auto& value) {
       using T = std::decay_t<decltype(value)>;
       if constexpr (std::is_same_v<T, Label>) {
@@ -153,16 +163,21 @@ std::string records(const StatsReport& report) {
       }
     });
   });
-  return out;
+}
+
+void append_rows(std::string& out, const TracedBatch& batch, PerRayFormat format) {
+  if (format == PerRayFormat::Csv) {
+    append_csv_rows(out, batch);
+  } else {
+    append_records(out, batch);
+  }
 }
 
 // NumPy's format 1.0: magic, version, a 16-bit header length and a Python dict literal padded with spaces and
 // ended by a newline so that the data starts at a multiple of 64 bytes.
-std::string npy(const StatsReport& report) {
+std::string npy_header(uint64_t rows) {
   std::string descr;
   for (const PerRayColumn& c : per_ray_columns()) descr += fmt::format("('{}', '{}'), ", c.name, c.numpy_type);
-  std::size_t rows = 0;
-  for (const KindStats& k : report.kinds) rows += k.results.size();
   std::string header = fmt::format("{{'descr': [{}], 'fortran_order': False, 'shape': ({},), }}", descr, rows);
   constexpr std::size_t kPreamble = 10;  // magic (6), version (2), header length (2)
   header.append(63 - (kPreamble + header.size()) % 64, ' ');
@@ -171,12 +186,18 @@ std::string npy(const StatsReport& report) {
   out += '\x01';
   out += '\x00';
   append_le(out, static_cast<uint16_t>(header.size()));
-  out += header;
-  return out + records(report);
+  return out + header;
 }
 
+// What precedes the rows: the CSV's column line, or the .npy header.
+std::string file_header(PerRayFormat format, uint64_t rows) {
+  return format == PerRayFormat::Csv ? csv_header() : npy_header(rows);
+}
+
+std::span<const std::byte> as_bytes(const std::string& text) { return std::as_bytes(std::span<const char>(text)); }
+
 std::vector<std::byte> as_byte_vector(const std::string& text) {
-  const auto bytes = std::as_bytes(std::span<const char>(text));
+  const auto bytes = as_bytes(text);
   return {bytes.begin(), bytes.end()};
 }
 
@@ -197,14 +218,42 @@ std::vector<PerRayColumn> per_ray_columns() {
   return columns;
 }
 
-std::vector<std::byte> per_ray_records(const StatsReport& report) { return as_byte_vector(records(report)); }
-
-std::vector<std::byte> per_ray_bytes(const StatsReport& report, PerRayFormat format) {
-  return as_byte_vector(format == PerRayFormat::Csv ? csv(report) : npy(report));
+std::vector<std::byte> per_ray_records(const StatsReport& report) {
+  std::string out;
+  for_each_kind(report, [&](const TracedBatch& kind) { append_records(out, kind); });
+  return as_byte_vector(out);
 }
 
-void write_per_ray(const std::filesystem::path& path, const StatsReport& report) {
-  write_file_atomically(path, per_ray_bytes(report, per_ray_format(path)));
+std::vector<std::byte> per_ray_bytes(const StatsReport& report, PerRayFormat format) {
+  std::string rows;
+  uint64_t count = 0;
+  for_each_kind(report, [&](const TracedBatch& kind) {
+    append_rows(rows, kind, format);
+    count += kind.results.size();
+  });
+  return as_byte_vector(file_header(format, count) + rows);
+}
+
+PerRayWriter::PerRayWriter(const std::filesystem::path& path, std::size_t kinds)
+    : format_(per_ray_format(path)), output_(path) {
+  for (std::size_t k = 0; k < kinds; ++k) rows_.emplace_back(output_.scratch_directory());
+}
+
+void PerRayWriter::add(const TracedBatch& batch) {
+  std::string rows;
+  append_rows(rows, batch, format_);
+  rows_.at(batch.kind_index).append(as_bytes(rows));
+  row_count_ += batch.results.size();
+}
+
+uint64_t PerRayWriter::finish() {
+  output_.write(as_bytes(file_header(format_, row_count_)));
+  for (ScratchFile& kind : rows_) {
+    kind.copy_to(output_);
+    kind.clear();  // its disk space back before the next type is copied
+  }
+  output_.commit();
+  return row_count_;
 }
 
 }  // namespace hwbvh::stats

@@ -156,5 +156,55 @@ TEST(WriteFileAtomically, AMissingFolderIsARuntimeErrorNamingTheFile) {
   EXPECT_TRUE(dir.files().empty());
 }
 
+// AtomicOutput, piece by piece: nothing under the name until commit(), nothing at all when dropped uncommitted.
+TEST(AtomicOutput, ShowsTheFileOnlyOnCommitAndLeavesNothingWhenDropped) {
+  const test::ScratchDir dir;
+  const auto file = dir.write("out.bin", "old");
+  {
+    AtomicOutput out(file);
+    out.write(bytes_of("new "));
+    out.write(bytes_of("contents"));
+    EXPECT_EQ(read_text(file), "old");
+    out.commit();
+  }
+  EXPECT_EQ(read_text(file), "new contents");
+  {
+    AtomicOutput out(dir / "dropped.bin");
+    out.write(bytes_of("partial"));
+  }  // an error before commit: the temporary goes
+  EXPECT_FALSE(std::filesystem::exists(dir / "dropped.bin"));
+  expect_no_temporaries(dir.path());
+  EXPECT_EQ(AtomicOutput(dir / "new.bin").scratch_directory(), dir.path());
+  EXPECT_EQ(AtomicOutput("/dev/null").scratch_directory(), std::filesystem::temp_directory_path());
+}
+
+// A ScratchFile holds what was appended, copies it into an output, and leaves no name behind.
+TEST(ScratchFile, CopiesWhatWasAppendedAndLeavesNoFile) {
+  const test::ScratchDir dir;
+  ScratchFile scratch(dir.path());
+  std::string expected;
+  for (int i = 0; i < 3000; ++i) {  // several copy chunks
+    const std::string line = std::string(700, static_cast<char>('a' + i % 26)) + "\n";
+    scratch.append(bytes_of(line));
+    expected += line;
+  }
+  EXPECT_EQ(scratch.size(), expected.size());
+  EXPECT_TRUE(dir.files().empty());  // unnamed
+  {
+    AtomicOutput out(dir / "copy.txt");
+    out.write(bytes_of("head\n"));
+    scratch.copy_to(out);
+    out.commit();
+  }
+  EXPECT_EQ(read_text(dir / "copy.txt"), "head\n" + expected);
+  scratch.clear();
+  EXPECT_EQ(scratch.size(), 0u);
+  scratch.append(bytes_of("again"));
+  AtomicOutput out(dir / "again.txt");
+  scratch.copy_to(out);
+  out.commit();
+  EXPECT_EQ(read_text(dir / "again.txt"), "again");
+}
+
 }  // namespace
 }  // namespace hwbvh

@@ -585,5 +585,34 @@ TEST_F(Cli, StatsExportsItsRaysAsRraRayHistory) {
   EXPECT_FALSE(std::filesystem::exists(path("x.rra")));
 }
 
+// hwbvh stats streams its rays: the JSON (but for the wall clock), the per-ray files and the .rra ray history are the
+// same bytes whatever --batch-rays and --threads.
+TEST_F(Cli, StatsGivesTheSameResultsAtAnyBatchSizeAndThreadCount) {
+  const std::string scene = quote(test::project_scene("alpha-cards.obj").string());
+  const auto outputs = [&](const std::string& options) {
+    const std::string tag = std::to_string(std::hash<std::string>{}(options));
+    const std::string npy = path(tag + ".npy"), csv = path(tag + ".csv"), rra = path(tag + ".rra");
+    const CliRun run = hwbvh("stats " + scene + " --rays primary,ao,shadow,reflection,random --width 37 --height 21 "
+                             "--ao-samples 2 --random-rays 999 --json --per-ray " + quote(npy) + " --export-rra " +
+                             quote(rra) + " " + options);
+    EXPECT_EQ(run.code, 0) << run.err;
+    nlohmann::json json = nlohmann::json::parse(run.out, nullptr, false);
+    json.erase("threads");
+    for (nlohmann::json& kind : json["ray_types"]) kind.erase("wall_clock");
+    json.erase("wrote");  // names the files
+    EXPECT_EQ(hwbvh("stats " + scene + " --rays primary,ao,shadow,reflection,random --width 37 --height 21 --ao-samples 2 "
+                    "--random-rays 999 --quiet --per-ray " + quote(csv) + " " + options).code, 0);
+    return std::vector<std::string>{json.dump(), read_text(npy), read_text(csv), read_text(rra)};
+  };
+  const std::vector<std::string> reference = outputs("--threads 2");
+  EXPECT_THAT(reference[0], HasSubstr("\"ray_types\""));
+  for (const char* options : {"--threads 1", "--threads 2 --batch-rays 32", "--threads 1 --batch-rays 100"}) {
+    SCOPED_TRACE(options);
+    const std::vector<std::string> other = outputs(options);
+    for (std::size_t i = 0; i < reference.size(); ++i) EXPECT_TRUE(other[i] == reference[i]) << i;
+  }
+  EXPECT_EQ(hwbvh("stats " + scene + " --batch-rays 0").code, 2);
+}
+
 }  // namespace
 }  // namespace hwbvh

@@ -10,10 +10,12 @@
 #include <iterator>
 #include <set>
 
+#include "blob/scratch_dir.h"
 #include "fixtures/paths.h"
 #include "fixtures/rra_capture.h"
 #include "hwbvh/blob/bytes.h"
 #include "hwbvh/core/error.h"
+#include "hwbvh/core/file_io.h"
 #include "hwbvh/core/parallel.h"
 #include "hwbvh/emu/loaded_bvh.h"
 #include "hwbvh/emu/oracle.h"
@@ -475,7 +477,28 @@ TEST_P(RraRayHistoryRoundTrip, CountersAndHitsReadBackRayByRay) {
   for (const stats::KindStats& ks : report.kinds)
     history.push_back(history_dispatch(report.width, report.height, ks.pixel, ks.rays_traced, ks.results,
                                        stats::is_occlusion(ks.kind), 0xFF, accel_struct_address(0)));
-  const File file = parse(export_blob(b, "test", {}, history), "test.rra");
+  const std::vector<std::byte> whole = export_blob(b, "test", {}, history);
+  {  // The same file written batch by batch while tracing, in batches of 64 rays (AO: their 2 samples).
+    struct Sink : stats::RaySink {
+      HistoryFileWriter* writer = nullptr;
+      void add(const stats::TracedBatch& t) override { writer->add(t.kind_index, t.pixel, t.rays, t.results); }
+    } sink;
+    const test::ScratchDir dir("rra-streamed");
+    std::vector<HistoryFileWriter::Dispatch> dispatches;
+    for (const stats::RayKind kind : so.kinds)
+      dispatches.push_back({.width = kind == stats::RayKind::Random ? 0u : so.width,
+                            .height = kind == stats::RayKind::Random ? 0u : so.height,
+                            .any_hit = stats::is_occlusion(kind)});
+    HistoryFileWriter writer(dir / "streamed.rra", b, "test", dispatches, 0xFF);
+    sink.writer = &writer;
+    stats::StatsOptions batched = so;
+    batched.keep_results = false;
+    batched.batch_rays = 64;
+    (void)stats::run_stats(emu::load_bvh(b, "test"), batched, &sink);
+    writer.finish();
+    EXPECT_TRUE(read_file_bytes(dir / "streamed.rra") == whole);
+  }
+  const File file = parse(whole, "test.rra");
   const blob::Blob back = to_blob(file, "test.rra");
   ASSERT_EQ(back.sections.size(), b.sections.size());
   for (std::size_t i = 0; i < b.sections.size(); ++i) EXPECT_TRUE(back.sections[i].data == b.sections[i].data) << i;

@@ -157,6 +157,51 @@ TEST(AoRays, SeededAndIdenticalAtAnyThreadCount) {
   EXPECT_EQ(a.pixel, d.pixel);
 }
 
+// Batches of tiles, and the AO rays of each batch's hits, put end to end are the whole image's: what lets stats
+// trace an image batch by batch.
+TEST(PrimaryTiles, BatchAfterBatchGiveTheWholeImagesRaysAndAoRays) {
+  const uint32_t width = 37, height = 23;  // partial tiles on the right and at the bottom
+  const RayBatch whole = primary_rays(kCamera, width, height);
+  const AoOptions options{.samples = 3, .max_distance = 1.0f, .seed = 9};
+  const RayBatch whole_ao = ao_rays(whole, plane_hits(whole, {0.3f, 0.1f, 1}, 5), options);
+  const uint64_t tiles = primary_tile_count(width, height);
+  EXPECT_EQ(tiles, whole.wave_count());
+  for (const uint64_t step : {uint64_t{1}, uint64_t{4}, uint64_t{7}, tiles}) {
+    RayBatch joined, joined_ao;
+    for (uint64_t first = 0; first < tiles; first += step) {
+      const RayBatch part = primary_tiles(kCamera, width, height, first, std::min(step, tiles - first), Executor(2));
+      EXPECT_EQ(part.first_ray, joined.rays.size());
+      for (uint32_t w : part.wave_begin) joined.wave_begin.push_back(static_cast<uint32_t>(joined.rays.size()) + w);
+      joined.rays.insert(joined.rays.end(), part.rays.begin(), part.rays.end());
+      joined.pixel.insert(joined.pixel.end(), part.pixel.begin(), part.pixel.end());
+      // Hits keyed by the global ray index, as plane_hits does for the whole image.
+      std::vector<SurfaceHit> hits = plane_hits(whole, {0.3f, 0.1f, 1}, 5);
+      hits = std::vector<SurfaceHit>(hits.begin() + part.first_ray, hits.begin() + part.first_ray + part.rays.size());
+      const RayBatch ao = ao_rays(part, hits, options);
+      joined_ao.rays.insert(joined_ao.rays.end(), ao.rays.begin(), ao.rays.end());
+      joined_ao.pixel.insert(joined_ao.pixel.end(), ao.pixel.begin(), ao.pixel.end());
+    }
+    joined.width = width;
+    joined.height = height;
+    EXPECT_TRUE(same_batch(joined, whole)) << step;
+    EXPECT_TRUE(same_rays(joined_ao.rays, whole_ao.rays)) << step;
+    EXPECT_EQ(joined_ao.pixel, whole_ao.pixel) << step;
+  }
+  EXPECT_THROW((void)primary_tiles(kCamera, width, height, tiles, 1), Error);
+}
+
+TEST(RandomRays, RangesPutTogetherAreTheWholeSequence) {
+  const Aabb box{{-1, -2, -3}, {1, 2, 3}};
+  const RayBatch whole = random_rays(box, 1000, 5);
+  std::vector<Ray> joined;
+  for (uint32_t first = 0; first < 1000; first += 96) {
+    const RayBatch part = random_rays(box, first, std::min(96u, 1000 - first), 5, Executor(2));
+    EXPECT_EQ(part.first_ray, first);
+    joined.insert(joined.end(), part.rays.begin(), part.rays.end());
+  }
+  EXPECT_TRUE(same_rays(joined, whole.rays));
+}
+
 TEST(AoRays, RejectsBadArguments) {
   const RayBatch primary = primary_rays(kCamera, 8, 4);
   const auto hits = plane_hits(primary, {0, 0, 1});

@@ -65,9 +65,19 @@ HistoryDispatch history_dispatch(uint32_t width, uint32_t height, std::span<cons
                                  std::span<const Ray> rays, std::span<const emu::RayResult> results, bool any_hit,
                                  uint32_t cull_mask, uint64_t accel_struct_address);
 
+/// One ray of a dispatch as history_dispatch makes it: `launch_index` its pixel, or its index without an image.
+HistoryRay history_ray(uint32_t launch_index, const Ray& ray, const emu::RayResult& result, bool any_hit,
+                       uint32_t cull_mask, uint64_t accel_struct_address);
+
 /// The two chunks' data, as RADV writes them (uncompressed; neither has a chunk header).
 std::vector<std::byte> history_metadata(const HistoryDispatch& dispatch);
 std::vector<std::byte> history_tokens(const HistoryDispatch& dispatch);
+/// The metadata of a width x height dispatch of `rays` rays, without the rays at hand.
+std::vector<std::byte> history_metadata(uint32_t width, uint32_t height, uint64_t rays);
+/// The tokens of `ray` in a dispatch `width` wide (a dispatch without an image: any width above its ids, e.g.
+/// kMaxHistoryRays), appended to `out`: history_tokens is these, ray after ray.
+void append_history_tokens(std::vector<std::byte>& out, const HistoryRay& ray, uint32_t width);
+inline constexpr uint32_t kMaxHistoryRays = uint32_t{1} << 30;  ///< 30-bit ray ids
 
 /// Parses one dispatch's chunk data after every check RRA's loader makes, and that the token stream is well formed:
 /// every token inside the chunk, ray ids inside the dispatch, begin tokens at the coordinate of their id, each ray

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -80,6 +81,35 @@ std::vector<std::byte> export_blob(const blob::Blob& blob, const std::string& bl
 /// export_blob, written atomically.
 void write_file(const std::filesystem::path& path, const blob::Blob& blob, const std::string& blob_name,
                 const WriteOptions& options = {}, std::span<const HistoryDispatch> ray_history = {});
+
+/// `stats --export-rra FILE` while the rays are traced: the blob's .rra file (export_blob) with one ray-history
+/// dispatch per ray type, its rays added batch by batch. Each dispatch's tokens go to a scratch file beside the
+/// output (core/file_io.h ScratchFile) and finish() writes the file atomically: the bytes export_blob gives for the
+/// same dispatches, with memory bounded by the BVH and one batch.
+class HistoryFileWriter {
+ public:
+  /// A dispatch: an image's width x height (rays at their pixel), or width 0 for rays without one (rays x 1).
+  struct Dispatch {
+    uint32_t width = 0, height = 0;
+    bool any_hit = false;  ///< occlusion rays
+  };
+  /// Refuses (hwbvh::Error(BadInput)) a blob export_blob refuses and images with more pixels than 30-bit ray ids,
+  /// and opens the output, before any ray is traced.
+  HistoryFileWriter(const std::filesystem::path& path, const blob::Blob& blob, const std::string& blob_name,
+                    std::vector<Dispatch> dispatches, uint32_t cull_mask, const WriteOptions& options = {});
+  ~HistoryFileWriter();
+  HistoryFileWriter(const HistoryFileWriter&) = delete;
+  HistoryFileWriter& operator=(const HistoryFileWriter&) = delete;
+
+  /// The next rays of `dispatch`, in order: `pixel` per ray for an image dispatch, else empty.
+  void add(std::size_t dispatch, std::span<const uint32_t> pixel, std::span<const Ray> rays,
+           std::span<const emu::RayResult> results);
+  void finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 /// One chunk-table entry (64 bytes in the file).
 struct Chunk {

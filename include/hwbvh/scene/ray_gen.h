@@ -31,6 +31,9 @@ struct RayBatch {
   std::vector<uint32_t> wave_begin;
   uint32_t width = 0;   ///< image size the pixel indices refer to; 0 when there is no image
   uint32_t height = 0;
+  /// Index of rays[0] among all rays of its kind, when the batch is a part of them (primary_tiles, random_rays'
+  /// range): what keys the random numbers of the secondary rays derived from it.
+  uint32_t first_ray = 0;
 
   [[nodiscard]] std::size_t wave_count() const { return wave_begin.size(); }
   /// The rays of wave i as an index range [first, second).
@@ -48,6 +51,12 @@ struct RayBatch {
 /// Throws hwbvh::Error(BadInput) for a zero size or an invalid camera (validate_camera).
 [[nodiscard]] RayBatch primary_rays(const Camera& camera, uint32_t width, uint32_t height,
                                     const Executor& executor = Executor(1));
+/// The number of tiles (waves) of primary_rays' image.
+[[nodiscard]] uint64_t primary_tile_count(uint32_t width, uint32_t height);
+/// Tiles [first_tile, first_tile + tiles) of primary_rays' image: its rays, pixels and waves from there on, with
+/// first_ray the index of the first one. Batch after batch they are primary_rays' rays.
+[[nodiscard]] RayBatch primary_tiles(const Camera& camera, uint32_t width, uint32_t height, uint64_t first_tile,
+                                     uint64_t tiles, const Executor& executor = Executor(1));
 
 /// What the tracer found for one primary ray, as input to secondary rays.
 struct SurfaceHit {
@@ -68,7 +77,7 @@ struct AoOptions {
 /// Ambient-occlusion rays: `samples` cosine-weighted directions in the hemisphere on the side of the
 /// surface the primary ray came from, for every valid hit. hits[i] belongs to primary.rays[i]
 /// (hits.size() must equal primary.rays.size()). Each AO ray keeps its primary ray's pixel.
-/// Sample s of primary ray i is random in (seed, i, s) only. Waves: for each primary wave and each sample,
+/// Sample s of primary ray i is random in (seed, primary.first_ray + i, s) only. Waves: for each primary wave and each sample,
 /// one wave with that sample of the wave's valid hits (a GPU wave looping over its samples).
 /// Throws hwbvh::Error(BadInput) for mismatched sizes, zero samples or a non-positive max_distance.
 [[nodiscard]] RayBatch ao_rays(const RayBatch& primary, std::span<const SurfaceHit> hits, const AoOptions& options,
@@ -96,6 +105,10 @@ struct AoOptions {
 /// its centre, each aimed at a uniform random point inside the box; normalised, tmin 0, tmax inf. Ray i is
 /// random in (seed, i) only. Throws hwbvh::Error(BadInput) for empty bounds.
 [[nodiscard]] RayBatch random_rays(const Aabb& bounds, uint32_t count, uint64_t seed,
+                                   const Executor& executor = Executor(1));
+/// Rays [first, first + count) of random_rays' sequence (first_ray = first; waves of 32 from there, so `first`
+/// a multiple of 32 keeps random_rays' waves).
+[[nodiscard]] RayBatch random_rays(const Aabb& bounds, uint32_t first, uint32_t count, uint64_t seed,
                                    const Executor& executor = Executor(1));
 
 }  // namespace hwbvh

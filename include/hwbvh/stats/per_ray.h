@@ -2,10 +2,12 @@
 // `hwbvh stats --per-ray FILE`: every traced ray with its hit and every counter, one row per ray per ray type, as
 // CSV or as a NumPy .npy structured array, chosen by the file's extension (docs/rays.md "Per-ray output").
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "hwbvh/core/file_io.h"
 #include "hwbvh/stats/traversal_stats.h"
 
 namespace hwbvh::stats {
@@ -33,7 +35,24 @@ std::vector<PerRayColumn> per_ray_columns();
 /// .npy file's data, without its header.
 std::vector<std::byte> per_ray_records(const StatsReport& report);
 
-/// Writes per_ray_bytes in per_ray_format(path) atomically (core/file_io.h).
-void write_per_ray(const std::filesystem::path& path, const StatsReport& report);
+/// `--per-ray FILE` while run_stats traces: a RaySink that turns each batch into rows at once. The rows of each ray
+/// type go to a scratch file beside the output (core/file_io.h ScratchFile), and finish() writes the file in
+/// per_ray_format(path) atomically: the header (.npy: with the row count, known only then), then each type's rows in
+/// order. The bytes are per_ray_bytes' of the same run; memory stays one batch, the disk holds the rows twice for a
+/// moment while finish() copies them.
+class PerRayWriter : public RaySink {
+ public:
+  /// Opens the output (refusing a bad name or path before any work) for a run of `kinds` ray types.
+  PerRayWriter(const std::filesystem::path& path, std::size_t kinds);
+  void add(const TracedBatch& batch) override;
+  /// Writes the file; returns its row count.
+  uint64_t finish();
+
+ private:
+  PerRayFormat format_;
+  AtomicOutput output_;
+  std::vector<ScratchFile> rows_;  ///< per ray type
+  uint64_t row_count_ = 0;
+};
 
 }  // namespace hwbvh::stats

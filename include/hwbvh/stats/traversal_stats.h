@@ -2,11 +2,16 @@
 // Traversal statistics of one blob: generate rays of each requested kind, trace them through the encoded bytes
 // with the wavefront emulator, check every ray against Embree, and summarise the per-ray counters
 // (docs/counters.md) as distributions. This is what `hwbvh stats` prints.
+#include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "hwbvh/core/progress.h"
 
 #include "hwbvh/emu/loaded_bvh.h"
 #include "hwbvh/emu/machine/machine.h"
@@ -52,7 +57,13 @@ struct StatsOptions {
   emu::TraceOptions trace;
   int threads = 0;                     ///< 0 = all hardware threads; counters are identical at any count
   bool oracle = true;                  ///< check every ray with Embree
-  bool keep_results = false;           ///< keep per-ray results and rays in the report (images, per-ray output)
+  /// Keep every ray and its result in the report (KindStats::results ...): memory grows with the rays. Writers use
+  /// a RaySink instead, which sees each batch once.
+  bool keep_results = false;
+  /// Rays are generated, traced, checked and reduced in batches of about this many (a whole number of 32-ray waves;
+  /// camera-derived kinds: the rays of batch_rays / 32 primary tiles and their secondary rays). Memory is bounded
+  /// by the batch, not the image; results are identical at any batch size.
+  uint32_t batch_rays = 65536;
   /// Also run the machine model (docs/machine-model.md) on each ray type's recorded node sequences.
   std::optional<emu::MachineConfig> machine;
 };
@@ -66,6 +77,23 @@ struct Distribution {
   uint64_t bin_width = 1;         ///< histogram bin width (bin i counts values in [i*w, (i+1)*w))
   std::vector<uint64_t> histogram;
   friend bool operator==(const Distribution&, const Distribution&) = default;
+};
+
+/// The values of one per-ray counter as value -> number of rays: exact percentiles and histograms in memory that
+/// grows with the distinct values, not with the rays.
+class ValueCounts {
+ public:
+  void add(uint64_t value);
+  [[nodiscard]] uint64_t count() const { return count_; }
+  /// Nearest-rank median and 95th percentile, exact mean (the sum of all values, divided once), 32-bin histogram.
+  [[nodiscard]] Distribution summary() const;
+
+ private:
+  static constexpr uint64_t kDenseValues = 4096;  ///< counts of smaller values in a vector, larger ones in a map
+  std::vector<uint64_t> dense_;
+  std::map<uint64_t, uint64_t> sparse_;
+  uint64_t count_ = 0;
+  uint64_t sum_ = 0;
 };
 
 struct KindStats {
@@ -130,9 +158,33 @@ struct StatsReport {
   [[nodiscard]] std::string stack_text() const;
 };
 
-/// Runs the emulator (and the oracle) over every requested ray kind. Throws hwbvh::Error(BadInput) for invalid
-/// options or an unreadable rays file.
-StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& options);
+/// One batch of traced rays of one kind, as run_stats hands it to a RaySink: valid during the call only.
+struct TracedBatch {
+  std::size_t kind_index = 0;  ///< the kind's place in StatsReport::kinds (= StatsOptions::kinds)
+  RayKind kind = RayKind::Primary;
+  uint64_t first_ray = 0;      ///< index of rays[0] among all rays of its kind
+  std::span<const Ray> rays;
+  std::span<const uint32_t> pixel;              ///< per ray its pixel (y * width + x), when the kind has an image
+  std::span<const emu::RayResult> results;
+  std::span<const emu::Disagreement> verdicts;  ///< per ray the oracle's verdict; empty when the oracle is off
+};
+
+/// Receives every traced ray, batch by batch, as run_stats goes: per-ray files, .rra ray history, images. Each
+/// kind's batches arrive in ray order; batches of different kinds interleave (camera-derived kinds batch by batch
+/// of the image), in an order that depends only on the options, never on the thread count.
+class RaySink {
+ public:
+  virtual ~RaySink() = default;
+  virtual void add(const TracedBatch& batch) = 0;
+};
+
+/// Runs the emulator (and the oracle) over every requested ray kind, in bounded batches (StatsOptions::batch_rays):
+/// each batch's rays are generated, traced, checked, counted and handed to `sink`, then dropped. `progress` hears
+/// of the oracle's scene and of every batch. Throws hwbvh::Error(BadInput) for invalid options or an unreadable rays
+/// file. Memory: the batch, the distributions, and with StatsOptions::machine the node sequences the machine model
+/// runs on (every traced ray's, held to the end) or with keep_results every ray.
+StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& options, RaySink* sink = nullptr,
+                      const ProgressCallback& progress = {});
 
 /// Traces the caller's `rays` as one batch (waves of 32 consecutive rays), as run_stats traces a rays file, in
 /// closest-hit mode or, with `any_hit`, occlusion mode (checked with rtcOccluded1). The report has one kind, File;
@@ -141,7 +193,7 @@ StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& options);
 StatsReport run_stats_on_rays(const emu::LoadedBvh& bvh, std::vector<Ray> rays, bool any_hit,
                               const StatsOptions& options);
 
-/// Distribution of `values` (nearest-rank median and 95th percentile, 32-bin histogram).
-Distribution summarize(std::vector<uint64_t> values);
+/// Distribution of `values` (ValueCounts::summary).
+Distribution summarize(const std::vector<uint64_t>& values);
 
 }  // namespace hwbvh::stats
