@@ -16,7 +16,7 @@ namespace {
 
 struct ReproduceArgs {
   std::string figure;
-  std::string scene = "scenes/interior.glb";
+  std::string scene;  ///< empty: the interior the build generated (default_scene)
   uint32_t width = 1920;
   uint32_t height = 1080;
   int threads = 0;
@@ -24,10 +24,25 @@ struct ReproduceArgs {
   bool quiet = false;
 };
 
-int run_reproduce(const ReproduceArgs& a) {
+// The interior the build generates beside the executable: build/scenes/ in a build tree (build/bin/hwbvh),
+// share/hwbvh/scenes/ where `cmake --install` put it (PREFIX/bin/hwbvh).
+std::filesystem::path default_scene() {
+  std::error_code ec;
+  const std::filesystem::path bin = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
+  for (const char* dir : {"../scenes", "../share/hwbvh/scenes"}) {
+    const std::filesystem::path candidate = (bin / dir / "interior.glb").lexically_normal();
+    if (!ec && std::filesystem::is_regular_file(candidate)) return candidate;
+  }
+  throw_bad_input("interior.glb", "the stand-in interior was not generated beside this hwbvh (build/scenes/ or "
+                                  "share/hwbvh/scenes/); generate it with python3 scripts/generate_scenes.py "
+                                  "--interior FILE and give --scene FILE");
+}
+
+int run_reproduce(ReproduceArgs a) {
+  if (a.scene.empty()) a.scene = default_scene().string();
   if (!std::filesystem::is_regular_file(a.scene)) {
     throw_bad_input(a.scene, "no such scene file (the stand-in interior: python3 scripts/generate_scenes.py "
-                             "--interior scenes/interior.glb; or give --scene FILE)");
+                             "--interior FILE; or leave --scene out for the one the build generated)");
   }
   stats::RtThroughputReport report;
   Warnings warnings;
@@ -55,7 +70,9 @@ Command add_machine_reproduce_command(CLI::App& machine) {
   sub->add_option("figure", args->figure, "the published figure to reproduce: rt-throughput")
       ->required()
       ->check(CLI::IsMember({"rt-throughput"}));
-  sub->add_option("--scene", args->scene, "the frame's scene (.obj, .gltf, .glb)")->capture_default_str();
+  sub->add_option("--scene", args->scene,
+                  "the frame's scene (.obj, .gltf, .glb); default: the interior the build generated (scenes/interior.glb "
+                  "beside bin/)");
   sub->add_option("--width", args->width, "frame width")->check(CLI::Range(1u, 16384u))->capture_default_str();
   sub->add_option("--height", args->height, "frame height")->check(CLI::Range(1u, 16384u))->capture_default_str();
   sub->add_option("--threads", args->threads, "worker threads; 0 = all (the figures are identical at any count)")

@@ -141,14 +141,9 @@ double ratio(double a, double b) { return b > 0.0 ? a / b : 0.0; }
 }  // namespace
 
 std::vector<RtThroughputGpu> rt_throughput_gpus() {
-  const std::vector<std::string> presets = emu::builtin_machine_presets();
-  const bool rdna2 = std::find(presets.begin(), presets.end(), "rdna2") != presets.end();
   return {
-      {"rdna4", blob::Target::Rtip31, true,
-       {"AMD Radeon RX 9070", 111.76e9, 19.61e9, 0.24, kChipsAndCheese}, ""},
-      {rdna2 ? "rdna2" : "rdna3", blob::Target::Rtip20, false,
-       {"AMD Radeon RX 6900 XT", 38.8e9, 10.76e9, 0.1023, kChipsAndCheese},
-       rdna2 ? "" : "no built-in rdna2 preset: the rdna3 preset (RX 7900 XTX) stands in for the RDNA 2 card"},
+      {"rdna4", blob::Target::Rtip31, true, {"AMD Radeon RX 9070", 111.76e9, 19.61e9, 0.24, kChipsAndCheese}},
+      {"rdna2", blob::Target::Rtip20, false, {"AMD Radeon RX 6900 XT", 38.8e9, 10.76e9, 0.1023, kChipsAndCheese}},
   };
 }
 
@@ -179,7 +174,6 @@ std::string rt_throughput_text(const RtThroughputReport& report) {
                        target_text(r.gpu), giga(g.box_tests_per_second), giga(g.triangle_tests_per_second),
                        100.0 * g.ra_utilization, giga(p.box_tests_per_second), giga(p.triangle_tests_per_second),
                        100.0 * p.utilization, p.card);
-    if (!r.gpu.note.empty()) out += "  note: " + r.gpu.note + "\n";
     out += fmt::format("  {} of {} CUs simulated, {} cycles at {} MHz, {} rays traced ({:.1f} s emulation, {:.1f} s "
                        "model), {}\n",
                        g.simulated_cus, g.compute_units, r.machine.cycles, g.clock_mhz, r.rays_traced,
@@ -210,7 +204,6 @@ std::string rt_throughput_json(const RtThroughputReport& report) {
                     {"preset", r.gpu.preset},
                     {"target", blob::target_name(r.gpu.target)},
                     {"obb", r.gpu.obb},
-                    {"note", r.gpu.note},
                     {"box_tests_per_second", g.box_tests_per_second},
                     {"triangle_tests_per_second", g.triangle_tests_per_second},
                     {"utilization", g.ra_utilization},

@@ -32,11 +32,9 @@ struct RtThroughputGpu {
   blob::Target target = blob::Target::Rtip31;
   bool obb = false;
   PublishedRtThroughput published;
-  std::string note;  ///< why this preset stands for the card, when it is not the card's own
 };
 
-/// The RX 9070 (rdna4, rtip31 with OBBs) and the RX 6900 XT (rdna2, rtip20; rdna3 stands in while no built-in rdna2
-/// preset exists).
+/// The RX 9070 (rdna4, rtip31 with OBBs) and the RX 6900 XT (rdna2, rtip20).
 [[nodiscard]] std::vector<RtThroughputGpu> rt_throughput_gpus();
 
 struct RtThroughputOptions {
