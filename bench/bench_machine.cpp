@@ -3,7 +3,7 @@
 // functional emulator took to record them (the model runs after every `stats --machine` trace) in the same run.
 //
 //   bench_machine [--runs N] [--size PIXELS] [--preset NAME ...] [SCENE.obj ...]
-//   bench_machine --frame SCENE [--every-cu]
+//   bench_machine --frame SCENE [--camera C] [--every-cu]
 // --frame: `machine reproduce rt-throughput`'s whole-GPU stand-in frame (1920x1080 primary, reflection and shadow
 // rays) on SCENE, once, for its GPUs: the model's simulated CU-cycles per second against the emulator's time on the
 // same rays, and the wall time of the whole frame; --every-cu simulates every CU (the whole frame traced) instead of
@@ -74,11 +74,15 @@ void run_scene(const std::string& path, const Options& opt) {
 }
 
 // One whole-GPU frame per GPU of the reproduction, timed by wall clock (it traces with every thread).
-void run_frame(const std::string& path, bool every_cu) {
+void run_frame(const std::string& path, const std::string& camera, bool every_cu) {
   const auto start = std::chrono::steady_clock::now();
   const AnyScene scene = load_any_scene(path, {}, {});
   const stats::RtThroughputReport report =
-      stats::reproduce_rt_throughput(scene, path, {.width = 1920, .height = 1080, .every_cu = every_cu});
+      stats::reproduce_rt_throughput(scene, path,
+                                     {.width = 1920,
+                                      .height = 1080,
+                                      .camera = camera.empty() ? std::nullopt : std::optional(parse_camera(camera)),
+                                      .every_cu = every_cu});
   const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("frame\t%s\t1920x1080\t%s\n", path.c_str(), every_cu ? "every CU" : "the presets' samples");
   for (const stats::RtThroughputRecord& r : report.records) {
@@ -111,13 +115,18 @@ int main(int argc, char** argv) {
   bool every_cu = false;
   CLI::Option* frame_option =
       app.add_option("--frame", frame, "the whole-GPU stand-in frame of machine reproduce rt-throughput on this scene");
+  std::string camera;
+  app.add_option("--camera", camera, "with --frame: eye,target,up,fov; default: framed on the scene's bounds (machine "
+                                     "reproduce's default frame: build/scenes/interior.glb with the camera down its hall, "
+                                     "docs/machine-model.md)")
+      ->needs(frame_option);
   app.add_flag("--every-cu", every_cu, "with --frame: simulate every CU instead of the presets' samples")
       ->needs(frame_option);
   bench::parse_command_line(app, argc, argv);
   if (!frame.empty()) {
     bench::print_header("bench_machine", static_cast<int>(std::thread::hardware_concurrency()));
     try {
-      run_frame(frame, every_cu);
+      run_frame(frame, camera, every_cu);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "bench_machine: %s\n", e.what());
       return 1;

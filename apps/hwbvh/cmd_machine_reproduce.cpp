@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "commands.h"
@@ -17,6 +18,7 @@ namespace {
 struct ReproduceArgs {
   std::string figure;
   std::string scene;  ///< empty: the interior the build generated (default_scene)
+  std::string camera;  ///< empty: down the default interior's hall, or framed on another scene's bounds
   uint32_t width = 1920;
   uint32_t height = 1080;
   int threads = 0;
@@ -39,7 +41,11 @@ std::filesystem::path default_scene() {
 }
 
 int run_reproduce(ReproduceArgs a) {
-  if (a.scene.empty()) a.scene = default_scene().string();
+  if (a.scene.empty()) {
+    a.scene = default_scene().string();
+    if (a.camera.empty()) a.camera = stats::kInteriorHallCamera;
+  }
+  const std::optional<Camera> camera = a.camera.empty() ? std::nullopt : std::optional<Camera>(parse_camera(a.camera));
   if (!std::filesystem::is_regular_file(a.scene)) {
     throw_bad_input(a.scene, "no such scene file (the stand-in interior: python3 scripts/generate_scenes.py "
                              "--interior FILE; or leave --scene out for the one the build generated)");
@@ -52,7 +58,7 @@ int run_reproduce(ReproduceArgs a) {
     const AnyScene scene = load_any_scene(a.scene, {}, warnings.collector());
     progress.phase("building, tracing and running the model");
     report = stats::reproduce_rt_throughput(scene, std::filesystem::path(a.scene).filename().string(),
-                                            {.width = a.width, .height = a.height,
+                                            {.width = a.width, .height = a.height, .camera = camera,
                                              .threads = static_cast<uint32_t>(a.threads)});
   }
   warnings.print(a.quiet);
@@ -73,6 +79,9 @@ Command add_machine_reproduce_command(CLI::App& machine) {
   sub->add_option("--scene", args->scene,
                   "the frame's scene (.obj, .gltf, .glb); default: the interior the build generated (scenes/interior.glb "
                   "beside bin/)");
+  sub->add_option("--camera", args->camera,
+                  "eye,target,up,fov (docs/rays.md); default: down the hall of the default interior, else framed on "
+                  "the scene's bounds");
   sub->add_option("--width", args->width, "frame width")->check(CLI::Range(1u, 16384u))->capture_default_str();
   sub->add_option("--height", args->height, "frame height")->check(CLI::Range(1u, 16384u))->capture_default_str();
   sub->add_option("--threads", args->threads, "worker threads; 0 = all (the figures are identical at any count)")

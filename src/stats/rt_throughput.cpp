@@ -111,8 +111,9 @@ RtThroughputRecord run_gpu(const AnyScene& scene, const std::string& scene_name,
   const emu::LoadedBvh bvh = emu::load_bvh(pipeline::build_any_blob(scene, b).blob, scene_name);
   const std::optional<emu::AnyHitShader> shader = emu::AnyHitShader::of(bvh);
 
-  const Camera camera =
-      auto_frame(bvh.bounds, static_cast<float>(options.width) / static_cast<float>(options.height));
+  const Camera camera = options.camera ? *options.camera
+                                       : auto_frame(bvh.bounds, static_cast<float>(options.width) /
+                                                                    static_cast<float>(options.height));
   const SampledFrame frame = sample_frame(primary_rays(camera, options.width, options.height, executor), record.config);
   const Vec3 light = default_light(bvh.bounds);
   FrameTracer tracer(bvh, shader, frame, executor);

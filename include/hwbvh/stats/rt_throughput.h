@@ -13,6 +13,7 @@
 
 #include "hwbvh/blob/blob.h"
 #include "hwbvh/emu/machine/machine.h"
+#include "hwbvh/scene/camera.h"
 #include "hwbvh/scene/scene.h"
 
 namespace hwbvh::stats {
@@ -37,9 +38,14 @@ struct RtThroughputGpu {
 /// The RX 9070 (rdna4, rtip31 with OBBs) and the RX 6900 XT (rdna2, rtip20).
 [[nodiscard]] std::vector<RtThroughputGpu> rt_throughput_gpus();
 
+/// A view down the hall of the default interior (scripts/generate_scenes.py --interior, scenes/README.md), in
+/// parse_camera's syntax: the frame a game would show, rather than the building from outside.
+inline constexpr const char* kInteriorHallCamera = "-31,1.7,0.5,32,2.5,-1,0,1,0,70";
+
 struct RtThroughputOptions {
   uint32_t width = 1920;
   uint32_t height = 1080;
+  std::optional<Camera> camera;  ///< default: auto_frame(the scene bounds, width / height)
   uint32_t threads = 0;  ///< tracing and building; 0: all hardware threads. The figures do not depend on it.
   bool every_cu = false;  ///< simulate every CU of each GPU (the whole frame traced) instead of the preset's sample
 };
