@@ -164,27 +164,33 @@ Aabb world_bounds(const InstancedScene& in, const Executor& executor) {
   std::vector<Aabb> outer(n);
   executor.for_each(0, n, [&](std::size_t i) { outer[i] = outer_bounds(mesh_boxes[in.instances[i].mesh], in.instances[i].world); },
                     256);
-  // Instances that may leave the float range go first, in order, so that the first of them that does is the one
-  // the error names, as in flatten().
-  Aabb exact;
+  // Each instance's exact box, once: `moved` marks those computed. Instances that may leave the float range go
+  // first, in order, so that the first of them that does is the one the error names, as in flatten().
+  std::vector<Aabb> exact_of(n);
+  std::vector<char> moved(n, 0);
+  const auto move = [&](std::size_t i) {
+    exact_of[i] = exact_bounds(in, in.instances[i]);
+    moved[i] = 1;
+  };
   for (std::size_t i = 0; i < n; ++i) {
-    if (!is_finite(outer[i].min) || !is_finite(outer[i].max)) exact.grow(exact_bounds(in, in.instances[i]));
+    if (!is_finite(outer[i].min) || !is_finite(outer[i].max)) move(i);
   }
-  if (n == 0) return exact;
+  if (n == 0) return {};
   for (int a = 0; a < 3; ++a) {
     std::size_t lowest = 0, highest = 0;
     for (std::size_t i = 1; i < n; ++i) {
       if (outer[i].min[a] < outer[lowest].min[a]) lowest = i;
       if (outer[i].max[a] > outer[highest].max[a]) highest = i;
     }
-    exact.grow(exact_bounds(in, in.instances[lowest]));
-    exact.grow(exact_bounds(in, in.instances[highest]));
+    if (!moved[lowest]) move(lowest);
+    if (!moved[highest]) move(highest);
   }
-  std::vector<Aabb> poking(n);
+  Aabb exact;
+  for (std::size_t i = 0; i < n; ++i) exact.grow(exact_of[i]);
   executor.for_each(0, n, [&](std::size_t i) {
-    if (!exact.contains(outer[i])) poking[i] = exact_bounds(in, in.instances[i]);
+    if (!moved[i] && !exact.contains(outer[i])) exact_of[i] = exact_bounds(in, in.instances[i]);
   }, 64);
-  for (const Aabb& box : poking) exact.grow(box);
+  for (const Aabb& box : exact_of) exact.grow(box);
   return exact;
 }
 

@@ -1,6 +1,5 @@
 #include "hwbvh/stats/rt_throughput.h"
 
-#include <algorithm>
 #include <chrono>
 
 #include <fmt/format.h>
