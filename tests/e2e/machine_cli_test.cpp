@@ -249,6 +249,17 @@ TEST_F(MachineCli, ReproduceRtThroughputPrintsOneRecordPerGpu) {
   EXPECT_THAT(r.out, HasSubstr("AMD Radeon RX 9070"));
   EXPECT_THAT(r.out, HasSubstr("ratio rdna4 / "));
 
+  // Without --scene: the interior generated beside the executable (build/scenes/ for build/bin/hwbvh), seen down its
+  // hall (stats::kInteriorHallCamera), not framed from outside.
+  const std::string interior =
+      quote((std::filesystem::path(HWBVH_CLI).parent_path() / ".." / "scenes" / "interior.glb").string());
+  const std::string tiny = " --json --width 32 --height 16 --quiet";
+  const test::Outcome by_default = hwbvh("machine reproduce rt-throughput" + tiny);
+  ASSERT_EQ(by_default.code, 0) << by_default.err;
+  EXPECT_EQ(by_default.out, hwbvh("machine reproduce rt-throughput" + tiny + " --scene " + interior +
+                                  " --camera=-31,1.7,0.5,32,2.5,-1,0,1,0,70").out);
+  EXPECT_NE(by_default.out, hwbvh("machine reproduce rt-throughput" + tiny + " --scene " + interior).out);
+
   EXPECT_EQ(hwbvh("machine reproduce rt-latency" + small).code, 2);
   r = hwbvh("machine reproduce rt-throughput --quiet --scene " + quote(path("none.glb")));
   EXPECT_EQ(r.code, 2);
