@@ -3,10 +3,11 @@
 // executor and thread count. Embree runs twice: plain and with RTC_SCENE_FLAG_ROBUST (watertight).
 //
 //   bench_emulate [--runs N] [--threads N] [--size PIXELS] [--random N] [--triangle-test watertight|gpurt]
-//                 [SCENE.obj|SCENE.gltf ...]
+//                 [--two-level-only] [SCENE.obj|SCENE.gltf ...]
 // Without scene arguments it uses ../shared/scenes/ogre.obj (when present), scenes/rotated-objects.obj and
 // scenes/instanced-garden.gltf. A glTF scene runs twice: in two levels against Embree's instanced scene, and
-// flattened against one Embree scene of its world-space triangles.
+// flattened against one Embree scene of its world-space triangles (not with --two-level-only: a billion instanced
+// triangles do not fit in memory flattened).
 // Each scene is traced with primary rays (PIXELS x PIXELS, default 512) and N random rays (default 512^2),
 // single-threaded and with `--threads` threads (default: all hardware threads). The three engines' runs are
 // interleaved round by round, and each ratio is the median of the rounds' ratios: the machine's speed drifts.
@@ -160,6 +161,7 @@ struct Options {
   uint32_t size = 512;
   uint32_t random = 512 * 512;
   std::optional<emu::TriangleTest> triangle_test;  ///< empty: RT IP 3.1's own (the traversal's default path)
+  bool two_level_only = false;                     ///< glTF scenes: skip the flattened run
 };
 
 void run_rays(const char* name, const emu::LoadedBvh& bvh, const RayBatch& batch, const Options& opt,
@@ -244,6 +246,7 @@ int main(int argc, char** argv) {
   app.add_option("--random", opt.random, "random rays; 0 = none")->check(CLI::Range(0, 100000000));
   app.add_option("--triangle-test", triangle_test, "watertight or gpurt; default: RT IP 3.1's own")
       ->check(CLI::IsMember({"watertight", "gpurt"}));
+  app.add_flag("--two-level-only", opt.two_level_only, "glTF scenes: only in two levels, not also flattened");
   app.add_option("scenes", scenes, "OBJ or glTF scenes; default: ../shared/scenes/ogre.obj (if present), "
                                    "scenes/rotated-objects.obj and scenes/instanced-garden.gltf");
   bench::parse_command_line(app, argc, argv);
@@ -261,7 +264,7 @@ int main(int argc, char** argv) {
   try {
     for (const auto& path : scenes) {
       run_scene(path, false, opt);
-      if (is_instanced_scene_file(path)) run_scene(path, true, opt);  // the same scene in one level, beside it
+      if (is_instanced_scene_file(path) && !opt.two_level_only) run_scene(path, true, opt);  // the same scene in one level, beside it
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_emulate: %s\n", e.what());
