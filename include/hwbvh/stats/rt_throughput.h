@@ -55,7 +55,7 @@ struct RtThroughputOptions {
   std::optional<Camera> camera;  ///< default: auto_frame(the scene bounds, width / height)
   uint32_t threads = 0;  ///< tracing and building; 0: all hardware threads. The figures do not depend on it.
   bool every_cu = false;  ///< simulate every CU of each GPU (the whole frame traced) instead of the preset's sample
-  std::vector<RtThroughputOverride> overrides;  ///< applied in order; none: the presets as shipped
+  std::vector<RtThroughputOverride> overrides{};  ///< applied in order; none: the presets as shipped
 };
 
 struct RtThroughputRecord {
