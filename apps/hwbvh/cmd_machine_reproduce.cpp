@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "commands.h"
 #include "hwbvh/core/error.h"
@@ -22,6 +23,7 @@ struct ReproduceArgs {
   uint32_t width = 1920;
   uint32_t height = 1080;
   int threads = 0;
+  std::vector<std::string> params;  ///< [PRESET:]KEY=VALUE
   bool json = false;
   bool quiet = false;
 };
@@ -40,12 +42,32 @@ std::filesystem::path default_scene() {
                                   "--interior FILE and give --scene FILE");
 }
 
+// `--param [PRESET:]KEY=VALUE`: a what-if replacement of one preset parameter, in every GPU's preset or in PRESET's.
+stats::RtThroughputOverride parse_param(const std::string& text) {
+  const size_t equals = text.find('=');
+  if (equals == std::string::npos || equals == 0 || equals + 1 == text.size()) {
+    throw_bad_input("--param " + text, "expected [PRESET:]KEY=VALUE, e.g. kernel.loop_alu_cycles=48 or "
+                                       "rdna2:kernel.loop_alu_cycles=48");
+  }
+  const std::string target = text.substr(0, equals);
+  const size_t colon = target.find(':');
+  stats::RtThroughputOverride o;
+  if (colon != std::string::npos) o.preset = target.substr(0, colon);
+  o.parameter = {colon == std::string::npos ? target : target.substr(colon + 1), text.substr(equals + 1)};
+  if (o.parameter.key.empty() || (colon != std::string::npos && o.preset.empty())) {
+    throw_bad_input("--param " + text, "expected [PRESET:]KEY=VALUE with a preset name before ':' and a key after it");
+  }
+  return o;
+}
+
 int run_reproduce(ReproduceArgs a) {
   if (a.scene.empty()) {
     a.scene = default_scene().string();
     if (a.camera.empty()) a.camera = stats::kInteriorHallCamera;
   }
   const std::optional<Camera> camera = a.camera.empty() ? std::nullopt : std::optional<Camera>(parse_camera(a.camera));
+  std::vector<stats::RtThroughputOverride> overrides;
+  for (const std::string& p : a.params) overrides.push_back(parse_param(p));
   if (!std::filesystem::is_regular_file(a.scene)) {
     throw_bad_input(a.scene, "no such scene file (the stand-in interior: python3 scripts/generate_scenes.py "
                              "--interior FILE; or leave --scene out for the one the build generated)");
@@ -59,7 +81,8 @@ int run_reproduce(ReproduceArgs a) {
     progress.phase("building, tracing and running the model");
     report = stats::reproduce_rt_throughput(scene, std::filesystem::path(a.scene).filename().string(),
                                             {.width = a.width, .height = a.height, .camera = camera,
-                                             .threads = static_cast<uint32_t>(a.threads)});
+                                             .threads = static_cast<uint32_t>(a.threads),
+                                             .overrides = overrides});
   }
   warnings.print(a.quiet);
   const std::string text = a.json ? stats::rt_throughput_json(report) + "\n" : stats::rt_throughput_text(report);
@@ -87,6 +110,10 @@ Command add_machine_reproduce_command(CLI::App& machine) {
   sub->add_option("--threads", args->threads, "worker threads; 0 = all (the figures are identical at any count)")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();
+  sub->add_option("--param", args->params,
+                  "[PRESET:]KEY=VALUE: a what-if run with a preset parameter replaced (as machine sweep names it), in "
+                  "every GPU's preset or only in PRESET's; repeatable, applied in order; the output lists them")
+      ->allow_extra_args(false);
   sub->add_flag("--json", args->json, "print one JSON document: one record per GPU");
   sub->add_flag("--quiet", args->quiet, "no progress indicator and no warnings");
   return {sub, [args] { return run_reproduce(*args); }};

@@ -1,5 +1,6 @@
 #include "hwbvh/stats/rt_throughput.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include <fmt/format.h>
@@ -93,12 +94,21 @@ class FrameTracer {
   const Executor& executor_;
 };
 
-RtThroughputRecord run_gpu(const AnyScene& scene, const std::string& scene_name, const RtThroughputGpu& gpu,
-                           const RtThroughputOptions& options, const Executor& executor) {
+// The GPU's record before any work: its preset with the overrides that apply to it, loaded (and so validated).
+RtThroughputRecord configured_gpu(const RtThroughputGpu& gpu, const RtThroughputOptions& options) {
   RtThroughputRecord record;
   record.gpu = gpu;
-  record.config = emu::load_machine_preset(gpu.preset);
+  for (const RtThroughputOverride& o : options.overrides) {
+    if (o.preset.empty() || o.preset == gpu.preset) record.overrides.push_back(o.parameter);
+  }
+  record.config = emu::load_machine_preset(gpu.preset, record.overrides);
   if (options.every_cu) record.config.gpu.simulated_cus = record.config.gpu.compute_units();
+  return record;
+}
+
+void run_gpu(const AnyScene& scene, const std::string& scene_name, RtThroughputRecord& record,
+             const RtThroughputOptions& options, const Executor& executor) {
+  const RtThroughputGpu& gpu = record.gpu;
 
   pipeline::BuildBlobOptions b;
   b.target = gpu.target;
@@ -127,7 +137,6 @@ RtThroughputRecord run_gpu(const AnyScene& scene, const std::string& scene_name,
   const auto start = std::chrono::steady_clock::now();
   record.machine = emu::run_machine_model(record.config, tracer.sequences, tracer.wave_begin, tracer.slots);
   record.model_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return record;
 }
 
 std::string target_text(const RtThroughputGpu& g) {
@@ -137,6 +146,33 @@ std::string target_text(const RtThroughputGpu& g) {
 std::string giga(double per_second) { return fmt::format("{:.2f} G", per_second / 1e9); }
 
 double ratio(double a, double b) { return b > 0.0 ? a / b : 0.0; }
+
+// A GPU's mix of work, box tests per triangle test (the frame's and the node format's: no timing parameter changes
+// it), and its rates over the published ones.
+struct Mix {
+  double box_per_triangle = 0.0, published_box_per_triangle = 0.0;
+  double box_factor = 0.0, triangle_factor = 0.0;  // model / published
+};
+
+Mix mix(const RtThroughputRecord& r) {
+  const PublishedRtThroughput& p = r.gpu.published;
+  return {ratio(static_cast<double>(r.machine.box_tests), static_cast<double>(r.machine.triangle_tests)),
+          ratio(p.box_tests_per_second, p.triangle_tests_per_second),
+          ratio(r.machine.gpu.box_tests_per_second, p.box_tests_per_second),
+          ratio(r.machine.gpu.triangle_tests_per_second, p.triangle_tests_per_second)};
+}
+
+// The first GPU's rates over the second's, model and published.
+struct Ratios {
+  double box = 0.0, triangle = 0.0, published_box = 0.0, published_triangle = 0.0;
+};
+
+Ratios ratios(const RtThroughputRecord& a, const RtThroughputRecord& b) {
+  return {ratio(a.machine.gpu.box_tests_per_second, b.machine.gpu.box_tests_per_second),
+          ratio(a.machine.gpu.triangle_tests_per_second, b.machine.gpu.triangle_tests_per_second),
+          ratio(a.gpu.published.box_tests_per_second, b.gpu.published.box_tests_per_second),
+          ratio(a.gpu.published.triangle_tests_per_second, b.gpu.published.triangle_tests_per_second)};
+}
 
 }  // namespace
 
@@ -151,13 +187,22 @@ RtThroughputReport reproduce_rt_throughput(const AnyScene& scene, const std::str
                                            const RtThroughputOptions& options) {
   if (options.width == 0 || options.height == 0) throw_bad_input(scene_name, "rt-throughput needs a non-empty image");
   const Executor executor(options.threads);
+  const std::vector<RtThroughputGpu> gpus = rt_throughput_gpus();
+  for (const RtThroughputOverride& o : options.overrides) {
+    if (o.preset.empty() || std::ranges::any_of(gpus, [&](const RtThroughputGpu& g) { return g.preset == o.preset; })) {
+      continue;
+    }
+    std::string presets;
+    for (const RtThroughputGpu& g : gpus) presets += (presets.empty() ? "" : ", ") + g.preset;
+    throw_bad_input(o.preset, "no GPU of rt-throughput runs this preset (it runs " + presets + "), so " +
+                                  o.parameter.key + " = " + o.parameter.value + " would change nothing");
+  }
   RtThroughputReport report;
   report.scene = scene_name;
   report.width = options.width;
   report.height = options.height;
-  for (const RtThroughputGpu& gpu : rt_throughput_gpus()) {
-    report.records.push_back(run_gpu(scene, scene_name, gpu, options, executor));
-  }
+  for (const RtThroughputGpu& gpu : gpus) report.records.push_back(configured_gpu(gpu, options));
+  for (RtThroughputRecord& record : report.records) run_gpu(scene, scene_name, record, options, executor);
   return report;
 }
 
@@ -174,21 +219,28 @@ std::string rt_throughput_text(const RtThroughputReport& report) {
                        target_text(r.gpu), giga(g.box_tests_per_second), giga(g.triangle_tests_per_second),
                        100.0 * g.ra_utilization, giga(p.box_tests_per_second), giga(p.triangle_tests_per_second),
                        100.0 * p.utilization, p.card);
+    const Mix m = mix(r);
+    out += fmt::format("  model / published: box tests {:.2f}x, triangle tests {:.2f}x; box tests per triangle test "
+                       "{:.2f} (published {:.2f}: the frame's mix, {:.2f}x)\n",
+                       m.box_factor, m.triangle_factor, m.box_per_triangle, m.published_box_per_triangle,
+                       ratio(m.box_per_triangle, m.published_box_per_triangle));
     out += fmt::format("  {} of {} CUs simulated, {} cycles at {} MHz, {} rays traced ({:.1f} s emulation, {:.1f} s "
                        "model), {}\n",
                        g.simulated_cus, g.compute_units, r.machine.cycles, g.clock_mhz, r.rays_traced,
                        r.emulation_seconds, r.model_seconds, emu::to_string(r.machine.status));
+    for (const emu::ParameterOverride& o : r.overrides) {
+      out += fmt::format("  what-if: {} = {} (not the preset's value)\n", o.key, o.value);
+    }
   }
   if (report.records.size() >= 2) {
-    const RtThroughputRecord& a = report.records[0];
-    const RtThroughputRecord& b = report.records[1];
+    const Ratios q = ratios(report.records[0], report.records[1]);
     out += fmt::format("ratio {} / {}: box tests {:.2f}x (published {:.2f}x), triangle tests {:.2f}x (published "
                        "{:.2f}x)\n",
-                       a.gpu.preset, b.gpu.preset,
-                       ratio(a.machine.gpu.box_tests_per_second, b.machine.gpu.box_tests_per_second),
-                       ratio(a.gpu.published.box_tests_per_second, b.gpu.published.box_tests_per_second),
-                       ratio(a.machine.gpu.triangle_tests_per_second, b.machine.gpu.triangle_tests_per_second),
-                       ratio(a.gpu.published.triangle_tests_per_second, b.gpu.published.triangle_tests_per_second));
+                       report.records[0].gpu.preset, report.records[1].gpu.preset, q.box, q.published_box, q.triangle,
+                       q.published_triangle);
+    out += fmt::format("box ratio / triangle ratio {:.2f} (published {:.2f}): the quotient of the GPUs' box tests per "
+                       "triangle test, set by the frame and the node formats, not by timing\n",
+                       ratio(q.box, q.triangle), ratio(q.published_box, q.published_triangle));
   }
   out += std::string("published: ") + kChipsAndCheese + "\n";
   return out;
@@ -200,19 +252,30 @@ std::string rt_throughput_json(const RtThroughputReport& report) {
   for (const RtThroughputRecord& r : report.records) {
     const emu::GpuFigures& g = r.machine.gpu;
     const PublishedRtThroughput& p = r.gpu.published;
+    const Mix m = mix(r);
+    Json overrides = Json::array();
+    for (const emu::ParameterOverride& o : r.overrides) overrides.push_back({{"key", o.key}, {"value", o.value}});
     gpus.push_back({{"gpu", g.name},
                     {"preset", r.gpu.preset},
                     {"target", blob::target_name(r.gpu.target)},
                     {"obb", r.gpu.obb},
+                    {"overrides", overrides},
                     {"box_tests_per_second", g.box_tests_per_second},
                     {"triangle_tests_per_second", g.triangle_tests_per_second},
                     {"utilization", g.ra_utilization},
+                    {"box_per_triangle_test", m.box_per_triangle},
                     {"published",
                      {{"card", p.card},
                       {"box_tests_per_second", p.box_tests_per_second},
                       {"triangle_tests_per_second", p.triangle_tests_per_second},
                       {"utilization", p.utilization},
+                      {"box_per_triangle_test", m.published_box_per_triangle},
                       {"source", p.source}}},
+                    {"model_over_published",
+                     {{"box_tests_per_second", m.box_factor},
+                      {"triangle_tests_per_second", m.triangle_factor},
+                      {"utilization", ratio(g.ra_utilization, p.utilization)},
+                      {"box_per_triangle_test", ratio(m.box_per_triangle, m.published_box_per_triangle)}}},
                     {"rays_traced", r.rays_traced},
                     {"machine_model", Json::parse(emu::to_json(r.machine, r.config))}});
   }
@@ -223,14 +286,13 @@ std::string rt_throughput_json(const RtThroughputReport& report) {
             {"height", report.height},
             {"gpus", gpus}};
   if (report.records.size() >= 2) {
-    const RtThroughputRecord& a = report.records[0];
-    const RtThroughputRecord& b = report.records[1];
-    j["ratios"] = {
-        {"box_tests", ratio(a.machine.gpu.box_tests_per_second, b.machine.gpu.box_tests_per_second)},
-        {"triangle_tests", ratio(a.machine.gpu.triangle_tests_per_second, b.machine.gpu.triangle_tests_per_second)},
-        {"published_box_tests", ratio(a.gpu.published.box_tests_per_second, b.gpu.published.box_tests_per_second)},
-        {"published_triangle_tests",
-         ratio(a.gpu.published.triangle_tests_per_second, b.gpu.published.triangle_tests_per_second)}};
+    const Ratios q = ratios(report.records[0], report.records[1]);
+    j["ratios"] = {{"box_tests", q.box},
+                   {"triangle_tests", q.triangle},
+                   {"published_box_tests", q.published_box},
+                   {"published_triangle_tests", q.published_triangle},
+                   {"box_over_triangle", ratio(q.box, q.triangle)},
+                   {"published_box_over_triangle", ratio(q.published_box, q.published_triangle)}};
   }
   return json_text(j);
 }

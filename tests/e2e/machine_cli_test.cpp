@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "e2e/report_fixture.h"
 
@@ -329,6 +331,70 @@ TEST_F(MachineCli, SensitivityRanksTheUnsourcedParametersAndPlotsThem) {
     r = hwbvh("machine sensitivity " + blob() + args + kSmall);
     EXPECT_EQ(r.code, 2) << args << r.err;
     EXPECT_FALSE(std::filesystem::exists(bad) || std::filesystem::exists(png)) << args;
+  }
+}
+
+// The frame's mix of work is what timing cannot change: each GPU's box tests per triangle test (against the
+// published one), and the box ratio over the triangle ratio, which is the two GPUs' mixes' quotient. A what-if
+// `--param` slows the loop on every GPU (or, with PRESET:, on one): the rates and factors move, the mixes do not,
+// the record lists the replacement, and a GPU it does not name runs exactly as shipped. Bad --param exits 2.
+TEST_F(MachineCli, ReproduceRtThroughputShowsTheMixTimingCannotChange) {
+  const std::string small = " --json --threads 2 --width 64 --height 32 --quiet --scene " +
+                            quote(test::project_scene("instanced-garden.gltf").string());
+  const auto run = [&](const std::string& extra) {
+    const test::Outcome r = hwbvh("machine reproduce rt-throughput" + small + extra);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out);
+  };
+  const nlohmann::json shipped = run("");
+  const nlohmann::json slower = run(" --param kernel.loop_alu_cycles=96");
+  const nlohmann::json rdna2_slower = run(" --param rdna2:kernel.loop_alu_cycles=96");
+  std::vector<double> mixes;
+  for (size_t i = 0; i < 2; ++i) {
+    const nlohmann::json& g = shipped["gpus"][i];
+    const nlohmann::json& m = g["machine_model"];
+    const double mix = m["box_tests"].get<double>() / m["triangle_tests"].get<double>();
+    mixes.push_back(mix);
+    EXPECT_DOUBLE_EQ(g["box_per_triangle_test"].get<double>(), mix);
+    const nlohmann::json& p = g["published"];
+    EXPECT_DOUBLE_EQ(p["box_per_triangle_test"].get<double>(),
+                     p["box_tests_per_second"].get<double>() / p["triangle_tests_per_second"].get<double>());
+    EXPECT_DOUBLE_EQ(g["model_over_published"]["box_tests_per_second"].get<double>(),
+                     g["box_tests_per_second"].get<double>() / p["box_tests_per_second"].get<double>());
+    EXPECT_DOUBLE_EQ(g["model_over_published"]["triangle_tests_per_second"].get<double>(),
+                     g["triangle_tests_per_second"].get<double>() / p["triangle_tests_per_second"].get<double>());
+    EXPECT_TRUE(g["overrides"].empty());
+
+    const nlohmann::json& s = slower["gpus"][i];
+    EXPECT_DOUBLE_EQ(s["box_per_triangle_test"].get<double>(), mix);
+    EXPECT_LT(s["box_tests_per_second"].get<double>(), g["box_tests_per_second"].get<double>());
+    ASSERT_EQ(s["overrides"].size(), 1u);
+    EXPECT_EQ(s["overrides"][0]["key"], "kernel.loop_alu_cycles");
+    EXPECT_EQ(s["overrides"][0]["value"], "96");
+  }
+  EXPECT_NEAR(shipped["ratios"]["box_over_triangle"].get<double>(), mixes[0] / mixes[1], 1e-9 * mixes[0] / mixes[1]);
+  EXPECT_DOUBLE_EQ(shipped["ratios"]["published_box_over_triangle"].get<double>(), (111.76 / 19.61) / (38.8 / 10.76));
+  EXPECT_EQ(rdna2_slower["gpus"][0]["machine_model"], shipped["gpus"][0]["machine_model"]);
+  EXPECT_TRUE(rdna2_slower["gpus"][0]["overrides"].empty());
+  EXPECT_EQ(rdna2_slower["gpus"][1]["machine_model"], slower["gpus"][1]["machine_model"]);
+
+  const test::Outcome text = hwbvh("machine reproduce rt-throughput --width 64 --height 32 --quiet --scene " +
+                                   quote(test::project_scene("instanced-garden.gltf").string()) +
+                                   " --param rdna2:kernel.loop_alu_cycles=96");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("what-if: kernel.loop_alu_cycles = 96 (not the preset's value)"));
+  EXPECT_THAT(text.out, HasSubstr("box ratio / triangle ratio "));
+  EXPECT_THAT(text.out, HasSubstr("box tests per triangle test"));
+
+  for (const auto& [param, message] :
+       {std::pair<std::string, std::string>{"rdna3:kernel.loop_alu_cycles=9", "rdna3: no GPU of rt-throughput runs"},
+        {"kernel.no_such_key=1", "rdna4: machine preset key 'kernel.no_such_key' is not a machine parameter"},
+        {"kernel.loop_alu_cycles", "--param kernel.loop_alu_cycles: expected [PRESET:]KEY=VALUE"},
+        {":kernel.loop_alu_cycles=9", "a preset name before ':'"}}) {
+    const test::Outcome r = hwbvh("machine reproduce rt-throughput" + small + " --param=" + quote(param));
+    EXPECT_EQ(r.code, 2) << param;
+    EXPECT_THAT(r.err, HasSubstr(message)) << param;
+    EXPECT_TRUE(r.out.empty()) << param;
   }
 }
 

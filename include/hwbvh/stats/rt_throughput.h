@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hwbvh/blob/blob.h"
+#include "hwbvh/emu/machine/config.h"
 #include "hwbvh/emu/machine/machine.h"
 #include "hwbvh/scene/camera.h"
 #include "hwbvh/scene/scene.h"
@@ -42,16 +43,24 @@ struct RtThroughputGpu {
 /// parse_camera's syntax: the frame a game would show, rather than the building from outside.
 inline constexpr const char* kInteriorHallCamera = "-31,1.7,0.5,32,2.5,-1,0,1,0,70";
 
+/// A preset parameter replaced for a what-if run (`machine reproduce --param`), in every GPU's preset or in one.
+struct RtThroughputOverride {
+  std::string preset;  ///< empty: every GPU's preset; else only this GPU's (an rt_throughput_gpus() preset)
+  emu::ParameterOverride parameter;
+};
+
 struct RtThroughputOptions {
   uint32_t width = 1920;
   uint32_t height = 1080;
   std::optional<Camera> camera;  ///< default: auto_frame(the scene bounds, width / height)
   uint32_t threads = 0;  ///< tracing and building; 0: all hardware threads. The figures do not depend on it.
   bool every_cu = false;  ///< simulate every CU of each GPU (the whole frame traced) instead of the preset's sample
+  std::vector<RtThroughputOverride> overrides{};  ///< applied in order; none: the presets as shipped
 };
 
 struct RtThroughputRecord {
   RtThroughputGpu gpu;
+  std::vector<emu::ParameterOverride> overrides;  ///< replaced in this GPU's preset (what-if); empty: as shipped
   emu::MachineConfig config;
   emu::MachineResult machine;
   uint64_t rays_traced = 0;          ///< the simulated CUs' rays, all four passes
@@ -65,17 +74,20 @@ struct RtThroughputReport {
   std::vector<RtThroughputRecord> records;  ///< rt_throughput_gpus() order
 };
 
-/// Builds the scene for each GPU's target, traces its frame and runs its preset. Throws hwbvh::Error(BadInput) for a
-/// zero image size.
+/// Builds the scene for each GPU's target, traces its frame and runs its preset (with the options' overrides).
+/// Throws hwbvh::Error(BadInput) for a zero image size, and, before any work, for an override of a preset no GPU runs
+/// or a bad key or value (naming the preset, the key and the value).
 [[nodiscard]] RtThroughputReport reproduce_rt_throughput(const AnyScene& scene, const std::string& scene_name,
                                                          const RtThroughputOptions& options);
 
-/// A table: per GPU the model's box and triangle tests per second and utilization beside the published ones, and
-/// the first GPU's ratios over the second's beside the published ratios.
+/// A table: per GPU the model's box and triangle tests per second and utilization beside the published ones, its box
+/// tests per triangle test and each figure over the published one; the first GPU's ratios over the second's beside
+/// the published ratios, and the quotient of the two ratios, which is the GPUs' mixes' quotient.
 [[nodiscard]] std::string rt_throughput_text(const RtThroughputReport& report);
 
-/// One record per GPU ("gpus": box_tests_per_second, triangle_tests_per_second, utilization, "published", the
-/// whole machine-model run) and the ratios.
+/// One record per GPU ("gpus": box_tests_per_second, triangle_tests_per_second, utilization,
+/// box_per_triangle_test, "published", "model_over_published", "overrides", the whole machine-model run) and the
+/// ratios.
 [[nodiscard]] std::string rt_throughput_json(const RtThroughputReport& report);
 
 }  // namespace hwbvh::stats
