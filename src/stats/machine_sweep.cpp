@@ -248,9 +248,10 @@ std::string sweep_to_svg(const SweepResult& r) {
   out += fmt::format(
       "<text x=\"{}\" y=\"18\" font-size=\"13\" font-weight=\"bold\">{}: machine-model sweep of {}</text>\n"
       "<text x=\"{}\" y=\"33\" fill=\"#555555\">Rays: {} (cycles and tests summed). Outputs of a model, "
-      "not hardware measurements. Both y axes start at zero.</text>\n",
+      "not hardware measurements.</text>\n"
+      "<text x=\"{}\" y=\"63\" text-anchor=\"end\" font-weight=\"bold\">Both y axes start at zero.</text>\n",
       kLeft, escape(std::filesystem::path(r.file).filename().string()), escape(r.parameter), kLeft,
-      escape(kinds_text(r.kinds)));
+      escape(kinds_text(r.kinds)), kLeft + kPlotW);
   double x = kLeft;
   for (std::size_t i = 0; i < r.presets.size(); ++i) {
     const auto series = std::span(r.points).subspan(i * r.values.size(), r.values.size());
