@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "hwbvh/blob/blob.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/emu/any_hit.h"
 #include "hwbvh/emu/loaded_bvh.h"
@@ -27,6 +28,9 @@ struct Variant {
   std::string name;
   pipeline::BuildReport build;
   TraceFn trace;  ///< owns (shares) the variant's loaded blob and runs its any-hit shader
+  /// The target whose hardware runs the variant, and what it needs of it when that is not the blob's nodes (for
+  /// emu::hypothetical_note).
+  std::string hardware, needs;
 };
 
 // A target's blob as `hwbvh build` writes it, without an opacity bake (no xe3 STOC bits, no rtip31 Stoc sideband),
@@ -58,7 +62,7 @@ std::shared_ptr<const LoadedVariant> build_variant(const AnyScene& scene, blob::
 
 // A row traced by its blob's own target emulator (LoadedBvh::trace).
 Variant target_variant(std::string name, std::shared_ptr<const LoadedVariant> loaded, const Executor& executor) {
-  Variant v{std::move(name), loaded->build, {}};
+  Variant v{std::move(name), loaded->build, {}, blob::target_name(loaded->bvh.target), ""};
   v.trace = [&executor, loaded](std::span<const Ray> rays, std::span<const uint32_t> waves, const emu::TraceOptions& t) {
     return loaded->bvh.trace(rays, waves, emu::with_shader(t, loaded->shader), executor);
   };
@@ -68,7 +72,8 @@ Variant target_variant(std::string name, std::shared_ptr<const LoadedVariant> lo
 // RDNA 4's dual intersect on the rtip20 blob's 4-wide tree (through its top level for a two-level one).
 Variant bvh4x2_variant(std::shared_ptr<const LoadedVariant> loaded, const Executor& executor) {
   const auto section = std::make_shared<const emu::Bvh4Section>(loaded->bvh.bvh4_section());
-  Variant v{"rtip31 BVH4x2", loaded->build, {}};
+  // IMAGE_BVH_DUAL_INTERSECT_RAY is RT IP 3.1's: hardware that reads only rtip20 nodes has no such instruction.
+  Variant v{"rtip31 BVH4x2", loaded->build, {}, "rtip31", "with rtip31's dual intersect (BVH4x2)"};
   v.trace = [&executor, loaded, section](std::span<const Ray> rays, std::span<const uint32_t> waves,
                                          const emu::TraceOptions& t) {
     return emu::trace_rays_bvh4x2(*section, rays, waves, emu::with_shader(t, loaded->shader), executor);
@@ -82,6 +87,7 @@ VariantRow run_variant(const Variant& v, const std::vector<std::pair<RayKind, Ra
   row.name = v.name;
   row.bytes = v.build.node_bytes;
   row.bytes_per_triangle = v.build.bytes_per_triangle;
+  if (o.machine) row.hypothetical = emu::hypothetical_note(*o.machine, v.hardware, v.needs);
   emu::RayCounters& total = row.totals;
   for (const auto& [kind, batch] : batches) {
     emu::TraceOptions t = o.trace;
@@ -188,10 +194,14 @@ std::optional<uint64_t> VariantRow::machine_cycles() const {
   return sum;
 }
 
+std::string VariantRow::label() const { return hypothetical.empty() ? name : name + " (hypothetical)"; }
+
 std::string VariantRow::machine_cell() const {
-  if (const std::optional<uint64_t> cycles = machine_cycles()) return fmt::format("{}", *cycles);
+  const std::string mark = hypothetical.empty() ? "" : " (hypothetical)";
+  if (const std::optional<uint64_t> cycles = machine_cycles()) return fmt::format("{}{}", *cycles, mark);
   for (const auto& [kind, m] : machine) {
-    if (m.status != emu::MachineStatus::Completed) return fmt::format("{} ({})", emu::to_string(m.status), ray_kind_name(kind));
+    if (m.status != emu::MachineStatus::Completed)
+      return fmt::format("{} ({}){}", emu::to_string(m.status), ray_kind_name(kind), mark);
   }
   return {};
 }
@@ -204,10 +214,18 @@ std::vector<MachineRun> machine_runs(const CompareReport& r) {
   std::vector<MachineRun> runs;
   for (const VariantRow& v : r.rows) {
     for (const auto& [kind, m] : v.machine) {
-      runs.push_back({v.name, kind, machine_figures(m, *r.machine, MachineFigureSet::Throughput)});
+      runs.push_back({v.label(), kind, machine_figures(m, *r.machine, MachineFigureSet::Throughput)});
     }
   }
   return runs;
+}
+
+std::vector<std::string> hypothetical_notes(const CompareReport& r) {
+  std::vector<std::string> notes;
+  for (const VariantRow& v : r.rows) {
+    if (!v.hypothetical.empty()) notes.push_back(v.name + ": " + v.hypothetical);
+  }
+  return notes;
 }
 
 namespace {
@@ -217,17 +235,19 @@ std::string machine_runs_text(const CompareReport& r) {
   const std::vector<MachineRun> runs = machine_runs(r);
   if (runs.empty()) return {};
   std::vector<std::size_t> width;
+  std::size_t variant_width = 20;
   for (const MachineFigure& f : runs.front().figures) width.push_back(f.column.size());
   for (const MachineRun& run : runs) {
+    variant_width = std::max(variant_width, run.variant.size() + 1);
     for (std::size_t i = 0; i < width.size(); ++i) width[i] = std::max(width[i], run.figures[i].value.size());
   }
-  std::string out = fmt::format("\nmachine model per run ({}; outputs of a model{}):\n{:<20}{:<8}", r.machine->name,
+  std::string out = fmt::format("\nmachine model per run ({}; outputs of a model{}):\n{:<{}}{:<8}", r.machine->name,
                                 ", GPU figures: the simulated CUs' x CUs / simulated CUs",
-                                "variant", "rays");
+                                "variant", variant_width, "rays");
   for (std::size_t i = 0; i < width.size(); ++i) out += fmt::format("  {:>{}}", runs.front().figures[i].column, width[i]);
   out += "\n";
   for (const MachineRun& run : runs) {
-    out += fmt::format("{:<20}{:<8}", run.variant, ray_kind_name(run.kind));
+    out += fmt::format("{:<{}}{:<8}", run.variant, variant_width, ray_kind_name(run.kind));
     for (std::size_t i = 0; i < width.size(); ++i) out += fmt::format("  {:>{}}", run.figures[i].value, width[i]);
     out += "\n";
   }
@@ -262,15 +282,18 @@ std::string compare_to_text(const CompareReport& r) {
                      "box tests", "tri tests", "stack ops");
   out += r.any_hit_shader ? fmt::format("{:>10}", "any-hit") : "";
   out += fmt::format("{:>11}", "agreement");
-  out += r.machine ? fmt::format("{:>12}\n", "cycles") : "\n";
+  std::size_t cycles_width = 12;
+  for (const VariantRow& v : r.rows) cycles_width = std::max(cycles_width, v.machine_cell().size() + 2);
+  out += r.machine ? fmt::format("{:>{}}\n", "cycles", cycles_width) : "\n";
   for (const VariantRow& v : r.rows) {
     out += fmt::format("{:<20}{:>11}{:>10.2f}{:>10.2f}{:>10.2f}{:>10.2f}{:>10.2f}", v.name, v.bytes,
                        v.bytes_per_triangle, v.steps, v.box_tests, v.triangle_tests, v.stack_ops);
     out += r.any_hit_shader ? fmt::format("{:>10.2f}", v.any_hit_invocations) : "";
     out += fmt::format("{:>11}", v.agreement.percent_text());
-    out += r.machine ? fmt::format("{:>12}\n", v.machine_cell()) : "\n";
+    out += r.machine ? fmt::format("{:>{}}\n", v.machine_cell(), cycles_width) : "\n";
   }
   out += "(per ray: steps, tests and stack pushes + pops, averaged over all rays)\n";
+  for (const std::string& note : hypothetical_notes(r)) out += note + "\n";
   for (const VariantRow& v : r.rows) {
     if (v.agreement.disagreeing() == 0) continue;
     out += fmt::format("{}: {} of {} rays disagree with Embree: {}\n", v.name, v.agreement.disagreeing(),
@@ -308,6 +331,7 @@ std::string compare_to_json(const CompareReport& r) {
         runs.push_back(run);
       }
       row["machine_model_runs"] = runs;
+      if (!v.hypothetical.empty()) row["machine_model_hypothetical"] = v.hypothetical;
     }
     rows.push_back(row);
   }

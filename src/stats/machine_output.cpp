@@ -15,26 +15,33 @@ std::string per_second(double value) {
 
 // What one memory level did, in terms that fit what it is: a cache serves, merges and misses (and says how many
 // misses were first touches, which no cache can avoid); a buffer without storage only merges; the memory serves all.
+// A cache or buffer that no request reached says so instead of a share of nothing ("0.0%").
 void level_figures(const emu::MemoryLevelResult& l, uint64_t cycles, bool all, std::vector<MachineFigure>& f) {
   using Kind = emu::MemoryLevelResult::Kind;
   const std::string& n = l.name;
-  switch (l.kind) {
-    case Kind::Cache:
-      f.push_back({n + " served here", n + " served",
-                   all ? fmt::format("{} ({} of {} line requests: {} hits, {} merged with fills in flight)",
-                                     percent(l.served_fraction()), l.served(), l.requests, l.hits, l.merged)
-                       : percent(l.served_fraction())});
-      if (all) {
-        f.push_back({n + " misses (first touches)", n + " misses", fmt::format("{} ({})", l.misses, l.first_touches)});
-      }
-      break;
-    case Kind::MergeBuffer:
-      f.push_back({n + " merged (holds no lines)", n + " merged",
-                   all ? fmt::format("{} of {} line requests merged with fills in flight, {} passed on", l.merged,
-                                     l.requests, l.misses)
-                       : fmt::format("{} of {}", l.merged, l.requests)});
-      break;
-    case Kind::Memory: f.push_back({n + " lines served", n + " lines", fmt::format("{}", l.requests)}); break;
+  if (l.requests == 0 && l.kind != Kind::Memory) {
+    f.push_back({n + (l.kind == Kind::Cache ? " served here" : " merged (holds no lines)"),
+                 n + (l.kind == Kind::Cache ? " served" : " merged"),
+                 all ? "no requests (the levels above served every line)" : "no requests"});
+  } else {
+    switch (l.kind) {
+      case Kind::Cache:
+        f.push_back({n + " served here", n + " served",
+                     all ? fmt::format("{} ({} of {} line requests: {} hits, {} merged with fills in flight)",
+                                       percent(l.served_fraction()), l.served(), l.requests, l.hits, l.merged)
+                         : percent(l.served_fraction())});
+        if (all) {
+          f.push_back({n + " misses (first touches)", n + " misses", fmt::format("{} ({})", l.misses, l.first_touches)});
+        }
+        break;
+      case Kind::MergeBuffer:
+        f.push_back({n + " merged (holds no lines)", n + " merged",
+                     all ? fmt::format("{} of {} line requests merged with fills in flight, {} passed on", l.merged,
+                                       l.requests, l.misses)
+                         : fmt::format("{} of {}", l.merged, l.requests)});
+        break;
+      case Kind::Memory: f.push_back({n + " lines served", n + " lines", fmt::format("{}", l.requests)}); break;
+    }
   }
   f.push_back({n + " bandwidth", n + " B/clk",
                fmt::format("{:.1f} B/clock ({} of {})", l.bytes_per_clock(cycles), percent(l.bandwidth_use(cycles)),
@@ -65,7 +72,7 @@ std::vector<MachineFigure> machine_figures(const emu::MachineResult& m, const em
     f.push_back({"deadlock detected", "deadlock", m.deadlock ? "yes" : "no"});
   }
   // Whole node fetches the nearest level served (every line held or in flight); the per-level rates count lines.
-  if (all) f.push_back({"node fetch L0 hit rate", "fetch hits", percent(m.cache_hit_rate)});
+  if (all) f.push_back({"node fetches the L0 served whole", "fetch hits", percent(m.cache_hit_rate)});
   if (all) {
     f.push_back({"lane line requests (merged)", "lane merges",
                  fmt::format("{} ({} merged)", m.lane_line_requests, m.merged_lane_requests)});

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <span>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -114,7 +115,9 @@ SweepPoint run_machine_point(const emu::LoadedBvh& bvh, const StatsOptions& stat
   so.oracle = false;
   so.keep_results = false;
   so.machine = config;
-  return summarize_point(preset, value, run_stats(bvh, so), config);
+  SweepPoint point = summarize_point(preset, value, run_stats(bvh, so), config);
+  point.hypothetical = emu::hypothetical_note(config, blob::target_name(bvh.target));
+  return point;
 }
 
 SweepResult run_machine_sweep(const emu::LoadedBvh& bvh, const SweepOptions& o) {
@@ -157,15 +160,25 @@ std::vector<std::vector<std::string>> sweep_rows(const SweepResult& r) {
   std::vector<std::vector<std::string>> rows;
   for (const SweepPoint& p : r.points) {
     const bool done = p.cycles.has_value();
-    rows.push_back({p.preset, p.value, done ? fmt::format("{}", *p.cycles) : "-", done ? percent(p.box_utilization) : "-",
+    rows.push_back({p.hypothetical.empty() ? p.preset : p.preset + " (hypothetical)", p.value, done ? fmt::format("{}", *p.cycles) : "-", done ? percent(p.box_utilization) : "-",
                     done ? percent(p.triangle_utilization) : "-", emu::to_string(p.status)});
   }
   return rows;
 }
 
+std::vector<std::string> sweep_hypothetical_notes(const SweepResult& r) {
+  std::vector<std::string> notes;
+  for (const SweepPoint& p : r.points) {
+    if (!p.hypothetical.empty() && std::find(notes.begin(), notes.end(), p.hypothetical) == notes.end())
+      notes.push_back(p.hypothetical);
+  }
+  return notes;
+}
+
 std::string sweep_to_text(const SweepResult& r) {
   std::string out = fmt::format("{} ({}): machine model, sweep of {}{}; rays: {} (outputs of a model)\n", r.file,
                                 r.target, r.parameter, r.unit.empty() ? "" : " (" + r.unit + ")", kinds_text(r.kinds));
+  for (const std::string& note : sweep_hypothetical_notes(r)) out += note + "\n";
   const std::vector<std::string> header = sweep_header(r);
   const std::vector<std::vector<std::string>> rows = sweep_rows(r);
   std::size_t preset_width = header[0].size(), value_width = header[1].size();
@@ -192,13 +205,15 @@ std::string sweep_to_json(const SweepResult& r) {
       run.update(Json::parse(emu::to_json(m, p.config)));
       runs.push_back(run);
     }
-    points.push_back({{"preset", p.preset},
-                      {"value", p.value},
-                      {"status", emu::to_string(p.status)},
-                      {"cycles", p.cycles ? Json(*p.cycles) : Json(nullptr)},
-                      {"ra_box_utilization", p.box_utilization},
-                      {"ra_triangle_utilization", p.triangle_utilization},
-                      {"runs", runs}});
+    Json point{{"preset", p.preset},
+               {"value", p.value},
+               {"status", emu::to_string(p.status)},
+               {"cycles", p.cycles ? Json(*p.cycles) : Json(nullptr)},
+               {"ra_box_utilization", p.box_utilization},
+               {"ra_triangle_utilization", p.triangle_utilization}};
+    if (!p.hypothetical.empty()) point["hypothetical"] = p.hypothetical;
+    point["runs"] = runs;
+    points.push_back(point);
   }
   Json kinds = Json::array();
   for (RayKind k : r.kinds) kinds.push_back(ray_kind_name(k));
@@ -227,16 +242,29 @@ std::string sweep_to_svg(const SweepResult& r) {
   const double bottom_y = kTop + kPlotH;
   const auto y_of = [&](const svg::AxisRange& a, double v) { return bottom_y - kPlotH * (v - a.start) / (a.end() - a.start); };
 
-  std::string out = svg::open(kWidth, kHeight);
+  // The hypothetical notes go under the plot, a line each.
+  const std::vector<std::string> notes = sweep_hypothetical_notes(r);
+  std::string out = svg::open(kWidth, kHeight + 16.0 * static_cast<double>(notes.size()));
   out += fmt::format(
       "<text x=\"{}\" y=\"18\" font-size=\"13\" font-weight=\"bold\">{}: machine-model sweep of {}</text>\n"
       "<text x=\"{}\" y=\"33\" fill=\"#555555\">Rays: {} (cycles and tests summed). Outputs of a model, "
-      "not hardware measurements. Both y axes start at zero.</text>\n",
+      "not hardware measurements.</text>\n"
+      "<text x=\"{}\" y=\"63\" text-anchor=\"end\" font-weight=\"bold\">Both y axes start at zero.</text>\n",
       kLeft, escape(std::filesystem::path(r.file).filename().string()), escape(r.parameter), kLeft,
-      escape(kinds_text(r.kinds)));
+      escape(kinds_text(r.kinds)), kLeft + kPlotW);
   double x = kLeft;
   for (std::size_t i = 0; i < r.presets.size(); ++i) {
-    x = svg::legend_entry(out, x, 47, kColours[i % std::size(kColours)], "", r.presets[i]);
+    const auto series = std::span(r.points).subspan(i * r.values.size(), r.values.size());
+    const auto hypothetical = std::count_if(series.begin(), series.end(),
+                                            [](const SweepPoint& p) { return !p.hypothetical.empty(); });
+    const std::string mark = hypothetical == 0                                          ? ""
+                             : static_cast<std::size_t>(hypothetical) == series.size() ? " (hypothetical)"
+                                                                                        : " (hypothetical at some values)";
+    x = svg::legend_entry(out, x, 47, kColours[i % std::size(kColours)], "", r.presets[i] + mark);
+  }
+  for (std::size_t i = 0; i < notes.size(); ++i) {
+    out += fmt::format("<text x=\"{}\" y=\"{:.0f}\" fill=\"#c0392b\">{}</text>\n", kLeft,
+                       kHeight + 4 + 16.0 * static_cast<double>(i), escape(notes[i]));
   }
   x = svg::legend_entry(out, kLeft, 63, "#333333", "", "cycles (left axis)");
   svg::legend_entry(out, x, 63, "#333333", kBoxDash, "RA box-test utilisation (right axis)");

@@ -304,8 +304,7 @@ std::string oracle_section(const StatsReport& st) {
 }
 
 // The label of a run on hardware that does not read the blob's nodes (emu::hypothetical_note), or "".
-std::string hypothetical_paragraph(const emu::MachineConfig& machine, const std::string& target) {
-  const std::string note = emu::hypothetical_note(machine, target);
+std::string hypothetical_paragraph(const std::string& note) {
   return note.empty() ? "" : "<p class=\"note hypothetical\"><strong>" + escape(note) + "</strong></p>\n";
 }
 
@@ -326,7 +325,7 @@ std::string machine_section(const StatsReport& st) {
   return fmt::format(
              "<h3>Machine model</h3>\n<p class=\"note\">Preset {}: outputs of a simplified model of an RDNA "
              "GPU (docs/machine-model.md), not hardware measurements.{}</p>\n{}",
-             escape(st.machine->name), kGpuNote, hypothetical_paragraph(*st.machine, st.target)) +
+             escape(st.machine->name), kGpuNote, hypothetical_paragraph(emu::hypothetical_note(*st.machine, st.target))) +
          table(header, rows);
 }
 
@@ -350,20 +349,20 @@ std::string sensitivity_section(const SceneReport& s) {
                      "true/false flipped), as <code>hwbvh machine sensitivity</code>, ranked by the largest change "
                      "in cycles (rank by tests per second in brackets). The preset as it is: {} cycles. Outputs of "
                      "a model, not hardware measurements.</p>\n{}<div class=\"sweep\">\n",
-                     escape(r.preset), r.factor_low, r.factor_high, r.base.cycles,
-                     r.hypothetical.empty() ? "" : "<p class=\"note hypothetical\"><strong>" + escape(r.hypothetical) +
-                                                       "</strong></p>\n") +
+                     escape(r.preset), r.factor_low, r.factor_high, r.base.cycles, hypothetical_paragraph(r.hypothetical)) +
          sensitivity_to_svg(r) + "</div>\n" + plain_table(sensitivity_header(), sensitivity_rows(r));
 }
 
 std::string sweep_section(const SceneReport& s) {
   if (!s.sweep) return {};
   const SweepResult& r = *s.sweep;
+  std::string notes;
+  for (const std::string& note : sweep_hypothetical_notes(r)) notes += hypothetical_paragraph(note);
   return fmt::format("<h3>Machine-model sweep of {}</h3>\n<p class=\"note\">The machine model on these rays for "
                      "each value of {}{} (as <code>hwbvh machine sweep</code>); cycles and tests summed over the ray "
                      "types. Outputs of a model, not hardware measurements.</p>\n<div class=\"sweep\">\n",
                      escape(r.parameter), escape(r.parameter), r.unit.empty() ? "" : " (" + escape(r.unit) + ")") +
-         sweep_to_svg(r) + "</div>\n" + plain_table(sweep_header(r), sweep_rows(r));
+         sweep_to_svg(r) + "</div>\n" + notes + plain_table(sweep_header(r), sweep_rows(r));
 }
 
 // One row per variant and ray type: what `hwbvh compare` prints under its table.
@@ -400,9 +399,11 @@ std::string compare_section(const CompareReport& c) {
     }
     if (c.any_hit_shader) row.push_back(fixed(v.any_hit_invocations, 2));
     row.push_back(agreement_cell(v.agreement));
-    if (c.machine) row.push_back(v.machine_cell());
+    if (c.machine) row.push_back(escape(v.machine_cell()));
     rows.push_back(std::move(row));
   }
+  std::string hypothetical_paragraphs;
+  for (const std::string& note : hypothetical_notes(c)) hypothetical_paragraphs += hypothetical_paragraph(note);
   return fmt::format(
              "<h3>Comparison across targets</h3>\n<p class=\"note\">The scene built for each target, the same "
              "rays ({}) through each; per ray, averaged over all rays (as <code>hwbvh compare</code>).{}{}{}{}</p>\n",
@@ -417,7 +418,7 @@ std::string compare_section(const CompareReport& c) {
                               : "",
              c.machine ? " Cycles are outputs of the machine model, not measurements." : "",
              c.machine ? kGpuNote : "") +
-         table(header, rows) + machine_runs_table(c);
+         table(header, rows) + hypothetical_paragraphs + machine_runs_table(c);
 }
 
 std::string scene_section(const SceneReport& s, std::size_t index) {

@@ -304,6 +304,77 @@ TEST_F(MachineCli, OtherHardwaresNodesAreLabelledHypothetical) {
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("hypothetical")));
 }
 
+// compare labels the variants a preset's hardware does not run: on rdna3 (rtip20 nodes only) the BVH4x2 row (RT IP
+// 3.1's dual intersect), the BVH8 rows and xe3; on rdna4 only xe3. In the table, the per-run lines, the JSON and the
+// report's comparison.
+TEST_F(MachineCli, CompareLabelsTheVariantsThePresetsHardwareDoesNotRun) {
+  const std::string scene = quote(test::project_scene("cornell-box.obj").string());
+  const std::string rdna3 = "hypothetical: rdna3 (AMD Radeon RX 7900 XTX) reads rtip20 nodes, not ";
+  test::Outcome r = hwbvh("compare " + scene + kSmall + " --rays primary --machine rdna3");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\nrtip31 BVH4x2: " + rdna3 + "with rtip31's dual intersect (BVH4x2)\n"));
+  EXPECT_THAT(r.out, HasSubstr("\nrtip31 BVH8: " + rdna3 + "this blob's rtip31\n"));
+  EXPECT_THAT(r.out, HasSubstr("\nrtip31 BVH8 + OBB: " + rdna3 + "this blob's rtip31\n"));
+  EXPECT_THAT(r.out, HasSubstr("\nxe3 QBVH6: " + rdna3 + "this blob's xe3\n"));
+  EXPECT_THAT(r.out, testing::ContainsRegex("\nrtip20 BVH4 [^\n]* [0-9]+\n"));  // cycles, no label
+  EXPECT_THAT(r.out, testing::ContainsRegex("\nrtip31 BVH8 \\+ OBB [^\n]* [0-9]+ \\(hypothetical\\)\n"));
+  EXPECT_THAT(r.out, testing::ContainsRegex("\nxe3 QBVH6 \\(hypothetical\\) +primary "));  // the per-run lines
+  EXPECT_THAT(r.out, testing::ContainsRegex("\nrtip20 BVH4 +primary "));
+
+  r = hwbvh("compare " + scene + kSmall + " --rays primary --machine rdna3 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json variants = nlohmann::json::parse(r.out)["variants"];
+  ASSERT_EQ(variants.size(), 5u);
+  EXPECT_FALSE(variants[0].contains("machine_model_hypothetical")) << variants[0]["variant"];
+  EXPECT_EQ(variants[1]["machine_model_hypothetical"], rdna3 + "with rtip31's dual intersect (BVH4x2)");
+  EXPECT_EQ(variants[3]["machine_model_hypothetical"], rdna3 + "this blob's rtip31");
+  EXPECT_EQ(variants[4]["machine_model_hypothetical"], rdna3 + "this blob's xe3");
+
+  // rdna4 reads rtip31 and rtip20 nodes and has the dual intersect: only xe3 is hypothetical.
+  r = hwbvh("compare " + scene + kSmall + " --rays primary --machine rdna4 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const nlohmann::json& v : nlohmann::json::parse(r.out)["variants"]) {
+    EXPECT_EQ(v.contains("machine_model_hypothetical"), v["variant"] == "xe3 QBVH6") << v["variant"];
+  }
+
+  const std::string html = path("compare-rdna3.html");
+  r = hwbvh("report " + scene + " -o " + quote(html) + kSmall + " --rays primary --compare --machine rdna3");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string page = test::slurp(html);
+  EXPECT_THAT(page, HasSubstr("<strong>rtip31 BVH8 + OBB: hypothetical: rdna3 (AMD Radeon RX 7900 XTX) reads rtip20 "
+                              "nodes, not this blob&#39;s rtip31</strong>"));
+  EXPECT_THAT(page, HasSubstr("<td>xe3 QBVH6 (hypothetical)</td>"));
+}
+
+// machine sweep labels a preset whose hardware does not read the blob's nodes: its rows, the note under the title,
+// each point's JSON, and the plot's legend and notes; the preset that reads them is not labelled.
+TEST_F(MachineCli, SweepLabelsHypotheticalSeries) {
+  const std::string svg = path("hypothetical-sweep.svg");
+  const std::string label = "hypothetical: rdna3 (AMD Radeon RX 7900 XTX) reads rtip20 nodes, not this blob's rtip31";
+  const std::string sweep = "machine sweep " + blob() + kSmall +
+                            " --machine rdna4,rdna3 --param 'memory.levels[L0].hit_latency' --values 40,80";
+  test::Outcome r = hwbvh(sweep + " -o " + quote(svg));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\n" + label + "\n"));
+  EXPECT_THAT(r.out, testing::ContainsRegex("\nrdna4 +40 +[0-9]+ "));
+  EXPECT_THAT(r.out, testing::ContainsRegex("\nrdna3 \\(hypothetical\\) +40 +[0-9]+ [^\n]*completed\n"
+                                            "rdna3 \\(hypothetical\\) +80 "));
+  const std::string plot = test::slurp(svg);
+  EXPECT_THAT(plot, HasSubstr(">rdna3 (hypothetical)</text>"));
+  EXPECT_THAT(plot, HasSubstr(">rdna4</text>"));
+  EXPECT_THAT(plot, HasSubstr(">hypothetical: rdna3 (AMD Radeon RX 7900 XTX) reads rtip20 nodes, not this "
+                              "blob&#39;s rtip31</text>"));
+
+  r = hwbvh(sweep + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json points = nlohmann::json::parse(r.out)["points"];
+  ASSERT_EQ(points.size(), 4u);
+  EXPECT_FALSE(points[0].contains("hypothetical"));
+  EXPECT_FALSE(points[1].contains("hypothetical"));
+  EXPECT_EQ(points[2]["hypothetical"], label);
+  EXPECT_EQ(points[3]["hypothetical"], label);
+}
+
 // machine sensitivity: the ranked table, the JSON, the tornado plot, and refusals that leave nothing behind.
 TEST_F(MachineCli, SensitivityRanksTheUnsourcedParametersAndPlotsThem) {
   const std::string svg = path("tornado.svg");

@@ -249,5 +249,64 @@ TEST(MachineOutput, FiguresAreTheRunsCountsAtThePresetsPeakAndGpu) {
   EXPECT_TRUE(std::none_of(brief.begin(), brief.end(), [](const MachineFigure& f) { return f.column == "waves"; }));
 }
 
+// Each level says what it did in terms that fit it: no hit rate for the memory, a buffer without storage the requests
+// it merged (no share, no hits), and a level no request reached "no requests" instead of a share of nothing (the
+// issue's "L1 hit rate 50.0%", "MALL 0%", "DRAM hit rate 100%"); the JSON leaves out what a level cannot have.
+TEST(MachineOutput, LevelsSayWhatTheyDidInTermsThatFitThem) {
+  using Kind = emu::MemoryLevelResult::Kind;
+  const auto level = [](const char* name, Kind kind, uint64_t requests, uint64_t hits, uint64_t merged, uint64_t misses) {
+    emu::MemoryLevelResult l;
+    l.name = name;
+    l.kind = kind;
+    l.port_bytes_per_clock = 1024;
+    l.requests = requests;
+    l.hits = hits;
+    l.merged = merged;
+    l.misses = misses;
+    l.bytes = 64 * requests;
+    return l;
+  };
+  emu::MachineResult m;
+  m.cycles = 1000;
+  m.memory_levels = {level("L0", Kind::Cache, 10, 6, 2, 2), level("L1", Kind::MergeBuffer, 2, 0, 1, 1),
+                     level("L2", Kind::Cache, 1, 1, 0, 0), level("MALL", Kind::Cache, 0, 0, 0, 0),
+                     level("DRAM", Kind::Memory, 0, 0, 0, 0)};
+  const emu::MachineConfig config = emu::load_machine_preset("rdna4");
+  const auto value = [](const std::vector<MachineFigure>& figures, const std::string& label) -> std::string {
+    for (const MachineFigure& f : figures)
+      if (f.label == label || f.column == label) return f.value;
+    return "(no " + label + ")";
+  };
+  const std::vector<MachineFigure> all = machine_figures(m, config, MachineFigureSet::All);
+  EXPECT_EQ(value(all, "L0 served here"), "80.0% (8 of 10 line requests: 6 hits, 2 merged with fills in flight)");
+  EXPECT_EQ(value(all, "L1 merged (holds no lines)"), "1 of 2 line requests merged with fills in flight, 1 passed on");
+  EXPECT_EQ(value(all, "MALL served here"), "no requests (the levels above served every line)");
+  EXPECT_EQ(value(all, "MALL misses (first touches)"), "(no MALL misses (first touches))");
+  EXPECT_EQ(value(all, "DRAM lines served"), "0");
+  for (const MachineFigure& f : all) {
+    EXPECT_EQ(f.label.find("hit rate"), std::string::npos) << f.label;
+    // Only the caches that served requests (L0, L2) and the ports show a share.
+    const bool no_share = f.label.starts_with("L1 ") || f.label.starts_with("MALL ") || f.label.starts_with("DRAM ");
+    if (no_share && !f.label.ends_with(" bandwidth")) {
+      EXPECT_EQ(f.value.find('%'), std::string::npos) << f.label;
+    }
+  }
+  const std::vector<MachineFigure> brief = machine_figures(m, config, MachineFigureSet::Throughput);
+  EXPECT_EQ(value(brief, "MALL served"), "no requests");
+  EXPECT_EQ(value(brief, "L1 merged"), "1 of 2");
+
+  const nlohmann::json levels = nlohmann::json::parse(emu::to_json(m, config))["memory_levels"];
+  ASSERT_EQ(levels.size(), 5u);
+  EXPECT_EQ(levels[0]["served_fraction"], 0.8);
+  EXPECT_EQ(levels[1]["kind"], "merge_buffer");
+  EXPECT_EQ(levels[1]["merged"], 1);
+  EXPECT_EQ(levels[1]["misses"], 1);
+  for (const char* key : {"hits", "first_touches", "served_fraction"}) {
+    EXPECT_FALSE(levels[1].contains(key)) << key;
+    EXPECT_FALSE(levels[4].contains(key)) << key;
+  }
+  EXPECT_TRUE(levels[3]["served_fraction"].is_null());
+}
+
 }  // namespace
 }  // namespace hwbvh::stats

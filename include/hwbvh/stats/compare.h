@@ -52,11 +52,18 @@ struct VariantRow {
   emu::AgreementStats agreement;
   /// The machine model's run per ray kind (in the order of CompareReport::kinds), when a preset was given.
   std::vector<std::pair<RayKind, emu::MachineResult>> machine;
+  /// emu::hypothetical_note of the preset and the hardware this variant needs: "" when the preset's hardware runs it
+  /// (or without a preset). BVH4x2 needs RT IP 3.1's dual intersect, the BVH8 rows rtip31 nodes, xe3 an Intel GPU.
+  std::string hypothetical;
+
+  /// The variant's name, with " (hypothetical)" when its machine-model runs are.
+  [[nodiscard]] std::string label() const;
 
   /// Cycles summed over the ray kinds, or nullopt if a run did not complete (deadlock, cycle limit): such a run's
   /// cycles are not a cost and are never summed.
   [[nodiscard]] std::optional<uint64_t> machine_cycles() const;
-  /// The table cell: the summed cycles, or the first unfinished run's status and ray type ("deadlocked (ao)").
+  /// The table cell: the summed cycles, or the first unfinished run's status and ray type ("deadlocked (ao)"), each
+  /// followed by " (hypothetical)" when the preset's hardware does not run this variant.
   [[nodiscard]] std::string machine_cell() const;
   /// A counter of `totals` per ray; 0 without rays.
   [[nodiscard]] double per_ray(uint64_t total) const;
@@ -76,7 +83,7 @@ struct CompareReport {
 
 /// One machine-model run of compare: a variant's rays of one type, as machine_figures' Throughput set.
 struct MachineRun {
-  std::string variant;
+  std::string variant;  ///< VariantRow::label()
   RayKind kind = RayKind::Primary;
   std::vector<MachineFigure> figures;
 };
@@ -86,6 +93,9 @@ std::vector<MachineRun> machine_runs(const CompareReport& report);
 /// Builds every variant of `scene` (in two levels for an InstancedScene) and traces the same rays through each.
 /// Throws hwbvh::Error on bad input.
 CompareReport compare_targets(const AnyScene& scene, const CompareOptions& options);
+
+/// One line per variant whose machine-model runs are hypothetical: "<variant>: <its hypothetical_note>".
+std::vector<std::string> hypothetical_notes(const CompareReport& report);
 
 std::string compare_to_text(const CompareReport& report);
 std::string compare_to_json(const CompareReport& report);

@@ -36,6 +36,8 @@ struct SweepPoint {
   std::optional<uint64_t> cycles;    ///< summed over the runs; nullopt unless every run completed
   double box_utilization = 0.0;      ///< summed box tests / (summed cycles x simulated CUs x box_tests_per_clock)
   double triangle_utilization = 0.0; ///< the same for triangle tests
+  /// emu::hypothetical_note of `config` and the blob's target: "" when this hardware reads the blob's nodes.
+  std::string hypothetical;
 };
 
 struct SweepResult {
@@ -59,19 +61,23 @@ SweepPoint run_machine_point(const emu::LoadedBvh& bvh, const StatsOptions& stat
 /// stack_size on an xe3 blob.
 SweepResult run_machine_sweep(const emu::LoadedBvh& bvh, const SweepOptions& options);
 
-/// The table's header and one row per point: preset, value, cycles, box and triangle utilisation, status ("-" for
-/// the figures of a run that did not complete).
+/// The table's header and one row per point: preset (" (hypothetical)" after it when the point is), value, cycles,
+/// box and triangle utilisation, status ("-" for the figures of a run that did not complete).
 std::vector<std::string> sweep_header(const SweepResult& result);
 std::vector<std::vector<std::string>> sweep_rows(const SweepResult& result);
 
-/// A title line and the table, aligned.
+/// The points' distinct hypothetical notes, in order: what the rows marked "(hypothetical)" are.
+std::vector<std::string> sweep_hypothetical_notes(const SweepResult& result);
+
+/// A title line, the hypothetical notes, and the table, aligned.
 std::string sweep_to_text(const SweepResult& result);
 std::string sweep_to_json(const SweepResult& result);
 
 /// A self-contained SVG line plot, per preset (one colour each) its cycles (solid, left axis) and box-test
 /// utilisation (dashed, right axis, percent) against the parameter: a numeric axis when every value is a number,
 /// else one evenly spaced tick per value. Both y axes start at zero (the plot says so). A run that did not complete is
-/// no point of its lines: its status is written at its value instead.
+/// no point of its lines: its status is written at its value instead. A hypothetical series says so in the legend,
+/// and the notes are written under the plot.
 std::string sweep_to_svg(const SweepResult& result);
 
 }  // namespace hwbvh::stats

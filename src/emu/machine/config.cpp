@@ -161,13 +161,13 @@ void MachineConfig::validate() const {
   in_range("gpu.simulated_cus", gpu.simulated_cus, 1, gpu.compute_units());
 }
 
-std::string hypothetical_note(const MachineConfig& config, std::string_view target) {
+std::string hypothetical_note(const MachineConfig& config, std::string_view target, std::string_view traced) {
   const std::vector<std::string>& formats = config.ray_accelerator.node_formats;
   if (std::find(formats.begin(), formats.end(), target) != formats.end()) return {};
   std::string reads;
   for (const std::string& f : formats) reads += (reads.empty() ? "" : " and ") + f;
   return "hypothetical: " + config.name + (config.gpu.name.empty() ? "" : " (" + config.gpu.name + ")") + " reads " +
-         reads + " nodes, not this blob's " + std::string(target);
+         reads + " nodes, not " + (traced.empty() ? "this blob's " + std::string(target) : std::string(traced));
 }
 
 }  // namespace hwbvh::emu

@@ -1234,14 +1234,17 @@ const char* to_string(MemoryLevelResult::Kind kind) {
 namespace {
 
 // Per level: what it is, its requests and what became of them, its bytes and the share of its port they used. The
-// memory serves every request: it has no hit rate.
+// memory serves every request: it has no hit rate. A buffer without storage holds no lines, so it has no hits, no
+// first touches and no share it served: only what it merged and what it passed on. A cache no request reached
+// served no share of them (null, not 0).
 nlohmann::ordered_json memory_levels_json(const std::vector<MemoryLevelResult>& levels, uint64_t cycles) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const MemoryLevelResult& l : levels) {
     nlohmann::ordered_json j = {{"name", l.name}, {"kind", to_string(l.kind)}, {"requests", l.requests}};
-    if (l.kind != MemoryLevelResult::Kind::Memory) {
+    if (l.kind == MemoryLevelResult::Kind::MergeBuffer) j.update({{"merged", l.merged}, {"misses", l.misses}});
+    if (l.kind == MemoryLevelResult::Kind::Cache) {
       j.update({{"hits", l.hits}, {"merged", l.merged}, {"misses", l.misses}, {"first_touches", l.first_touches},
-                {"served_fraction", l.served_fraction()}});
+                {"served_fraction", l.requests ? nlohmann::ordered_json(l.served_fraction()) : nullptr}});
     }
     j.update({{"bytes", l.bytes}, {"bytes_per_clock", l.bytes_per_clock(cycles)},
               {"port_bytes_per_clock", l.port_bytes_per_clock}, {"bandwidth_use", l.bandwidth_use(cycles)}});

@@ -165,8 +165,10 @@ struct MachineConfig {
 
 /// "" when `config`'s hardware reads `target`'s nodes (RayAcceleratorConfig::node_formats), else the label every
 /// output of such a run carries, e.g. "hypothetical: rdna3 (AMD Radeon RX 7900 XTX) reads rtip20 nodes, not this
-/// blob's rtip31".
-[[nodiscard]] std::string hypothetical_note(const MachineConfig& config, std::string_view target);
+/// blob's rtip31". `traced` replaces "this blob's <target>" when the trace needs `target`'s hardware for another
+/// reason than its nodes (compare's BVH4x2 row: RT IP 3.1's dual intersect on rtip20 nodes).
+[[nodiscard]] std::string hypothetical_note(const MachineConfig& config, std::string_view target,
+                                            std::string_view traced = {});
 
 /// The names of the built-in presets (compiled in from presets/*.json), sorted.
 [[nodiscard]] std::vector<std::string> builtin_machine_presets();
