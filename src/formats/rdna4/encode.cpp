@@ -381,22 +381,19 @@ class TriangleLeaves {
     Batch batch;
     std::size_t begin = 0;
     while (begin < all.size()) {
-      std::size_t count = 1;
-      while (begin + count < all.size() && count < 8 &&
-             primitive_node_fits(std::span(all).subspan(begin, count + 1)))
-        ++count;
-      auto node = encode_primitive_node(std::span(all).subspan(begin, count));
+      const std::optional<PrimitiveNodePrefix> node = encode_primitive_node_prefix(std::span(all).subspan(begin));
       if (!node) {
         throw Error(ErrorKind::Runtime, scene_.source,
                     "a triangle pair does not fit an RT IP 3.1 primitive node (ids out of range?)");
       }
+      const std::size_t count = node->count;
       for (std::size_t i = begin; i < begin + count; ++i) {
         if (i == 0 || owner[i] != owner[i - 1]) {  // a range starts here
           batch.start_node[owner[i]] = batch.node_count();
           batch.start_type[owner[i]] = pair_node_type(static_cast<uint32_t>(i - begin));
         }
       }
-      batch.nodes.push_back(*node);
+      batch.nodes.push_back(node->node);
       begin += count;
     }
     return batch;

@@ -282,6 +282,7 @@ TEST(PrimitiveNodeProperty, FitTestMatchesBudgetAndRoundTripsBitExactly) {
     };
 
     std::vector<PrimPairInput> pairs;
+    size_t fitting = 0;  // the longest prefix of `pairs` that fits
     for (int step = 0; step < 10; ++step) {
       PrimPairInput p;
       p.tri0 = random_tri();
@@ -302,6 +303,7 @@ TEST(PrimitiveNodeProperty, FitTestMatchesBudgetAndRoundTripsBitExactly) {
         break;
       }
       ++fitted;
+      fitting = pairs.size();
       for (uint32_t i = 0; i < pairs.size(); ++i) {
         std::string error;
         const auto d = decode_primitive_pair(*node, i, &error);
@@ -322,6 +324,13 @@ TEST(PrimitiveNodeProperty, FitTestMatchesBudgetAndRoundTripsBitExactly) {
           }
         }
       }
+    }
+    // The encoder's one-pass search for the longest prefix agrees with the fit test of every prefix, and encodes
+    // the node that prefix makes on its own.
+    const std::optional<PrimitiveNodePrefix> prefix = encode_primitive_node_prefix(pairs);
+    ASSERT_EQ(prefix ? prefix->count : 0, fitting) << "iter " << iter;
+    if (prefix) {
+      ASSERT_EQ(prefix->node, *encode_primitive_node(std::span(pairs).first(fitting))) << "iter " << iter;
     }
   }
   // Every way of not fitting must have been exercised.
