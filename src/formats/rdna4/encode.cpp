@@ -652,13 +652,6 @@ EncodedTree encode_tree(const WideBvh8& bvh, const Leaves& leaves, const EncodeO
 
 }  // namespace
 
-bool primitive_leaf_fits(const Scene& scene, std::span<const bvh_build::PrimPair> pairs) {
-  if (pairs.empty() || pairs.size() > 8) return false;
-  std::array<PrimPairInput, 8> in{};
-  for (std::size_t i = 0; i < pairs.size(); ++i) in[i] = pair_input(scene, pairs[i], i + 1 == pairs.size());
-  return primitive_node_fits(std::span(in).first(pairs.size()));
-}
-
 void adapt_build_options(bvh_build::BuildOptions& options) {
   options.leaf_fits = primitive_leaf_fits;
   options.pair_leftovers = true;

@@ -5,6 +5,7 @@
 #include <bit>
 
 #include "hwbvh/core/bits.h"
+#include "hwbvh/formats/rdna4/encode.h"
 
 namespace hwbvh::rdna4 {
 namespace {
@@ -64,28 +65,47 @@ uint32_t find_or_add(Layout& layout, const VertexBits& v) {
   return running.vertex_count++;
 }
 
-/// Appends a pair; false if it cannot be stored at all (ids out of range, a 17th vertex, a 9th pair), which
-/// leaves the layout unusable until its `running` is restored.
-bool add_pair(Layout& layout, const PrimPairInput& pair) {
+// A triangle as add_pair reads it: an encoder input, or a scene triangle read in place (the builder's fit test,
+// which runs at every candidate leaf, then copies nothing).
+struct SceneTriangle {
+  const Scene* scene;
+  uint32_t index;
+};
+Vec3 corner(const PrimTriangleInput& t, uint32_t c) { return t.v[c]; }
+uint32_t primitive_id(const PrimTriangleInput& t) { return t.primitive_id; }
+uint32_t geometry_id(const PrimTriangleInput& t) { return t.geometry_id; }
+Vec3 corner(const SceneTriangle& t, uint32_t c) { return t.scene->vertex(t.index, static_cast<int>(c)); }
+uint32_t primitive_id(const SceneTriangle& t) { return t.scene->triangles[t.index].primitive; }
+uint32_t geometry_id(const SceneTriangle& t) { return t.scene->triangles[t.index].geometry; }
+
+/// Appends a pair (tri1 null for a lone triangle); false if it cannot be stored at all (ids out of range, a 17th
+/// vertex, a 9th pair), which leaves the layout unusable until its `running` is restored.
+template <class Triangle>
+bool add_pair(Layout& layout, const Triangle& tri0, const Triangle* tri1) {
   if (layout.running.pair_count == kMaxPairs) return false;
   const uint32_t p = layout.running.pair_count++;
   if (p == 0) {
-    layout.prim_anchor = pair.tri0.primitive_id;
-    layout.geo_anchor = pair.tri0.geometry_id;
+    layout.prim_anchor = primitive_id(tri0);
+    layout.geo_anchor = geometry_id(tri0);
   }
   for (uint32_t k = 0; k < 2; ++k) {
-    const PrimTriangleInput* tri = k == 0 ? &pair.tri0 : (pair.tri1 ? &*pair.tri1 : nullptr);
+    const Triangle* tri = k == 0 ? &tri0 : tri1;
     if (tri == nullptr) continue;
-    if (tri->primitive_id >= kPrimIdLimit || tri->geometry_id >= kGeoIdLimit) return false;
-    layout.running.prim_diff |= tri->primitive_id ^ layout.prim_anchor;
-    layout.running.geo_diff |= tri->geometry_id ^ layout.geo_anchor;
+    const uint32_t prim = primitive_id(*tri), geo = geometry_id(*tri);
+    if (prim >= kPrimIdLimit || geo >= kGeoIdLimit) return false;
+    layout.running.prim_diff |= prim ^ layout.prim_anchor;
+    layout.running.geo_diff |= geo ^ layout.geo_anchor;
     for (uint32_t c = 0; c < 3; ++c) {
-      const uint32_t i = find_or_add(layout, bits_of(tri->v[c]));
+      const uint32_t i = find_or_add(layout, bits_of(corner(*tri, c)));
       if (i == kMaxVertices) return false;
       layout.index[p][3 * k + c] = i;
     }
   }
   return true;
+}
+
+bool add_pair(Layout& layout, const PrimPairInput& pair) {
+  return add_pair(layout, pair.tri0, pair.tri1 ? &*pair.tri1 : nullptr);
 }
 
 /// Derives the compression fields from the pairs added so far and returns the bits they use (§4.6 budget).
@@ -182,6 +202,17 @@ NodeDwords write_node(const Layout& layout, std::span<const PrimPairInput> pairs
 }  // namespace
 
 bool primitive_node_fits(std::span<const PrimPairInput> pairs) { return plan(pairs).has_value(); }
+
+// Defined here, beside the layout it plans, rather than in encode.cpp: it reads the scene's triangles in place.
+bool primitive_leaf_fits(const Scene& scene, std::span<const bvh_build::PrimPair> pairs) {
+  if (pairs.empty() || pairs.size() > kMaxPairs) return false;
+  Layout layout;
+  for (const bvh_build::PrimPair& pair : pairs) {
+    const SceneTriangle tri0{&scene, pair.tri0}, tri1{&scene, pair.tri1};
+    if (!add_pair(layout, tri0, pair.has_tri1() ? &tri1 : nullptr)) return false;
+  }
+  return finish(layout) <= kBudgetBits;
+}
 
 std::optional<NodeDwords> encode_primitive_node(std::span<const PrimPairInput> pairs) {
   const std::optional<Layout> planned = plan(pairs);
