@@ -155,10 +155,12 @@ class Collapser {
   bool leaf_triangles(uint32_t n, std::vector<uint32_t>& out) const {
     const BinaryBvh::Node& node = binary_.nodes[n];
     if (node.ref_count > max_leaf_references_) return false;
-    out.clear();
-    for (uint32_t i = 0; i < node.ref_count; ++i) out.push_back(binary_.refs[node.first_ref + i].triangle);
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
+    out.resize(node.ref_count);  // `out` is reused: no reallocation, and no growth checks per element
+    for (uint32_t i = 0; i < node.ref_count; ++i) out[i] = binary_.refs[node.first_ref + i].triangle;
+    if (out.size() > 1) {  // one reference: every binary leaf Embree makes
+      std::sort(out.begin(), out.end());
+      out.erase(std::unique(out.begin(), out.end()), out.end());
+    }
     return true;
   }
 

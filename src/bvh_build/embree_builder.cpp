@@ -174,6 +174,7 @@ class EmbreeSession {
 // A reference's box as Embree was given it, in scene coordinates: `box` scaled outward and back, which is `box`
 // itself for all but huge scenes (range_scale).
 Aabb as_given(const Aabb& box, float scale) {
+  if (scale == 1.0f) return box;  // what scaling by 1 and back gives, without the directed rounding
   RTCBounds scaled;
   set_scaled_bounds(scaled, box, scale);
   return scene_bounds(scaled, scale);
@@ -229,14 +230,16 @@ template <typename BoxOf>
 BinaryBvh build_over_boxes(std::span<const uint32_t> ids, const BoxOf& box_of, Callbacks& callbacks,
                            const BuildOptions& options, const std::string& source) {
   const bool spatial = !callbacks.corners.empty();
-  Aabb all;
-  for (const uint32_t id : ids) all.grow(box_of(id));
-  callbacks.scale = range_scale(all);
   std::vector<RTCBuildPrimitive> prims(spatial ? 2 * ids.size() : ids.size());
-  for (size_t i = 0; i < ids.size(); ++i) {
-    set_scaled_bounds(prims[i], box_of(ids[i]), callbacks.scale);
-    prims[i].geomID = 0;
-    prims[i].primID = ids[i];
+  Aabb all;
+  for (size_t i = 0; i < ids.size(); ++i) {  // each box made once: scale 1 (all but huge scenes) keeps it as it is
+    const Aabb box = box_of(ids[i]);
+    all.grow(box);
+    prims[i] = {box.min.x, box.min.y, box.min.z, 0, box.max.x, box.max.y, box.max.z, ids[i]};
+  }
+  callbacks.scale = range_scale(all);
+  if (callbacks.scale != 1.0f) {
+    for (size_t i = 0; i < ids.size(); ++i) set_scaled_bounds(prims[i], scene_bounds(prims[i], 1.0f), callbacks.scale);
   }
 
   EmbreeSession session(options.threads, &callbacks);

@@ -91,13 +91,14 @@ uint32_t TrianglePairing::pair(std::span<const uint32_t> triangles, std::vector<
     }
     return best;
   };
-  std::array<PrimPair, kMaxTriangles> pairs;  // the first `count` are set
-  int count = 0;
+  // Pairs go straight to the end of `out` (whose capacity the callers reuse): a local array of PrimPairs would be
+  // initialised in full on every call.
+  const std::size_t first = out.size();
   for (int u = least_connected(free_mask, 1); u >= 0; u = least_connected(free_mask, 1)) {
     free_mask &= ~(uint64_t{1} << u);
     const int v = least_connected(adjacent[u] & free_mask, 0);
     free_mask &= ~(uint64_t{1} << v);
-    pairs[count++] = {tris[u], tris[v]};
+    out.push_back({tris[u], tris[v]});
   }
   // Leftovers: a triangle sharing a vertex keeps the node's unique-vertex count down; otherwise the next one.
   const auto shares_vertex = [&](int i, int j) {
@@ -124,16 +125,16 @@ uint32_t TrianglePairing::pair(std::span<const uint32_t> triangles, std::vector<
       continue;
     }
     free_mask &= ~(uint64_t{1} << v);
-    pairs[count++] = {tris[u], tris[v]};
+    out.push_back({tris[u], tris[v]});
   }
   free_mask |= unpaired;
-  for (; free_mask != 0; free_mask &= free_mask - 1) pairs[count++] = {tris[std::countr_zero(free_mask)], kNoIndex};
-  for (int i = 0; i < count; ++i) {
-    if (pairs[i].has_tri1() && pairs[i].tri1 < pairs[i].tri0) std::swap(pairs[i].tri0, pairs[i].tri1);
+  for (; free_mask != 0; free_mask &= free_mask - 1) out.push_back({tris[std::countr_zero(free_mask)], kNoIndex});
+  const auto pairs = std::span(out).subspan(first);
+  for (PrimPair& pair : pairs) {
+    if (pair.has_tri1() && pair.tri1 < pair.tri0) std::swap(pair.tri0, pair.tri1);
   }
-  std::sort(pairs.begin(), pairs.begin() + count, [](const PrimPair& a, const PrimPair& b) { return a.tri0 < b.tri0; });
-  out.insert(out.end(), pairs.begin(), pairs.begin() + count);
-  return static_cast<uint32_t>(count);
+  std::sort(pairs.begin(), pairs.end(), [](const PrimPair& a, const PrimPair& b) { return a.tri0 < b.tri0; });
+  return static_cast<uint32_t>(pairs.size());
 }
 
 }  // namespace hwbvh::bvh_build

@@ -2,6 +2,7 @@
 #include "hwbvh/formats/rdna4/box_node.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -69,8 +70,9 @@ std::array<uint32_t, 6> quantize_box(const QuantFrame& frame, const Aabb& box) {
     const uint32_t e = frame.exponent[static_cast<size_t>(a)];
     if (e == 0) continue;  // flat axis: every plane decodes to the origin; qmin = qmax_stored = 0
     // rcp = 2^(139 - e) is exact in double, so the products below are exact and floor/ceil of them equal the
-    // spec's floor/ceil of the directed-rounded float products.
-    const double rcp = std::ldexp(1.0, 139 - static_cast<int>(e));
+    // spec's floor/ceil of the directed-rounded float products. Made from its exponent bits (e is 13..255, so
+    // 2^-116..2^126, all normal): std::ldexp is a library call, and this runs for every plane of every child.
+    const double rcp = std::bit_cast<double>(uint64_t{1023u + 139u - e} << 52);
     const double lo = static_cast<double>(sub_directed(box.min[a], frame.origin[a], Round::Down)) * rcp;
     const double hi = static_cast<double>(sub_directed(box.max[a], frame.origin[a], Round::Up)) * rcp;
     const double qmin = lo >= 0.0 ? std::min(std::floor(lo), double{kQuantMax}) : 0.0;

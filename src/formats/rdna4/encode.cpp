@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include <glm/vec3.hpp>
+
 #include "hwbvh/core/bits.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/parallel.h"
@@ -87,14 +89,15 @@ const FrameRows& frame_rows(uint32_t index) {
   return table[index];
 }
 
-/// Exact bounds of `points` projected onto the rows of m (min/max of doubles: independent of point order).
-FrameBounds project(const FrameRows& m, std::span<const Vec3> points) {
+/// Exact bounds of `points` projected onto the rows of m (min/max of doubles: independent of point order). The
+/// points are floats held in double: products with the rows' floats are exact, only the sums round.
+FrameBounds project(const FrameRows& m, std::span<const glm::dvec3> points) {
   FrameBounds b;
   for (int r = 0; r < 3; ++r) {
     b.lo[r] = std::numeric_limits<double>::infinity();
     b.hi[r] = -std::numeric_limits<double>::infinity();
   }
-  for (const Vec3& p : points) {
+  for (const glm::dvec3& p : points) {
     for (int r = 0; r < 3; ++r) {
       const double d = m[r][0] * p.x + m[r][1] * p.y + m[r][2] * p.z;
       b.lo[r] = std::min(b.lo[r], d);
@@ -125,13 +128,18 @@ FrameBounds project(const FrameRows& m, const Aabb& b) {
 // std::nextafter(x, +-infinity) without the library call: the padding below runs six times per child box and
 // candidate rotation.
 float next_up(float x) {
-  if (std::isnan(x) || x == std::numeric_limits<float>::infinity()) return x;
+  if (!(x < std::numeric_limits<float>::infinity())) return x;  // NaN, +inf
   if (x == 0.0f) return std::numeric_limits<float>::denorm_min();
   const uint32_t bits = float_bits(x);
   return bits_float(x > 0.0f ? bits + 1 : bits - 1);
 }
 
-float next_down(float x) { return std::isnan(x) ? x : -next_up(-x); }
+float next_down(float x) {
+  if (!(x > -std::numeric_limits<float>::infinity())) return x;  // NaN, -inf
+  if (x == 0.0f) return -std::numeric_limits<float>::denorm_min();
+  const uint32_t bits = float_bits(x);
+  return bits_float(x > 0.0f ? bits - 1 : bits + 1);
+}
 
 // Relative padding of OBB child bounds: GPURT grows each child by 7.15e-7 x the node's largest extent (§3.4);
 // we pad by the magnitude of the projected coordinates too, which covers the float rotation error of the ray.
@@ -139,7 +147,8 @@ constexpr double kObbPadding = 4.0e-6;
 
 Aabb padded_aabb(const FrameBounds& b) {
   double scale = 0.0;
-  for (int r = 0; r < 3; ++r) scale = std::max({scale, std::abs(b.lo[r]), std::abs(b.hi[r]), b.hi[r] - b.lo[r]});
+  for (int r = 0; r < 3; ++r)
+    scale = std::max(std::max(std::max(scale, std::abs(b.lo[r])), std::abs(b.hi[r])), b.hi[r] - b.lo[r]);
   const double pad = kObbPadding * scale;
   Aabb box;
   for (int r = 0; r < 3; ++r) {
@@ -158,12 +167,18 @@ struct NodeFrame {
 };
 
 // What bounds each child of one node besides its AABB, gathered once and projected for every candidate frame:
-// a leaf's points (Leaves::add_points), or a box child's OBB corners (none for a box child without an OBB).
+// a leaf's points (Leaves::add_points), or a box child's OBB corners (none for a box child without an OBB). One per
+// worker, reused from node to node.
 struct ChildPoints {
   std::array<uint32_t, 9> first{};  // child c's other points are points[first[c] .. first[c + 1])
-  std::vector<Vec3> points;
+  // Child c has points and all lie in its AABB (a leaf's vertices, without spatial splits): then in any frame the
+  // projection of its AABB holds theirs (monotonic rounding), and theirs alone is the tighter bound.
+  std::array<bool, 8> inside{};
+  std::vector<glm::dvec3> points;
+  std::vector<Vec3> gathered;      // add_points' output, before the conversion to double
+  std::vector<uint32_t> vertices;  // add_points' scratch
 
-  [[nodiscard]] std::span<const Vec3> of(uint32_t c) const {
+  [[nodiscard]] std::span<const glm::dvec3> of(uint32_t c) const {
     return std::span(points).subspan(first[c], first[c + 1] - first[c]);
   }
 };
@@ -190,26 +205,32 @@ class ObbChooser {
     }
     for (auto level = levels.rbegin(); level != levels.rend(); ++level) {
       const auto& nodes = *level;
-      executor.for_each(0, nodes.size(), [&](std::size_t i) { frames_[nodes[i]] = choose_node(nodes[i]); }, 16);
+      executor.for_ranges(0, nodes.size(), 16, [&](std::size_t begin, std::size_t end) {
+        ChildPoints points;
+        for (std::size_t i = begin; i < end; ++i) frames_[nodes[i]] = choose_node(nodes[i], points);
+      });
     }
     return std::move(frames_);
   }
 
  private:
-  ChildPoints gather(const WideBvh8::Node& node) const {
-    ChildPoints out;
-    std::vector<uint32_t> scratch;  // for add_points, reused across the leaves
+  void gather(const WideBvh8::Node& node, ChildPoints& out) const {
+    out.gathered.clear();
     for (uint32_t c = 0; c < node.child_count; ++c) {
       const auto& child = node.children[c];
-      out.first[c] = static_cast<uint32_t>(out.points.size());
+      const auto first = static_cast<uint32_t>(out.gathered.size());
+      out.first[c] = first;
       if (child.is_leaf()) {
-        leaves_.add_points(child, scratch, out.points);
+        leaves_.add_points(child, out.vertices, out.gathered);
       } else if (const NodeFrame& f = frames_[child.index]; f.obb_index != kNoObb) {
-        out.points.insert(out.points.end(), f.obb_corners.begin(), f.obb_corners.end());
+        out.gathered.insert(out.gathered.end(), f.obb_corners.begin(), f.obb_corners.end());
       }
+      const auto points = std::span(out.gathered).subspan(first);
+      out.inside[c] = !points.empty() &&
+                      std::all_of(points.begin(), points.end(), [&](Vec3 p) { return child.bounds.contains(p); });
     }
-    out.first[node.child_count] = static_cast<uint32_t>(out.points.size());
-    return out;
+    out.first[node.child_count] = static_cast<uint32_t>(out.gathered.size());
+    out.points.assign(out.gathered.begin(), out.gathered.end());
   }
 
   // Child c's bounds in frame m: its AABB projected, intersected per axis with the projection of its other
@@ -217,8 +238,9 @@ class ObbChooser {
   // only come from rounding on a flat child, and then the AABB projection alone is kept.
   FrameBounds child_bounds_in(const WideBvh8::Node& node, const ChildPoints& points, uint32_t c,
                               const FrameRows& m) const {
+    const std::span<const glm::dvec3> other = points.of(c);
+    if (points.inside[c]) return project(m, other);  // what the intersection below would give
     FrameBounds result = project(m, node.children[c].bounds);
-    const std::span<const Vec3> other = points.of(c);
     if (other.empty()) return result;
     const FrameBounds tight = project(m, other);
     for (int r = 0; r < 3; ++r) {
@@ -244,7 +266,7 @@ class ObbChooser {
     return count;
   }
 
-  NodeFrame choose_node(uint32_t n) const {
+  NodeFrame choose_node(uint32_t n, ChildPoints& points) const {
     const auto& node = bvh_.nodes[n];
     NodeFrame best;
     double aabb_area = 0.0;
@@ -259,7 +281,7 @@ class ObbChooser {
     std::array<uint32_t, 8> indices{};
     const uint32_t candidate_count = candidates(node, indices);
     if (candidate_count == 0) return best;
-    const ChildPoints points = gather(node);
+    gather(node, points);
     for (const uint32_t index : std::span(indices).first(candidate_count)) {
       const FrameRows& m = frame_rows(index);
       std::array<Aabb, 8> boxes{};
@@ -381,22 +403,19 @@ class TriangleLeaves {
     Batch batch;
     std::size_t begin = 0;
     while (begin < all.size()) {
-      std::size_t count = 1;
-      while (begin + count < all.size() && count < 8 &&
-             primitive_node_fits(std::span(all).subspan(begin, count + 1)))
-        ++count;
-      auto node = encode_primitive_node(std::span(all).subspan(begin, count));
+      const std::optional<PrimitiveNodePrefix> node = encode_primitive_node_prefix(std::span(all).subspan(begin));
       if (!node) {
         throw Error(ErrorKind::Runtime, scene_.source,
                     "a triangle pair does not fit an RT IP 3.1 primitive node (ids out of range?)");
       }
+      const std::size_t count = node->count;
       for (std::size_t i = begin; i < begin + count; ++i) {
         if (i == 0 || owner[i] != owner[i - 1]) {  // a range starts here
           batch.start_node[owner[i]] = batch.node_count();
           batch.start_type[owner[i]] = pair_node_type(static_cast<uint32_t>(i - begin));
         }
       }
-      batch.nodes.push_back(*node);
+      batch.nodes.push_back(node->node);
       begin += count;
     }
     return batch;
@@ -632,13 +651,6 @@ EncodedTree encode_tree(const WideBvh8& bvh, const Leaves& leaves, const EncodeO
 }
 
 }  // namespace
-
-bool primitive_leaf_fits(const Scene& scene, std::span<const bvh_build::PrimPair> pairs) {
-  if (pairs.empty() || pairs.size() > 8) return false;
-  std::array<PrimPairInput, 8> in{};
-  for (std::size_t i = 0; i < pairs.size(); ++i) in[i] = pair_input(scene, pairs[i], i + 1 == pairs.size());
-  return primitive_node_fits(std::span(in).first(pairs.size()));
-}
 
 void adapt_build_options(bvh_build::BuildOptions& options) {
   options.leaf_fits = primitive_leaf_fits;

@@ -5,6 +5,7 @@
 #include <bit>
 
 #include "hwbvh/core/bits.h"
+#include "hwbvh/formats/rdna4/encode.h"
 
 namespace hwbvh::rdna4 {
 namespace {
@@ -19,11 +20,23 @@ constexpr uint32_t kGeoIdLimit = 1u << 30;
 
 using VertexBits = std::array<uint32_t, 3>;
 
-/// Everything needed to write a node, computed without allocating (the builder calls the fit test per leaf).
+/// Everything needed to write a node, computed without allocating (the builder calls the fit test per leaf). Pairs
+/// are added one at a time (add_pair), and the fields that depend on all of them are derived after each (finish),
+/// so that the longest prefix of a run that fits costs one pass over the run, not one plan per prefix.
 struct Layout {
-  std::array<VertexBits, kMaxVertices> vertex{};
-  uint32_t vertex_count = 0;
+  /// What the pairs so far have added up to: a small copy, so that a pair that does not fit can be taken back.
+  struct Running {
+    uint32_t vertex_count = 0;
+    uint32_t pair_count = 0;
+    // Unions: every coordinate's bits, each axis's bits differing from vertex 0's, the id bits differing from
+    // the anchors.
+    uint32_t all_bits = 0;
+    VertexBits diff{};
+    uint32_t prim_diff = 0, geo_diff = 0;
+  };
+  std::array<VertexBits, kMaxVertices> vertex{};  ///< the first running.vertex_count are the node's
   std::array<std::array<uint32_t, 6>, kMaxPairs> index{};  ///< per pair: tri0 i0,i1,i2 then tri1 i0,i1,i2
+  Running running;
   uint32_t trailing_zeros = 0;
   std::array<uint32_t, 3> prefix{}, payload{};  ///< P and L per axis
   uint32_t prim_anchor = 0, prim_anchor_bits = 0, prim_payload_bits = 0;
@@ -37,51 +50,73 @@ VertexBits bits_of(Vec3 v) { return {float_bits(v.x), float_bits(v.y), float_bit
 /// Index of `v` in the layout's vertex list, appending it when new (bit-pattern identity, so +0/-0 and NaN
 /// payloads survive). Returns kMaxVertices when the list is full.
 uint32_t find_or_add(Layout& layout, const VertexBits& v) {
-  for (uint32_t i = 0; i < layout.vertex_count; ++i) {
+  Layout::Running& running = layout.running;
+  for (uint32_t i = 0; i < running.vertex_count; ++i) {
     const VertexBits& w = layout.vertex[i];
     if (w[0] == v[0] && w[1] == v[1] && w[2] == v[2]) return i;  // cheaper than std::array's memcmp
   }
-  if (layout.vertex_count == kMaxVertices) return kMaxVertices;
-  layout.vertex[layout.vertex_count] = v;
-  return layout.vertex_count++;
+  if (running.vertex_count == kMaxVertices) return kMaxVertices;
+  const VertexBits& first = running.vertex_count == 0 ? v : layout.vertex[0];
+  for (int a = 0; a < 3; ++a) {
+    running.all_bits |= v[a];
+    running.diff[a] |= v[a] ^ first[a];
+  }
+  layout.vertex[running.vertex_count] = v;
+  return running.vertex_count++;
 }
 
-/// Plans the node; nullopt if the pairs do not fit (§4.6).
-std::optional<Layout> plan(std::span<const PrimPairInput> pairs) {
-  if (pairs.empty() || pairs.size() > kMaxPairs) return std::nullopt;
-  Layout layout;
-  const PrimTriangleInput& anchor = pairs[0].tri0;
-  layout.prim_anchor = anchor.primitive_id;
-  layout.geo_anchor = anchor.geometry_id;
-  uint32_t prim_diff = 0, geo_diff = 0;
-  for (size_t p = 0; p < pairs.size(); ++p) {
-    for (uint32_t k = 0; k < 2; ++k) {
-      const PrimTriangleInput* tri = k == 0 ? &pairs[p].tri0 : (pairs[p].tri1 ? &*pairs[p].tri1 : nullptr);
-      if (tri == nullptr) continue;
-      if (tri->primitive_id >= kPrimIdLimit || tri->geometry_id >= kGeoIdLimit) return std::nullopt;
-      prim_diff |= tri->primitive_id ^ layout.prim_anchor;
-      geo_diff |= tri->geometry_id ^ layout.geo_anchor;
-      for (uint32_t c = 0; c < 3; ++c) {
-        const uint32_t i = find_or_add(layout, bits_of(tri->v[c]));
-        if (i == kMaxVertices) return std::nullopt;
-        layout.index[p][3 * k + c] = i;
-      }
-    }
-  }
+// A triangle as add_pair reads it: an encoder input, or a scene triangle read in place (the builder's fit test,
+// which runs at every candidate leaf, then copies nothing).
+struct SceneTriangle {
+  const Scene* scene;
+  uint32_t index;
+};
+Vec3 corner(const PrimTriangleInput& t, uint32_t c) { return t.v[c]; }
+uint32_t primitive_id(const PrimTriangleInput& t) { return t.primitive_id; }
+uint32_t geometry_id(const PrimTriangleInput& t) { return t.geometry_id; }
+Vec3 corner(const SceneTriangle& t, uint32_t c) { return t.scene->vertex(t.index, static_cast<int>(c)); }
+uint32_t primitive_id(const SceneTriangle& t) { return t.scene->triangles[t.index].primitive; }
+uint32_t geometry_id(const SceneTriangle& t) { return t.scene->triangles[t.index].geometry; }
 
-  // §4.3: drop the trailing zeros common to all coordinates and, per axis, the leading bits shared with vertex 0.
-  uint32_t all = 0;
-  VertexBits diff{};
-  for (uint32_t i = 0; i < layout.vertex_count; ++i) {
-    for (int a = 0; a < 3; ++a) {
-      all |= layout.vertex[i][a];
-      diff[a] |= layout.vertex[i][a] ^ layout.vertex[0][a];
+/// Appends a pair (tri1 null for a lone triangle); false if it cannot be stored at all (ids out of range, a 17th
+/// vertex, a 9th pair), which leaves the layout unusable until its `running` is restored.
+template <class Triangle>
+bool add_pair(Layout& layout, const Triangle& tri0, const Triangle* tri1) {
+  if (layout.running.pair_count == kMaxPairs) return false;
+  const uint32_t p = layout.running.pair_count++;
+  if (p == 0) {
+    layout.prim_anchor = primitive_id(tri0);
+    layout.geo_anchor = geometry_id(tri0);
+  }
+  for (uint32_t k = 0; k < 2; ++k) {
+    const Triangle* tri = k == 0 ? &tri0 : tri1;
+    if (tri == nullptr) continue;
+    const uint32_t prim = primitive_id(*tri), geo = geometry_id(*tri);
+    if (prim >= kPrimIdLimit || geo >= kGeoIdLimit) return false;
+    layout.running.prim_diff |= prim ^ layout.prim_anchor;
+    layout.running.geo_diff |= geo ^ layout.geo_anchor;
+    for (uint32_t c = 0; c < 3; ++c) {
+      const uint32_t i = find_or_add(layout, bits_of(corner(*tri, c)));
+      if (i == kMaxVertices) return false;
+      layout.index[p][3 * k + c] = i;
     }
   }
+  return true;
+}
+
+bool add_pair(Layout& layout, const PrimPairInput& pair) {
+  return add_pair(layout, pair.tri0, pair.tri1 ? &*pair.tri1 : nullptr);
+}
+
+/// Derives the compression fields from the pairs added so far and returns the bits they use (§4.6 budget).
+uint32_t finish(Layout& layout) {
+  // §4.3: drop the trailing zeros common to all coordinates and, per axis, the leading bits shared with vertex 0.
+  const Layout::Running& running = layout.running;
+  const uint32_t all = running.all_bits;
   layout.trailing_zeros = all == 0 ? 0 : static_cast<uint32_t>(std::countr_zero(all));  // all +0.0: T = 0
   uint32_t prefix_total = 0, vertex_bits = 0;
   for (int a = 0; a < 3; ++a) {
-    const uint32_t shared = diff[a] == 0 ? 31 : static_cast<uint32_t>(std::countl_zero(diff[a]));
+    const uint32_t shared = running.diff[a] == 0 ? 31 : static_cast<uint32_t>(std::countl_zero(running.diff[a]));
     layout.prefix[a] = std::min(shared, 31 - layout.trailing_zeros);  // keeps L >= 1
     layout.payload[a] = 32 - layout.prefix[a] - layout.trailing_zeros;
     prefix_total += layout.prefix[a];
@@ -90,27 +125,28 @@ std::optional<Layout> plan(std::span<const PrimPairInput> pairs) {
 
   // §4.5: IDs are stored as the anchor (triangle 0) plus per-triangle payloads of the differing low bits.
   layout.prim_anchor_bits = bit_length(layout.prim_anchor);
-  layout.prim_payload_bits = bit_length(prim_diff);
+  layout.prim_payload_bits = bit_length(running.prim_diff);
   layout.geo_anchor_bits = round_up_even(bit_length(layout.geo_anchor));
-  layout.geo_payload_bits = round_up_even(bit_length(geo_diff));
+  layout.geo_payload_bits = round_up_even(bit_length(running.geo_diff));
 
-  const auto pair_count = static_cast<uint32_t>(pairs.size());
-  const uint32_t used = kDescriptorBits * pair_count +
-                        (2 * pair_count - 1) * (layout.prim_payload_bits + layout.geo_payload_bits) +
-                        layout.vertex_count * vertex_bits + prefix_total + layout.prim_anchor_bits +
-                        layout.geo_anchor_bits;
-  if (used > kBudgetBits) return std::nullopt;
+  const uint32_t pair_count = running.pair_count;
+  return kDescriptorBits * pair_count + (2 * pair_count - 1) * (layout.prim_payload_bits + layout.geo_payload_bits) +
+         running.vertex_count * vertex_bits + prefix_total + layout.prim_anchor_bits + layout.geo_anchor_bits;
+}
+
+/// Plans the node; nullopt if the pairs do not fit (§4.6).
+std::optional<Layout> plan(std::span<const PrimPairInput> pairs) {
+  if (pairs.empty() || pairs.size() > kMaxPairs) return std::nullopt;
+  Layout layout;
+  for (const PrimPairInput& pair : pairs) {
+    if (!add_pair(layout, pair)) return std::nullopt;
+  }
+  if (finish(layout) > kBudgetBits) return std::nullopt;
   return layout;
 }
 
-}  // namespace
-
-bool primitive_node_fits(std::span<const PrimPairInput> pairs) { return plan(pairs).has_value(); }
-
-std::optional<NodeDwords> encode_primitive_node(std::span<const PrimPairInput> pairs) {
-  const std::optional<Layout> planned = plan(pairs);
-  if (!planned) return std::nullopt;
-  const Layout& layout = *planned;
+/// Writes the node that `layout` plans for `pairs` (§4.2-4.5).
+NodeDwords write_node(const Layout& layout, std::span<const PrimPairInput> pairs) {
   const auto pair_count = static_cast<uint32_t>(pairs.size());
   const uint32_t midpoint = 1024 - kDescriptorBits * pair_count -
                             (2 * pair_count - 1) * layout.prim_payload_bits - layout.prim_anchor_bits;
@@ -130,7 +166,7 @@ std::optional<NodeDwords> encode_primitive_node(std::span<const PrimPairInput> p
     if (p > 0) set_bits(dw, at, p, layout.vertex[0][a] >> (32 - p));
     at += p;
   }
-  for (uint32_t i = 0; i < layout.vertex_count; ++i) {
+  for (uint32_t i = 0; i < layout.running.vertex_count; ++i) {
     for (int a = 0; a < 3; ++a) {
       set_bits(dw, at, layout.payload[a], layout.vertex[i][a] >> layout.trailing_zeros);
       at += layout.payload[a];
@@ -161,6 +197,43 @@ std::optional<NodeDwords> encode_primitive_node(std::span<const PrimPairInput> p
     }
   }
   return node;
+}
+
+}  // namespace
+
+bool primitive_node_fits(std::span<const PrimPairInput> pairs) { return plan(pairs).has_value(); }
+
+// Defined here, beside the layout it plans, rather than in encode.cpp: it reads the scene's triangles in place.
+bool primitive_leaf_fits(const Scene& scene, std::span<const bvh_build::PrimPair> pairs) {
+  if (pairs.empty() || pairs.size() > kMaxPairs) return false;
+  Layout layout;
+  for (const bvh_build::PrimPair& pair : pairs) {
+    const SceneTriangle tri0{&scene, pair.tri0}, tri1{&scene, pair.tri1};
+    if (!add_pair(layout, tri0, pair.has_tri1() ? &tri1 : nullptr)) return false;
+  }
+  return finish(layout) <= kBudgetBits;
+}
+
+std::optional<NodeDwords> encode_primitive_node(std::span<const PrimPairInput> pairs) {
+  const std::optional<Layout> planned = plan(pairs);
+  if (!planned) return std::nullopt;
+  return write_node(*planned, pairs);
+}
+
+std::optional<PrimitiveNodePrefix> encode_primitive_node_prefix(std::span<const PrimPairInput> pairs) {
+  Layout layout;
+  std::size_t count = 0;
+  while (count < pairs.size()) {
+    const Layout::Running before = layout.running;
+    if (!add_pair(layout, pairs[count]) || finish(layout) > kBudgetBits) {
+      layout.running = before;  // the pair is taken back: its vertices and indices lie past the counts
+      break;
+    }
+    ++count;
+  }
+  if (count == 0) return std::nullopt;
+  finish(layout);  // the fields of the `count` pairs, if a failed one overwrote them
+  return PrimitiveNodePrefix{count, write_node(layout, pairs.first(count))};
 }
 
 }  // namespace hwbvh::rdna4

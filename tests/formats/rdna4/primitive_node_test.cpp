@@ -1,5 +1,6 @@
 // Primitive node encoder and decoder (spec §4): the §4.9 worked example, a full 8-pair node checked field by
-// field, and random pair sets whose fit test is compared with an independent evaluation of the §4.6 budget.
+// field, and random pair sets whose fit tests (on encoder inputs and on a scene's triangles) are compared with an
+// independent evaluation of the §4.6 budget.
 #include <bit>
 #include <random>
 #include <set>
@@ -9,6 +10,7 @@
 
 #include "hwbvh/core/bits.h"
 #include "hwbvh/formats/rdna4/decode.h"
+#include "hwbvh/formats/rdna4/encode.h"
 #include "hwbvh/formats/rdna4/primitive_node.h"
 
 namespace hwbvh::rdna4 {
@@ -230,6 +232,29 @@ Budget budget_of(const std::vector<PrimPairInput>& pairs) {
   return b;
 }
 
+/// The builder's fit test (primitive_leaf_fits), which reads a scene's triangles in place, on `pairs` made a scene.
+bool leaf_fits_as_scene(std::span<const PrimPairInput> pairs) {
+  Scene scene;
+  std::vector<bvh_build::PrimPair> leaf;
+  const auto add = [&scene](const PrimTriangleInput& in) {
+    Triangle t;
+    for (uint32_t c = 0; c < 3; ++c) {
+      t.v[c] = static_cast<uint32_t>(scene.positions.size());
+      scene.positions.push_back(in.v[c]);
+    }
+    t.primitive = in.primitive_id;
+    t.geometry = in.geometry_id;
+    scene.triangles.push_back(t);
+    return static_cast<uint32_t>(scene.triangles.size() - 1);
+  };
+  for (const PrimPairInput& pair : pairs) {
+    bvh_build::PrimPair& p = leaf.emplace_back();
+    p.tri0 = add(pair.tri0);
+    if (pair.tri1) p.tri1 = add(*pair.tri1);
+  }
+  return primitive_leaf_fits(scene, leaf);
+}
+
 /// Random float patterns: a shared pool per node so values repeat, with ±0, denormals and wild exponents.
 float random_float(Rng& rng, const std::vector<float>& pool) {
   const int pick = std::uniform_int_distribution<int>(0, 9)(rng);
@@ -282,6 +307,7 @@ TEST(PrimitiveNodeProperty, FitTestMatchesBudgetAndRoundTripsBitExactly) {
     };
 
     std::vector<PrimPairInput> pairs;
+    size_t fitting = 0;  // the longest prefix of `pairs` that fits
     for (int step = 0; step < 10; ++step) {
       PrimPairInput p;
       p.tri0 = random_tri();
@@ -293,6 +319,7 @@ TEST(PrimitiveNodeProperty, FitTestMatchesBudgetAndRoundTripsBitExactly) {
       const bool expected = pairs.size() <= 8 && b.vertices <= 16 && b.bits <= 972;
       ASSERT_EQ(primitive_node_fits(pairs), expected)
           << "iter " << iter << " pairs " << pairs.size() << " vertices " << b.vertices << " bits " << b.bits;
+      ASSERT_EQ(leaf_fits_as_scene(pairs), expected) << "iter " << iter;
       const std::optional<NodeDwords> node = encode_primitive_node(pairs);
       ASSERT_EQ(node.has_value(), expected);
       if (!expected) {
@@ -302,6 +329,7 @@ TEST(PrimitiveNodeProperty, FitTestMatchesBudgetAndRoundTripsBitExactly) {
         break;
       }
       ++fitted;
+      fitting = pairs.size();
       for (uint32_t i = 0; i < pairs.size(); ++i) {
         std::string error;
         const auto d = decode_primitive_pair(*node, i, &error);
@@ -322,6 +350,13 @@ TEST(PrimitiveNodeProperty, FitTestMatchesBudgetAndRoundTripsBitExactly) {
           }
         }
       }
+    }
+    // The encoder's one-pass search for the longest prefix agrees with the fit test of every prefix, and encodes
+    // the node that prefix makes on its own.
+    const std::optional<PrimitiveNodePrefix> prefix = encode_primitive_node_prefix(pairs);
+    ASSERT_EQ(prefix ? prefix->count : 0, fitting) << "iter " << iter;
+    if (prefix) {
+      ASSERT_EQ(prefix->node, *encode_primitive_node(std::span(pairs).first(fitting))) << "iter " << iter;
     }
   }
   // Every way of not fitting must have been exercised.

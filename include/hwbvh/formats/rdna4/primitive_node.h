@@ -6,6 +6,7 @@
 // sections (anchor + per-pair payloads) growing up from the vertex section, and 29-bit pair descriptors
 // growing down from the top of the node.
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -32,10 +33,21 @@ struct PrimPairInput {
 /// the builder calls it at every candidate leaf.
 bool primitive_node_fits(std::span<const PrimPairInput> pairs);
 
+
 /// Encodes pairs into one 128-byte node per §4 (unique vertices in first-appearance order, de-duplicated by BIT
 /// PATTERN so decoding is bit-identical; T/prefix/payload compression; ID anchors+payloads; midpoint =
 /// 1024 - 29P - (2P-1)PP - PA; descriptors from the top; invalid tri1 = indices 0,0,0 opaque 0). nullopt if it
 /// does not fit. Every-coordinate-zero edge case: T = 0.
 std::optional<NodeDwords> encode_primitive_node(std::span<const PrimPairInput> pairs);
+
+struct PrimitiveNodePrefix {
+  std::size_t count = 0;  ///< pairs in the node, 1..8
+  NodeDwords node{};      ///< = encode_primitive_node(the first `count` pairs)
+};
+
+/// The longest prefix of `pairs` that fits one node, encoded: `count` is the n for which primitive_node_fits holds on
+/// the first 1..n pairs and not on the first n + 1 (§4.8 "longest prefix that fits"). One pass over the pairs, not
+/// one plan per prefix. nullopt if not even the first pair fits.
+std::optional<PrimitiveNodePrefix> encode_primitive_node_prefix(std::span<const PrimPairInput> pairs);
 
 }  // namespace hwbvh::rdna4
