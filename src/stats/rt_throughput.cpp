@@ -94,7 +94,8 @@ class FrameTracer {
 };
 
 RtThroughputRecord run_gpu(const AnyScene& scene, const std::string& scene_name, const RtThroughputGpu& gpu,
-                           const RtThroughputOptions& options, const Executor& executor) {
+                           const RtThroughputOptions& options, const Executor& executor,
+                           const ProgressCallback& progress) {
   RtThroughputRecord record;
   record.gpu = gpu;
   record.config = emu::load_machine_preset(gpu.preset);
@@ -107,7 +108,7 @@ RtThroughputRecord run_gpu(const AnyScene& scene, const std::string& scene_name,
   b.encode.threads = options.threads;
   b.xe3_stoc_level = 0;
   b.rtip31_stoc_level = 0;
-  const emu::LoadedBvh bvh = emu::load_bvh(pipeline::build_any_blob(scene, b).blob, scene_name);
+  const emu::LoadedBvh bvh = emu::load_bvh(pipeline::build_any_blob(scene, b, progress).blob, scene_name);
   const std::optional<emu::AnyHitShader> shader = emu::AnyHitShader::of(bvh);
 
   const Camera camera = options.camera ? *options.camera
@@ -116,11 +117,17 @@ RtThroughputRecord run_gpu(const AnyScene& scene, const std::string& scene_name,
   const SampledFrame frame = sample_frame(primary_rays(camera, options.width, options.height, executor), record.config);
   const Vec3 light = default_light(bvh.bounds);
   FrameTracer tracer(bvh, shader, frame, executor);
+  ProgressCounter passes(progress, "tracing", 4);
   const std::vector<SurfaceHit> primary_hits = tracer.pass(frame.primary, false);
+  passes.add(1);
   const RayBatch reflections = reflection_rays(frame.primary, primary_hits, kOffsetEpsilon, executor);
   const std::vector<SurfaceHit> reflection_hits = tracer.pass(reflections, false);
+  passes.add(1);
   tracer.pass(shadow_rays(frame.primary, primary_hits, light, kOffsetEpsilon, executor), true);
+  passes.add(1);
   tracer.pass(shadow_rays(reflections, reflection_hits, light, kOffsetEpsilon, executor), true);
+  passes.finish();
+  announce(progress, "machine model");
   record.rays_traced = tracer.rays_traced;
   record.emulation_seconds = tracer.emulation_seconds;
 
@@ -148,7 +155,7 @@ std::vector<RtThroughputGpu> rt_throughput_gpus() {
 }
 
 RtThroughputReport reproduce_rt_throughput(const AnyScene& scene, const std::string& scene_name,
-                                           const RtThroughputOptions& options) {
+                                           const RtThroughputOptions& options, const ProgressCallback& progress) {
   if (options.width == 0 || options.height == 0) throw_bad_input(scene_name, "rt-throughput needs a non-empty image");
   const Executor executor(options.threads);
   RtThroughputReport report;
@@ -156,7 +163,7 @@ RtThroughputReport reproduce_rt_throughput(const AnyScene& scene, const std::str
   report.width = options.width;
   report.height = options.height;
   for (const RtThroughputGpu& gpu : rt_throughput_gpus()) {
-    report.records.push_back(run_gpu(scene, scene_name, gpu, options, executor));
+    report.records.push_back(run_gpu(scene, scene_name, gpu, options, executor, prefixed(progress, gpu.preset + ": ")));
   }
   return report;
 }

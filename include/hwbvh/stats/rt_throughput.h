@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hwbvh/blob/blob.h"
+#include "hwbvh/core/progress.h"
 #include "hwbvh/emu/machine/machine.h"
 #include "hwbvh/scene/camera.h"
 #include "hwbvh/scene/scene.h"
@@ -65,10 +66,12 @@ struct RtThroughputReport {
   std::vector<RtThroughputRecord> records;  ///< rt_throughput_gpus() order
 };
 
-/// Builds the scene for each GPU's target, traces its frame and runs its preset. Throws hwbvh::Error(BadInput) for a
-/// zero image size.
+/// Builds the scene for each GPU's target, traces its frame and runs its preset. `progress` hears, prefixed with the
+/// preset ("rdna4: "), the build's phases (pipeline::build_any_blob), "tracing" (the frame's four passes) and
+/// "machine model". Throws hwbvh::Error(BadInput) for a zero image size.
 [[nodiscard]] RtThroughputReport reproduce_rt_throughput(const AnyScene& scene, const std::string& scene_name,
-                                                         const RtThroughputOptions& options);
+                                                         const RtThroughputOptions& options,
+                                                         const ProgressCallback& progress = {});
 
 /// A table: per GPU the model's box and triangle tests per second and utilization beside the published ones, and
 /// the first GPU's ratios over the second's beside the published ratios.
