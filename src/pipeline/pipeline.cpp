@@ -201,9 +201,9 @@ TargetBuild build_rtip20(const Scene& scene, const BuildBlobOptions& options, co
   TargetBuild t;
   const auto built = bvh_build::build_wide_bvh4(scene, build_options);
   t.build = built.stats;
-  announce(progress, "encoding");
   rdna3::EncodeOptions eo;
   eo.threads = options.encode.threads;
+  eo.progress = progress;
   rdna3::EncodedBvh encoded = rdna3::encode(scene, built.bvh, eo);
   t.dwords = std::move(encoded.dwords);
   t.box_nodes = encoded.stats.box_nodes;
@@ -247,9 +247,9 @@ TargetBuild build_xe3(const Scene& scene, const BuildBlobOptions& options, const
   TargetBuild t;
   const auto built = bvh_build::build_wide_bvh6(scene, build_options);
   t.build = built.stats;
-  announce(progress, "encoding");
   xe3::Xe3EncodeOptions eo;
   eo.threads = options.encode.threads;
+  eo.progress = progress;
   eo.stoc_level = options.xe3_stoc_level;
   eo.order = options.stoc_order;
   const std::vector<std::span<const xe3::SubTriangleState>> spans(opacity.states.begin(), opacity.states.end());
