@@ -63,10 +63,8 @@ int run_build(const BuildArgs& a) {
   Warnings warnings;
   {
     Progress progress("hwbvh build", !a.quiet);
-    options.build.progress = progress.callback();
-    report = pipeline::build_file(
-        a.scene, {.flatten = a.flatten}, a.output, options, [&](pipeline::Phase p) { progress.phase(pipeline::phase_name(p)); },
-        warnings.collector());
+    report = pipeline::build_file(a.scene, {.flatten = a.flatten}, a.output, options, progress.callback(),
+                                  warnings.collector());
   }
   warnings.print(a.quiet);
   if (a.json) {

@@ -42,9 +42,8 @@ int run_compare(const CompareArgs& a) {
   {
     Progress progress("hwbvh compare", !a.quiet);
     progress.phase("loading");
-    const AnyScene scene = load_any_scene(a.scene, {.flatten = a.flatten}, warnings.collector());
-    progress.phase("building and tracing");
-    report = stats::compare_targets(scene, o);
+    const AnyScene scene = load_any_scene(a.scene, {.flatten = a.flatten}, warnings.collector(), progress.callback());
+    report = stats::compare_targets(scene, o, progress.callback());
   }
   warnings.print(a.quiet);
   const std::string text = a.json ? stats::compare_to_json(report) + "\n" : stats::compare_to_text(report);

@@ -15,6 +15,7 @@
 #include "inputs.h"
 #include "option_checks.h"
 #include "output.h"
+#include "progress.h"
 
 namespace hwbvh::cli {
 namespace {
@@ -279,9 +280,14 @@ Json dump_json(const std::string& file, const NodeDump& d) {
 int run_dump_tree(const DumpArgs& a) {
   check_output_is_not_input(a.tree, {a.file});
   Warnings warnings;
-  const AnyScene scene = load_any_scene(a.file, {.flatten = a.flatten}, warnings.collector());
+  bvh_build::TreeTopology tree;
+  {
+    Progress progress("hwbvh dump", !a.quiet);
+    progress.phase("loading");
+    const AnyScene scene = load_any_scene(a.file, {.flatten = a.flatten}, warnings.collector(), progress.callback());
+    tree = api::export_tree(scene, a.quality, a.threads, progress.callback());
+  }
   warnings.print(a.quiet);
-  const bvh_build::TreeTopology tree = api::export_tree(scene, a.quality, a.threads);
   api::write_tree_file(a.tree, tree);
   fmt::print("wrote {} (binary tree of {} at quality {}: {} nodes, {} primitives)\n", a.tree, tree.source, a.quality,
              tree.node_count(), tree.primitives.size());
@@ -380,7 +386,7 @@ Command add_dump_command(CLI::App& app) {
       ->capture_default_str()
       ->needs(tree);
   add_flatten_flag(*sub, args->flatten)->needs(tree);
-  sub->add_flag("--quiet", args->quiet, "with --tree: no warnings")->needs(tree);
+  sub->add_flag("--quiet", args->quiet, "with --tree: no progress indicator and no warnings")->needs(tree);
   return {sub, [args] { return run_dump(*args); }};
 }
 

@@ -77,12 +77,12 @@ int run_reproduce(ReproduceArgs a) {
   {
     Progress progress("hwbvh machine reproduce", !a.quiet);
     progress.phase("loading");
-    const AnyScene scene = load_any_scene(a.scene, {}, warnings.collector());
-    progress.phase("building, tracing and running the model");
+    const AnyScene scene = load_any_scene(a.scene, {}, warnings.collector(), progress.callback());
     report = stats::reproduce_rt_throughput(scene, std::filesystem::path(a.scene).filename().string(),
                                             {.width = a.width, .height = a.height, .camera = camera,
                                              .threads = static_cast<uint32_t>(a.threads),
-                                             .overrides = overrides});
+                                             .overrides = overrides},
+                                            progress.callback());
   }
   warnings.print(a.quiet);
   const std::string text = a.json ? stats::rt_throughput_json(report) + "\n" : stats::rt_throughput_text(report);

@@ -53,8 +53,7 @@ int run_sensitivity(const SensitivityArgs& a) {
     progress.phase("loading");
     const emu::LoadedBvh bvh = emu::load_bvh(rra::read_blob_or_rra(a.file), a.file);
     a.rays.target_options.refuse_unused(bvh);
-    progress.phase("running the model per parameter");
-    result = stats::run_sensitivity(bvh, o);
+    result = stats::run_sensitivity(bvh, o, progress.callback());
   }
   if (!a.svg.empty()) {
     const std::string svg = stats::sensitivity_to_svg(result);

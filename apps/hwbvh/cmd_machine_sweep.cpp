@@ -69,8 +69,7 @@ int run_sweep(const SweepArgs& a) {
     progress.phase("loading");
     const emu::LoadedBvh bvh = emu::load_bvh(rra::read_blob_or_rra(a.file), a.file);
     a.target_options.refuse_unused(bvh);
-    progress.phase("sweeping");
-    result = stats::run_machine_sweep(bvh, o);
+    result = stats::run_machine_sweep(bvh, o, progress.callback());
   }
   if (!a.output.empty()) {
     const std::string svg = stats::sweep_to_svg(result);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -39,8 +40,10 @@ struct RenderArgs {
 };
 
 // Loads a blob, a .rra file or a scene (built on the fly) and refuses the options its target has no use for.
-emu::LoadedBvh load_checked(const std::string& file, const RenderArgs& a, const WarningFn& warn) {
-  emu::LoadedBvh bvh = emu::load_bvh(read_traced_input(file, a.flatten_option, a.flatten, a.threads, warn), file);
+emu::LoadedBvh load_checked(const std::string& file, const RenderArgs& a, const WarningFn& warn,
+                            const ProgressCallback& progress) {
+  emu::LoadedBvh bvh =
+      emu::load_bvh(read_traced_input(file, a.flatten_option, a.flatten, a.threads, warn, progress), file);
   a.rays.target_options.refuse_unused(bvh);
   return bvh;
 }
@@ -89,16 +92,17 @@ int run_render(const RenderArgs& a) {
   render::Frame frame;
   {
     Progress progress("hwbvh render", !a.quiet);
-    progress.phase("tracing");
-    const emu::LoadedBvh bvh = load_checked(a.file, a, warnings.collector());
-    frame = render::trace_frame(bvh, view);
+    progress.phase("loading");
+    const emu::LoadedBvh bvh = load_checked(a.file, a, warnings.collector(), progress.callback());
+    frame = render::trace_frame(bvh, view, progress.callback());
     if (!a.compare.empty()) {
-      const emu::LoadedBvh other_bvh = load_checked(a.compare, a, warnings.collector());
+      progress.phase("loading " + std::filesystem::path(a.compare).filename().string());
+      const emu::LoadedBvh other_bvh = load_checked(a.compare, a, warnings.collector(), progress.callback());
       if (const auto difference = render::scene_difference(bvh, other_bvh))
         warnings.collector()(*difference + "; the difference panel compares unrelated hits");
       render::ViewOptions same = view;
       same.camera = frame.camera;  // B is seen through A's camera, so the pixels correspond
-      const render::Frame other = render::trace_frame(other_bvh, same);
+      const render::Frame other = render::trace_frame(other_bvh, same, prefixed(progress.callback(), "B: "));
       image = render::render_comparison(frame, mode, other, mode, a.max, !a.no_legend);
       out["mode"] = render::mode_name(mode);
       frames.push_back(frame_json("A", a.file, frame, {mode}));

@@ -54,8 +54,7 @@ int run_report(const ReportArgs& a) {
   {
     Progress progress("hwbvh report", !a.quiet);
     const std::vector<std::filesystem::path> inputs(a.inputs.begin(), a.inputs.end());
-    report =
-        stats::make_report(inputs, o, [&](const std::filesystem::path& p) { progress.phase(p.filename().string()); });
+    report = stats::make_report(inputs, o, progress.callback());
   }
   warnings.print(a.quiet);
   stats::write_report(a.output, stats::report_to_html(report));

@@ -16,12 +16,11 @@ blob::Blob read_traced_input(const std::string& file, const CLI::Option* flatten
       throw Error(ErrorKind::BadInput, file, "--flatten applies to scene inputs (.gltf, .glb), not to a blob");
     return rra::read_blob_or_rra(file);
   }
-  const AnyScene scene = load_any_scene(file, {.flatten = flatten_value}, warn);
+  const AnyScene scene = load_any_scene(file, {.flatten = flatten_value}, warn, progress);
   pipeline::BuildBlobOptions options;
   options.build.threads = threads;
   options.encode.threads = threads;
-  options.build.progress = progress;
-  return pipeline::build_any_blob(scene, options).blob;
+  return pipeline::build_any_blob(scene, options, progress).blob;
 }
 
 void refuse_scene_input(const std::string& file, const std::string& command) {

@@ -38,7 +38,7 @@ void Progress::phase(std::string name) {
 
 void Progress::update(std::string_view phase, uint64_t done, uint64_t total) {
   std::lock_guard lock(mutex_);
-  if (phase != phase_) {
+  if (phase != phase_ || done < done_) {  // a new phase, or the same name counting again
     phase_ = phase;
     phase_start_ = std::chrono::steady_clock::now();
   }

@@ -75,12 +75,14 @@ void write_tree_file(const std::filesystem::path& path, const bvh_build::TreeTop
   write_npz(path, tree_arrays(tree));
 }
 
-bvh_build::TreeTopology export_tree(const AnyScene& scene, const std::string& quality, int threads) {
+bvh_build::TreeTopology export_tree(const AnyScene& scene, const std::string& quality, int threads,
+                                    const ProgressCallback& progress) {
   const Scene& s = one_level_scene(scene, "export_tree");
   BuildSettings settings;
   settings.quality = quality;
   settings.threads = threads;
-  const pipeline::BuildBlobOptions options = build_options(settings);
+  pipeline::BuildBlobOptions options = build_options(settings);
+  options.build.progress = progress;
   return bvh_build::export_topology(s, options.build, std::filesystem::path(s.source).filename().string());
 }
 

@@ -10,6 +10,7 @@
 
 #include "hwbvh/bvh_build/pairing.h"
 #include "hwbvh/core/parallel.h"
+#include "hwbvh/core/progress.h"
 
 namespace hwbvh::bvh_build {
 namespace {
@@ -51,9 +52,13 @@ class Collapser {
     area_scale_ = root_area > 0.0f ? 1.0f / root_area : 1.0f;
   }
 
+  // Progress in binary nodes evaluated, then in references paired into the wide tree's leaves.
   WideBvh<Width> run() {
-    evaluate_all();
-    return extract();
+    ProgressCounter progress(options_.progress, "collapse", binary_.nodes.size() + binary_.refs.size());
+    evaluate_all(progress);
+    WideBvh<Width> wide = extract(progress);
+    progress.finish();
+    return wide;
   }
 
  private:
@@ -61,7 +66,7 @@ class Collapser {
   // after their parent: small subtrees are evaluated in parallel (back to front), then the nodes above them.
   // Back to front, a subtree ends with its root, and a node's right subtree comes before its left: the
   // children's costs are the top two entries of a stack, left above right.
-  void evaluate_all() {
+  void evaluate_all(ProgressCounter& progress) {
     const auto count = static_cast<uint32_t>(binary_.nodes.size());
     std::vector<uint32_t> size(count, 1);
     for (uint32_t n = count; n-- > 0;) {
@@ -94,6 +99,7 @@ class Collapser {
         stack.back() = evaluate(n, &left, &stack.back(), scratch);
       }
       task_costs[t] = stack.back();
+      progress.add(size[tasks[t]]);
     });
     std::unordered_map<uint32_t, Costs<Width>> known;  // the costs of task roots and top nodes, by node
     for (size_t t = 0; t < tasks.size(); ++t) known.emplace(tasks[t], task_costs[t]);
@@ -223,7 +229,7 @@ class Collapser {
 
   // Top-down pass: breadth-first wide nodes; the root is always a wide node. Leaf pair ranges are laid out
   // from the pair counts the bottom-up pass recorded; the pairing itself then runs in parallel.
-  WideBvh<Width> extract() const {
+  WideBvh<Width> extract(ProgressCounter& progress) const {
     const std::vector<uint32_t> source = wide_sources();
     WideBvh<Width> out;
     out.nodes.resize(source.size());
@@ -249,10 +255,12 @@ class Collapser {
       }
     }
     out.pairs.resize(pair_total);
-    Executor(options_.threads).for_ranges(0, leaves.size(), 1024, [&](size_t begin, size_t end) {
+    for_ranges_counted(Executor(options_.threads), 0, leaves.size(), 1024, progress, [&](size_t begin, size_t end) {
       Scratch scratch;
+      uint64_t references = 0;
       for (size_t i = begin; i < end; ++i) {
         const auto [node, first] = leaves[i];
+        references += binary_.nodes[node].ref_count;
         leaf_triangles(node, scratch.triangles);
         if (scratch.triangles.size() == 1) {  // what pairing makes of one triangle; the only case without a scene
           out.pairs[first] = {scratch.triangles[0], kNoIndex};
@@ -262,6 +270,7 @@ class Collapser {
         pairing_->pair(scratch.triangles, scratch.pairs);
         std::copy(scratch.pairs.begin(), scratch.pairs.end(), out.pairs.begin() + first);
       }
+      return references;
     });
     out.bounds = out.nodes[0].bounds;
     return out;

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <mutex>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -17,6 +16,7 @@
 
 #include "hwbvh/bvh_build/spatial_split.h"
 #include "hwbvh/core/error.h"
+#include "hwbvh/core/progress.h"
 
 namespace hwbvh::bvh_build {
 namespace {
@@ -44,15 +44,12 @@ struct Callbacks {
   /// centroid sums in float, which overflow for coordinates near the float limit. 1 for all but huge scenes.
   float scale = 1.0f;
   std::string error;  ///< first Embree error message, reported after rtcBuildBVH returns
-  const ProgressCallback* progress = nullptr;  ///< BuildOptions::progress, when set
-  std::mutex progress_mutex;                   ///< Embree reports from several threads
+  ProgressCounter* progress = nullptr;  ///< "binary BVH" in per mille, when BuildOptions::progress is set
 };
 
 // Embree's build progress monitor: n in [0, 1]; returning true lets the build go on.
 bool build_progress(void* user, double n) {
-  auto* callbacks = static_cast<Callbacks*>(user);
-  const std::lock_guard lock(callbacks->progress_mutex);
-  (*callbacks->progress)("binary BVH", static_cast<uint64_t>(std::clamp(n, 0.0, 1.0) * 1000.0), 1000);
+  static_cast<Callbacks*>(user)->progress->reach(static_cast<uint64_t>(std::clamp(n, 0.0, 1.0) * 1000.0));
   return true;
 }
 
@@ -265,8 +262,9 @@ BinaryBvh build_over_boxes(std::span<const uint32_t> ids, const BoxOf& box_of, C
   args.createLeaf = create_leaf;
   args.splitPrimitive = spatial ? split_primitive : nullptr;
   args.userPtr = &callbacks;
-  if (options.progress) {
-    callbacks.progress = &options.progress;
+  ProgressCounter progress(options.progress, "binary BVH", 1000);
+  if (progress.active()) {
+    callbacks.progress = &progress;
     args.buildProgress = build_progress;
   }
 
@@ -285,7 +283,9 @@ BinaryBvh build_over_boxes(std::span<const uint32_t> ids, const BoxOf& box_of, C
                 "Embree BVH build failed: " + (callbacks.error.empty() ? "no root" : callbacks.error));
   }
   std::vector<RTCBuildPrimitive>().swap(prims);  // the leaves hold what is still needed
-  return flatten(root, ids.size(), callbacks.scale, spatial, box_of);
+  BinaryBvh binary = flatten(root, ids.size(), callbacks.scale, spatial, box_of);
+  progress.finish();
+  return binary;
 }
 
 }  // namespace

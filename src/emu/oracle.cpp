@@ -12,6 +12,7 @@
 #include <embree3/rtcore.h>
 
 #include "hwbvh/core/error.h"
+#include "hwbvh/core/progress.h"
 #include "hwbvh/emu/loaded_bvh.h"
 
 namespace hwbvh::emu {
@@ -171,10 +172,31 @@ Aabb world_bounds(const blob::GeometrySection& geometry, const OracleInstances& 
   return world;
 }
 
+// One scene's commit as `units` of a progress count that stands at `base`: Embree reports its build in [0, 1].
+struct CommitProgress {
+  ProgressCounter* counter;
+  uint64_t base;
+  uint64_t units;
+};
+
+bool commit_progress(void* user, double n) {
+  const auto* p = static_cast<const CommitProgress*>(user);
+  p->counter->reach(p->base + static_cast<uint64_t>(std::clamp(n, 0.0, 1.0) * static_cast<double>(p->units)));
+  return true;
+}
+
+void commit_counted(RTCScene scene, ProgressCounter& counter, uint64_t base, uint64_t units) {
+  CommitProgress p{&counter, base, units};
+  if (counter.active()) rtcSetSceneProgressMonitorFunction(scene, commit_progress, &p);
+  rtcCommitScene(scene);
+  if (counter.active()) rtcSetSceneProgressMonitorFunction(scene, nullptr, nullptr);
+  counter.reach(base + units);
+}
+
 }  // namespace
 
 Oracle::Oracle(const blob::GeometrySection& geometry, const std::string& file, int threads, const AlphaTest* alpha,
-               const OracleInstances& instances)
+               const OracleInstances& instances, const ProgressCallback& progress)
     : impl_(std::make_unique<Impl>()) {
   const auto fail = [&](const std::string& problem) { throw_bad_input(file, "geometry for the oracle: " + problem); };
 
@@ -241,6 +263,8 @@ Oracle::Oracle(const blob::GeometrySection& geometry, const std::string& file, i
     for (int k = 0; k < 3; ++k) im.vertices[3 * i + k] = geometry.positions[i][k] * im.scale;
   }
 
+  const uint64_t triangles = geometry.triangles.size();
+  ProgressCounter built(progress, "oracle scene", triangles + (two_level ? instances.sideband.size() : 0));
   im.scene = im.new_scene();
   if (!two_level) {
     for (const auto& [id, tris] : by_geometry) im.attach_triangles(im.scene, id, tris, geometry, file);
@@ -251,19 +275,20 @@ Oracle::Oracle(const blob::GeometrySection& geometry, const std::string& file, i
            it != by_geometry.end() && it->first < range.first_geometry + range.geometry_count; ++it) {
         im.attach_triangles(blas, it->first - range.first_geometry, it->second, geometry, file);
       }
-      rtcCommitScene(blas);
+      commit_counted(blas, built, range.first_triangle, range.triangle_count);
     }
     im.attach_instances(instances);
   }
-  rtcCommitScene(im.scene);
+  commit_counted(im.scene, built, two_level ? triangles : 0, two_level ? instances.sideband.size() : triangles);
+  built.finish();
   im.check(file, "build its scene");
   // Queries run on many threads; the callback writes unsynchronised state, so it only watches construction.
   rtcSetDeviceErrorFunction(im.device, nullptr, nullptr);
 }
 
-Oracle Oracle::of(const LoadedBvh& bvh, int threads) {
+Oracle Oracle::of(const LoadedBvh& bvh, int threads, const ProgressCallback& progress) {
   const OracleInstances instances{bvh.levels ? &*bvh.levels : nullptr, bvh.sideband};
-  return Oracle(bvh.geometry, bvh.file, threads, bvh.alpha_test ? &*bvh.alpha_test : nullptr, instances);
+  return Oracle(bvh.geometry, bvh.file, threads, bvh.alpha_test ? &*bvh.alpha_test : nullptr, instances, progress);
 }
 
 Oracle::~Oracle() = default;

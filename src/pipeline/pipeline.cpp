@@ -35,10 +35,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-void notify(const ProgressFn& progress, Phase phase) {
-  if (progress) progress(phase);
-}
-
 // The double nearest to the shortest decimal that round-trips `f` (0.9f -> 0.9, not 0.8999999761581421).
 double tidy(float f) {
   char buf[32];
@@ -91,16 +87,6 @@ void read_field(const Json& object, const char* key, const std::string& file, T&
 }
 
 }  // namespace
-
-const char* phase_name(Phase phase) {
-  switch (phase) {
-    case Phase::Loading: return "loading";
-    case Phase::Building: return "building";
-    case Phase::Encoding: return "encoding";
-    case Phase::Writing: return "writing";
-  }
-  return "unknown";
-}
 
 const char* order_name(xe3::SubTriangleOrder order) {
   return order == xe3::SubTriangleOrder::Row ? "row" : "bird";
@@ -174,14 +160,16 @@ struct TargetBuild {
   double seconds_encode = 0.0;
 };
 
-TargetBuild build_rtip31(const Scene& scene, const BuildBlobOptions& options, const ProgressFn& progress) {
+TargetBuild build_rtip31(const Scene& scene, const BuildBlobOptions& options, const ProgressCallback& progress) {
   bvh_build::BuildOptions build_options = options.build;
   rdna4::adapt_build_options(build_options);
+  build_options.progress = progress;
   TargetBuild t;
   const bvh_build::BuildResult built = bvh_build::build_wide_bvh(scene, build_options);
   t.build = built.stats;
-  notify(progress, Phase::Encoding);
-  rdna4::EncodedBvh encoded = rdna4::encode(scene, built.bvh, options.encode);
+  rdna4::EncodeOptions encode_options = options.encode;
+  encode_options.progress = progress;
+  rdna4::EncodedBvh encoded = rdna4::encode(scene, built.bvh, encode_options);
   t.root.bounds = built.bvh.bounds;
   const auto& root = built.bvh.nodes.front();
   for (uint32_t c = 0; c < root.child_count; ++c) t.root.children.push_back(root.children[c].bounds);
@@ -206,15 +194,16 @@ TargetBuild build_rtip31(const Scene& scene, const BuildBlobOptions& options, co
   return t;
 }
 
-TargetBuild build_rtip20(const Scene& scene, const BuildBlobOptions& options, const ProgressFn& progress) {
+TargetBuild build_rtip20(const Scene& scene, const BuildBlobOptions& options, const ProgressCallback& progress) {
   bvh_build::BuildOptions build_options = options.build;
   rdna3::configure_build(build_options);
+  build_options.progress = progress;
   TargetBuild t;
   const auto built = bvh_build::build_wide_bvh4(scene, build_options);
   t.build = built.stats;
-  notify(progress, Phase::Encoding);
   rdna3::EncodeOptions eo;
   eo.threads = options.encode.threads;
+  eo.progress = progress;
   rdna3::EncodedBvh encoded = rdna3::encode(scene, built.bvh, eo);
   t.dwords = std::move(encoded.dwords);
   t.box_nodes = encoded.stats.box_nodes;
@@ -233,7 +222,7 @@ struct Opacity {
   std::vector<std::vector<xe3::SubTriangleState>> states;  // empty: no bake
 };
 
-Opacity prepare_opacity(const Scene& scene, const BuildBlobOptions& options) {
+Opacity prepare_opacity(const Scene& scene, const BuildBlobOptions& options, const ProgressCallback& progress) {
   Opacity o;
   o.alpha = make_alpha_test(scene, options.alpha_cutoff);
   if (options.opacity_level > xe3::kMaxStocLevel)
@@ -245,21 +234,22 @@ Opacity prepare_opacity(const Scene& scene, const BuildBlobOptions& options) {
     throw_bad_input(scene.source, "STOC level " + std::to_string(o.stoc_level) + " is above 12");
   if (o.stoc_level > 0 && o.alpha.any_tested()) {
     o.bake_level = std::max(o.stoc_level, options.opacity_level);
-    o.states = xe3::bake_all(o.alpha, o.bake_level, options.encode.threads);
+    o.states = xe3::bake_all(o.alpha, o.bake_level, options.encode.threads, progress);
   }
   return o;
 }
 
 TargetBuild build_xe3(const Scene& scene, const BuildBlobOptions& options, const Opacity& opacity,
-                      const ProgressFn& progress) {
+                      const ProgressCallback& progress) {
   bvh_build::BuildOptions build_options = options.build;
   xe3::configure_build(build_options, options.xe3_stoc_level);
+  build_options.progress = progress;
   TargetBuild t;
   const auto built = bvh_build::build_wide_bvh6(scene, build_options);
   t.build = built.stats;
-  notify(progress, Phase::Encoding);
   xe3::Xe3EncodeOptions eo;
   eo.threads = options.encode.threads;
+  eo.progress = progress;
   eo.stoc_level = options.xe3_stoc_level;
   eo.order = options.stoc_order;
   const std::vector<std::span<const xe3::SubTriangleState>> spans(opacity.states.begin(), opacity.states.end());
@@ -298,7 +288,7 @@ OpacityReport opacity_report(const Opacity& o, const BuildBlobOptions& options) 
 }
 
 TargetBuild build_target(const Scene& scene, const BuildBlobOptions& options, const Opacity& opacity,
-                         const ProgressFn& progress) {
+                         const ProgressCallback& progress) {
   return options.target == blob::Target::Rtip20 ? build_rtip20(scene, options, progress)
          : options.target == blob::Target::Xe3  ? build_xe3(scene, options, opacity, progress)
                                                 : build_rtip31(scene, options, progress);
@@ -372,12 +362,12 @@ BuildBlobResult assemble_blob(const Scene& scene, const TargetBuild& built, cons
 
 }  // namespace
 
-BuildBlobResult build_blob(const Scene& scene, const BuildBlobOptions& options, const ProgressFn& progress) {
-  notify(progress, Phase::Building);
+BuildBlobResult build_blob(const Scene& scene, const BuildBlobOptions& options, const ProgressCallback& progress) {
   const auto bake_start = Clock::now();
-  const Opacity opacity = prepare_opacity(scene, options);
+  const Opacity opacity = prepare_opacity(scene, options, progress);
   const double bake_seconds = seconds_since(bake_start);
   TargetBuild built = build_target(scene, options, opacity, progress);
+  announce(progress, "blob sections");
   BuildReport r = node_report(scene, built, options);
   std::vector<uint32_t> dwords = std::move(built.dwords);
   return assemble_blob(scene, built, opacity, std::move(dwords), scene_meta_json(scene), std::move(r), options,
@@ -489,10 +479,50 @@ std::string instanced_scene_meta(const InstancedScene& scene, const Scene& all,
   return json_text(meta, 1);
 }
 
+// The BLAS builds of a two-level scene as one phase, "BLASes", counted in triangles: those of the meshes built,
+// plus the current mesh's triangles times the share of its build phases done (each phase an equal share).
+class BlasProgress {
+ public:
+  BlasProgress(const ProgressCallback& progress, blob::Target target, uint64_t triangles)
+      : counter_(progress, "BLASes", triangles),
+        phases_(target == blob::Target::Rtip31 ? 4 : 3) {}  // build_blob's phases: OBB choice is rtip31's only
+
+  // What mesh `mesh`'s build reports to, its triangles starting at `first` of all meshes'.
+  ProgressCallback mesh(uint64_t first, const Scene& mesh) {
+    counter_.reach(first);
+    first_ = first;
+    triangles_ = static_cast<double>(mesh.triangles.size());
+    phase_ = 0;
+    current_.clear();
+    if (!counter_.active()) return {};
+    return [this](std::string_view name, uint64_t done, uint64_t total) { heard(name, done, total); };
+  }
+  void finish() { counter_.finish(); }
+
+ private:
+  // One report of the current mesh's build (its copies of the callback share this state).
+  void heard(std::string_view name, uint64_t done, uint64_t total) {
+    if (name != current_) {  // a mesh's phases come in order
+      phase_ += current_.empty() ? 0 : 1;
+      current_ = name;
+    }
+    const double fraction = total > 0 ? static_cast<double>(done) / static_cast<double>(total) : 0.0;
+    const double share = std::min((phase_ + fraction) / phases_, 1.0);
+    counter_.reach(first_ + static_cast<uint64_t>(share * triangles_));
+  }
+
+  ProgressCounter counter_;
+  double phases_;
+  uint64_t first_ = 0;
+  double triangles_ = 0.0;
+  int phase_ = 0;
+  std::string current_;
+};
+
 }  // namespace
 
 BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlobOptions& options,
-                                     const ProgressFn& progress) {
+                                     const ProgressCallback& progress) {
   if (scene.instances.empty()) throw_bad_input(scene.source, "the scene has no instances");
   if (options.build.tree)
     throw_bad_input(options.build.tree->source, "a tree describes the triangles of a one-level scene, and " +
@@ -501,24 +531,25 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
   // Every instance may be scaled to nothing (glTF exporters hide nodes so): then no ray could be aimed at the scene.
   const Aabb world_box = world_bounds(scene, Executor(options.build.threads));
   if (world_box.empty()) throw_bad_input(scene.source, "every triangle is degenerate (zero area) in world space");
-  notify(progress, Phase::Building);
   std::vector<uint32_t> first_geometry, first_triangle;
   const Scene all = bottom_levels(scene, first_geometry, first_triangle);
   const auto bake_start = Clock::now();
-  const Opacity opacity = prepare_opacity(all, options);
+  const Opacity opacity = prepare_opacity(all, options, progress);
   const double bake_seconds = seconds_since(bake_start);
 
   // Every BLAS once, as it would be built alone; their figures sum into the report's.
   TargetBuild total;
   std::vector<std::vector<uint32_t>> blas_dwords;
   std::vector<BlasRoot> roots;  // rtip31; children coarsened to the filter node's boxes
+  BlasProgress blas_progress(progress, options.target, all.triangles.size());
   for (std::size_t m = 0; m < scene.meshes.size(); ++m) {
     Opacity mesh_opacity;
     if (!opacity.states.empty()) {
       const auto first = opacity.states.begin() + first_triangle[m];
       mesh_opacity.states.assign(first, first + static_cast<std::ptrdiff_t>(scene.meshes[m].triangles.size()));
     }
-    TargetBuild b = build_target(scene.meshes[m], options, mesh_opacity, progress);
+    TargetBuild b =
+        build_target(scene.meshes[m], options, mesh_opacity, blas_progress.mesh(first_triangle[m], scene.meshes[m]));
     b.root.children = bvh_build::coarsen_boxes(std::move(b.root.children), 4);
     roots.push_back(std::move(b.root));
     total.build.degenerate_triangles += b.build.degenerate_triangles;
@@ -540,6 +571,7 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
     b.dwords.resize(blob::padded_level_bytes(uint64_t{b.dwords.size()} * 4) / 4, 0u);
     blas_dwords.push_back(std::move(b.dwords));
   }
+  blas_progress.finish();
 
   // The top level over the instances' world bounds; the BLASes follow it in the Nodes section.
   std::vector<Aabb> world_boxes(scene.instances.size());
@@ -562,8 +594,11 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
   };
   std::vector<uint32_t> dwords, instance_order;
   uint64_t top_box_nodes = 0;
+  const ProgressCallback top_progress = prefixed(progress, "top level ");
+  bvh_build::BuildOptions top_options = options.build;
+  top_options.progress = top_progress;
   if (options.target == blob::Target::Xe3) {
-    const auto tree = bvh_build::build_box_tree<6>(world_boxes, options.build, scene.source);
+    const auto tree = bvh_build::build_box_tree<6>(world_boxes, top_options, scene.source);
     place_blases(blob::padded_level_bytes(xe3::tlas_bytes(tree.bvh)));
     std::vector<xe3::TlasInstance> leaves(scene.instances.size());
     for (std::size_t i = 0; i < scene.instances.size(); ++i) {
@@ -579,7 +614,7 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
                     .world_to_object = rows_3x4(glm::inverse(inst.world)),
                     .object_to_world = rows_3x4(inst.world)}};
     }
-    notify(progress, Phase::Encoding);
+    announce(top_progress, "encoding");
     xe3::Xe3EncodedTlas top = xe3::encode_tlas(tree.bvh, leaves);
     dwords = std::move(top.dwords);
     dwords.resize(levels.top_bytes / 4);
@@ -588,9 +623,9 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
     total.build.seconds_binary += tree.stats.seconds_binary;
     total.build.seconds_collapse += tree.stats.seconds_collapse;
   } else if (options.target == blob::Target::Rtip20) {
-    const auto tree = bvh_build::build_box_tree<4>(world_boxes, options.build, scene.source);
+    const auto tree = bvh_build::build_box_tree<4>(world_boxes, top_options, scene.source);
     place_blases(blob::padded_level_bytes(rdna3::tlas_bytes(tree.bvh)));
-    notify(progress, Phase::Encoding);
+    announce(top_progress, "encoding");
     std::vector<rdna3::InstanceNodeInput> nodes(scene.instances.size());
     for (std::size_t i = 0; i < scene.instances.size(); ++i) {
       const MeshInstance& inst = scene.instances[i];
@@ -611,7 +646,7 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
     total.build.seconds_binary += tree.stats.seconds_binary;
     total.build.seconds_collapse += tree.stats.seconds_collapse;
   } else {
-    const auto tree = bvh_build::build_box_tree<8>(world_boxes, options.build, scene.source);
+    const auto tree = bvh_build::build_box_tree<8>(world_boxes, top_options, scene.source);
     place_blases(uint64_t{rdna4::tlas_slots(tree.bvh)} * rdna4::kNodeBytes);
     std::vector<rdna4::TlasInstanceInput> inputs(scene.instances.size());
     for (std::size_t i = 0; i < scene.instances.size(); ++i) {
@@ -628,8 +663,9 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
       node.blas_root = root.entry;
       inputs[i].box_flags = instance_box_flags(root.box_flags, inst.flags);
     }
-    notify(progress, Phase::Encoding);
-    rdna4::EncodedTlas top = rdna4::encode_tlas(tree.bvh, inputs, options.encode);
+    rdna4::EncodeOptions encode_options = options.encode;
+    encode_options.progress = top_progress;
+    rdna4::EncodedTlas top = rdna4::encode_tlas(tree.bvh, inputs, encode_options);
     dwords = std::move(top.bvh.dwords);
     instance_order = std::move(top.instance_order);
     top_box_nodes = top.bvh.stats.box_nodes;
@@ -640,6 +676,7 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
     total.build.seconds_collapse += tree.stats.seconds_collapse;
   }
 
+  announce(progress, "blob sections");
   std::vector<blob::InstanceSideband> sideband;
   for (uint32_t i : instance_order) {
     const MeshInstance& inst = scene.instances[i];
@@ -666,22 +703,22 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
   return out;
 }
 
-BuildBlobResult build_any_blob(const AnyScene& scene, const BuildBlobOptions& options, const ProgressFn& progress) {
+BuildBlobResult build_any_blob(const AnyScene& scene, const BuildBlobOptions& options,
+                               const ProgressCallback& progress) {
   return std::holds_alternative<Scene>(scene) ? build_blob(std::get<Scene>(scene), options, progress)
                                               : build_instanced_blob(std::get<InstancedScene>(scene), options, progress);
 }
 
 BuildReport build_file(const std::filesystem::path& scene_path, const SceneLoadOptions& load,
                        const std::filesystem::path& output,
-                       const BuildBlobOptions& options, const ProgressFn& progress, const WarningFn& warn) {
-  notify(progress, Phase::Loading);
+                       const BuildBlobOptions& options, const ProgressCallback& progress, const WarningFn& warn) {
   const auto load_start = Clock::now();
-  const AnyScene scene = load_any_scene(scene_path, load, warn);
+  const AnyScene scene = load_any_scene(scene_path, load, warn, progress);
   const double load_seconds = seconds_since(load_start);
 
   BuildBlobResult result = build_any_blob(scene, options, progress);
 
-  notify(progress, Phase::Writing);
+  announce(progress, "writing");
   const auto write_start = Clock::now();
   blob::write_file(output, result.blob);
   result.report.run->seconds.load = load_seconds;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <span>
 
 #include <glm/geometric.hpp>
 
@@ -403,7 +404,7 @@ uint64_t Frame::faulted_rays() const {
   return static_cast<uint64_t>(std::count_if(results.begin(), results.end(), faulted));
 }
 
-Frame trace_frame(const emu::LoadedBvh& bvh, const ViewOptions& options) {
+Frame trace_frame(const emu::LoadedBvh& bvh, const ViewOptions& options, const ProgressCallback& progress) {
   options.validate();
   const Executor executor(options.threads);
   Frame f;
@@ -417,18 +418,32 @@ Frame trace_frame(const emu::LoadedBvh& bvh, const ViewOptions& options) {
   emu::TraceOptions trace = emu::with_shader(options.trace, shader);
   trace.any_hit = false;  // images show closest hits
   trace.record_node_sequence = false;
-  emu::TraceOutput out = bvh.trace(batch.rays, batch.wave_begin, trace, executor);
 
   const std::size_t pixels = std::size_t{f.width} * f.height;
   f.directions.resize(pixels);
   f.results.resize(pixels);
   f.normals.resize(pixels, Vec3{0.0f});
-  for (std::size_t i = 0; i < out.rays.size(); ++i) {
-    const std::size_t p = batch.pixel[i];
-    f.directions[p] = batch.rays[i].direction;
-    f.results[p] = out.rays[i];
-    if (out.rays[i].hit) f.normals[p] = bvh.hit_normal(out.rays[i]);
+  // Whole waves at a time (a ray's result depends on its wave only), so that progress can be told.
+  constexpr std::size_t kSliceWaves = 2048;
+  ProgressCounter traced(progress, "tracing", batch.rays.size());
+  for (std::size_t w = 0; w < batch.wave_count(); w += kSliceWaves) {
+    const std::size_t end_wave = std::min(w + kSliceWaves, batch.wave_count());
+    const std::size_t first = batch.wave_begin[w];
+    const std::size_t end = end_wave < batch.wave_count() ? batch.wave_begin[end_wave] : batch.rays.size();
+    std::vector<uint32_t> waves(batch.wave_begin.begin() + static_cast<std::ptrdiff_t>(w),
+                                batch.wave_begin.begin() + static_cast<std::ptrdiff_t>(end_wave));
+    for (uint32_t& begin : waves) begin -= static_cast<uint32_t>(first);
+    const emu::TraceOutput out =
+        bvh.trace(std::span(batch.rays).subspan(first, end - first), waves, trace, executor);
+    for (std::size_t i = 0; i < out.rays.size(); ++i) {
+      const std::size_t p = batch.pixel[first + i];
+      f.directions[p] = batch.rays[first + i].direction;
+      f.results[p] = out.rays[i];
+      if (out.rays[i].hit) f.normals[p] = bvh.hit_normal(out.rays[i]);
+    }
+    traced.add(end - first);
   }
+  traced.finish();
   return f;
 }
 

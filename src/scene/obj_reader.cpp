@@ -134,14 +134,17 @@ class ObjReader {
  public:
   ObjReader(std::string file, const WarningFn& warn) : file_(std::move(file)), warn_(warn) {}
 
-  void read(std::string_view text) {
+  void read(std::string_view text, const ProgressCallback& progress) {
     scene::LineScanner lines(text);
+    ProgressCounter parsed(progress, "loading", text.size());
     std::string_view line;
     while (lines.next(line)) {
       line_ = lines.line_number();
+      if (line_ % 65536 == 0) parsed.reach(text.size() - lines.remaining());
       scene::split_tokens(line, tokens_);
       if (!tokens_.empty()) read_statement(line);
     }
+    parsed.finish();
     if (largest_[kPosition].index > static_cast<int64_t>(counts_[kPosition])) {
       fail_at_line(file_, largest_[kPosition].line, beyond_count(kPosition, largest_[kPosition].index));
     }
@@ -589,22 +592,22 @@ class ObjReader {
 };
 
 Scene read_obj(std::string_view text, const std::string& name, const std::filesystem::path& base_dir,
-               const WarningFn& warn) {
+               const WarningFn& warn, const ProgressCallback& progress = {}) {
   scene::require_text(text, name);
   ObjReader reader(name, warn);
-  reader.read(text);
+  reader.read(text, progress);
   return std::move(reader).finish(base_dir);
 }
 
 }  // namespace
 
-Scene load_obj(const std::filesystem::path& path, const WarningFn& warn) {
+Scene load_obj(const std::filesystem::path& path, const WarningFn& warn, const ProgressCallback& progress) {
   const std::string name = path.string();
   const scene::FileRead file = scene::read_file(path);
   if (file.status != scene::ReadStatus::Ok) throw_bad_input(name, file.problem);
   // Relative names in the OBJ are relative to its folder, which is "." for a bare file name.
   const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  return read_obj(file.bytes, name, dir, warn);
+  return read_obj(file.bytes, name, dir, warn, progress);
 }
 
 Scene load_obj_from_memory(std::string_view obj_text, const std::string& name, const std::filesystem::path& base_dir,

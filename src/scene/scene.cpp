@@ -19,8 +19,10 @@ bool is_instanced_scene_file(const std::filesystem::path& path) {
   return ext == ".gltf" || ext == ".glb";
 }
 
-AnyScene load_any_scene(const std::filesystem::path& path, const SceneLoadOptions& options, const WarningFn& warn) {
-  if (!is_instanced_scene_file(path)) return load_obj(path, warn);
+AnyScene load_any_scene(const std::filesystem::path& path, const SceneLoadOptions& options, const WarningFn& warn,
+                        const ProgressCallback& progress) {
+  if (!is_instanced_scene_file(path)) return load_obj(path, warn, progress);
+  announce(progress, "loading");
   if (options.flatten) return load_gltf(path, warn);
   return load_gltf_instanced(path, warn);
 }

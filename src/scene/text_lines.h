@@ -27,6 +27,8 @@ class LineScanner {
   bool next(std::string_view& line);
   /// 1-based number of the (first) line of the statement last returned by next().
   [[nodiscard]] std::size_t line_number() const { return line_number_; }
+  /// Bytes of the text not scanned yet.
+  [[nodiscard]] std::size_t remaining() const { return rest_.size(); }
 
  private:
   std::string_view next_physical();                         // the next line, without terminator and comment

@@ -43,7 +43,7 @@ struct LoadedVariant {
 };
 
 std::shared_ptr<const LoadedVariant> build_variant(const AnyScene& scene, blob::Target target, bool obb,
-                                                   const CompareOptions& o) {
+                                                   const CompareOptions& o, const ProgressCallback& progress) {
   pipeline::BuildBlobOptions b;
   b.target = target;
   b.build.quality = o.quality;
@@ -52,7 +52,8 @@ std::shared_ptr<const LoadedVariant> build_variant(const AnyScene& scene, blob::
   b.encode.threads = o.threads;
   b.xe3_stoc_level = 0;
   b.rtip31_stoc_level = 0;
-  pipeline::BuildBlobResult built = pipeline::build_any_blob(scene, b);
+  const std::string label = std::string(blob::target_name(target)) + (obb ? " + OBB" : "");
+  pipeline::BuildBlobResult built = pipeline::build_any_blob(scene, b, prefixed(progress, "building " + label + ": "));
   auto v = std::make_shared<LoadedVariant>();  // allocated once: the shader points into it
   v->build = std::move(built.report);
   v->bvh = emu::load_bvh(built.blob, std::visit([](const auto& s) { return s.source; }, scene));
@@ -82,7 +83,8 @@ Variant bvh4x2_variant(std::shared_ptr<const LoadedVariant> loaded, const Execut
 }
 
 VariantRow run_variant(const Variant& v, const std::vector<std::pair<RayKind, RayBatch>>& batches,
-                       const emu::Oracle& oracle, const CompareOptions& o, const Executor& executor) {
+                       const emu::Oracle& oracle, const CompareOptions& o, const Executor& executor,
+                       ProgressCounter& progress) {
   VariantRow row;
   row.name = v.name;
   row.bytes = v.build.node_bytes;
@@ -107,6 +109,7 @@ VariantRow run_variant(const Variant& v, const std::vector<std::pair<RayKind, Ra
     }, 256);
     for (emu::Disagreement d : outcome) ++row.agreement.by_cause[static_cast<std::size_t>(d)];
     if (o.machine) row.machine.emplace_back(kind, emu::run_machine_model(*o.machine, out.node_sequences, batch.wave_begin));
+    progress.add(batch.rays.size());
   }
   row.steps = row.per_ray(total.steps);
   row.box_tests = row.per_ray(total.box_tests);
@@ -118,17 +121,17 @@ VariantRow run_variant(const Variant& v, const std::vector<std::pair<RayKind, Ra
 
 }  // namespace
 
-CompareReport compare_targets(const AnyScene& scene, const CompareOptions& o) {
+CompareReport compare_targets(const AnyScene& scene, const CompareOptions& o, const ProgressCallback& progress) {
   const Executor executor(o.threads);
-  const auto bvh4 = build_variant(scene, blob::Target::Rtip20, false, o);
-  const auto bvh8_obb = build_variant(scene, blob::Target::Rtip31, true, o);
+  const auto bvh4 = build_variant(scene, blob::Target::Rtip20, false, o, progress);
+  const auto bvh8_obb = build_variant(scene, blob::Target::Rtip31, true, o, progress);
   std::vector<Variant> variants;
   variants.push_back(target_variant("rtip20 BVH4", bvh4, executor));
   variants.push_back(bvh4x2_variant(bvh4, executor));
-  variants.push_back(target_variant("rtip31 BVH8", build_variant(scene, blob::Target::Rtip31, false, o), executor));
+  variants.push_back(target_variant("rtip31 BVH8", build_variant(scene, blob::Target::Rtip31, false, o, progress), executor));
   variants.push_back(target_variant("rtip31 BVH8 + OBB", bvh8_obb, executor));
   const std::size_t seed_row = variants.size() - 1;  // its primary hits seed the secondary rays
-  variants.push_back(target_variant("xe3 QBVH6", build_variant(scene, blob::Target::Xe3, false, o), executor));
+  variants.push_back(target_variant("xe3 QBVH6", build_variant(scene, blob::Target::Xe3, false, o, progress), executor));
 
   const emu::LoadedBvh& bvh = bvh8_obb->bvh;
   CompareReport report;
@@ -147,6 +150,7 @@ CompareReport compare_targets(const AnyScene& scene, const CompareOptions& o) {
   std::vector<SurfaceHit> hits;
   const bool secondary = std::any_of(o.kinds.begin(), o.kinds.end(), from_primary_hits);
   if (secondary) {
+    announce(progress, "tracing the primary rays for the secondary rays");
     emu::TraceOptions t = o.trace;
     const emu::TraceOutput out = variants[seed_row].trace(primary.rays, primary.wave_begin, t);
     hits.resize(out.rays.size());
@@ -180,8 +184,12 @@ CompareReport compare_targets(const AnyScene& scene, const CompareOptions& o) {
 
   // The oracle's Embree filter runs the same alpha test as the variants' any-hit shader, and its instances are the
   // scene's, as in `hwbvh stats`.
-  const emu::Oracle oracle = emu::Oracle::of(bvh, o.threads);
-  for (const Variant& v : variants) report.rows.push_back(run_variant(v, batches, oracle, o, executor));
+  const emu::Oracle oracle = emu::Oracle::of(bvh, o.threads, progress);
+  uint64_t rays = 0;
+  for (const auto& [kind, batch] : batches) rays += batch.rays.size();
+  ProgressCounter tracing(progress, "tracing", rays * variants.size());
+  for (const Variant& v : variants) report.rows.push_back(run_variant(v, batches, oracle, o, executor, tracing));
+  tracing.finish();
   return report;
 }
 

@@ -120,7 +120,7 @@ SweepPoint run_machine_point(const emu::LoadedBvh& bvh, const StatsOptions& stat
   return point;
 }
 
-SweepResult run_machine_sweep(const emu::LoadedBvh& bvh, const SweepOptions& o) {
+SweepResult run_machine_sweep(const emu::LoadedBvh& bvh, const SweepOptions& o, const ProgressCallback& progress) {
   if (o.presets.empty()) throw Error(ErrorKind::BadInput, "", "sweep: no machine preset given");
   if (o.values.empty()) throw Error(ErrorKind::BadInput, "", "sweep: no values given");
   const bool stack = o.parameter == kStackSizeParameter;
@@ -143,12 +143,15 @@ SweepResult run_machine_sweep(const emu::LoadedBvh& bvh, const SweepOptions& o) 
     }
   }
   r.unit = stack ? "entries" : emu::machine_parameter_unit(o.presets.front(), o.parameter);
+  ProgressCounter points(progress, "sweep points", configs.size());
   for (std::size_t i = 0; i < configs.size(); ++i) {
     const std::string& value = o.values[i % o.values.size()];
     StatsOptions so = o.stats;
     if (stack) so.trace.stack.size = stack_entries(value);
     r.points.push_back(run_machine_point(bvh, so, o.presets[i / o.values.size()], value, configs[i]));
+    points.add(1);
   }
+  points.finish();
   return r;
 }
 

@@ -80,19 +80,21 @@ CompareOptions compare_options(const ReportOptions& o) {
 
 }  // namespace
 
-SceneReport report_scene(const std::filesystem::path& input, const ReportOptions& options) {
+SceneReport report_scene(const std::filesystem::path& input, const ReportOptions& options,
+                         const ProgressCallback& progress) {
   SceneReport s;
   s.file = input.string();
   s.name = input.filename().string();
   s.from_scene = is_scene_file(input);
   std::optional<AnyScene> scene;
   emu::LoadedBvh bvh;
+  announce(progress, "loading");
   if (s.from_scene) {
-    scene = load_any_scene(input, {.flatten = options.flatten}, options.warn);
+    scene = load_any_scene(input, {.flatten = options.flatten}, options.warn, progress);
     pipeline::BuildBlobOptions build;
     build.build.threads = options.threads;
     build.encode.threads = options.threads;
-    pipeline::BuildBlobResult built = pipeline::build_any_blob(*scene, build);
+    pipeline::BuildBlobResult built = pipeline::build_any_blob(*scene, build, progress);
     s.build = std::move(built.report);
     bvh = emu::load_bvh(built.blob, s.file);
   } else {
@@ -120,16 +122,17 @@ SceneReport report_scene(const std::filesystem::path& input, const ReportOptions
   so.machine = options.machine;
   if (options.machine && !options.sweep_parameter.empty()) {
     // First, so that a bad parameter or value is refused before the longer work.
-    s.sweep = run_machine_sweep(bvh, {{options.machine->name}, options.sweep_parameter, options.sweep_values, so});
+    s.sweep =
+        run_machine_sweep(bvh, {{options.machine->name}, options.sweep_parameter, options.sweep_values, so}, progress);
   }
   if (options.machine && options.sensitivity) {
     SensitivityOptions sensitivity;
     sensitivity.preset = options.machine->name;
     sensitivity.stats = so;
-    s.sensitivity = run_sensitivity(bvh, sensitivity);
+    s.sensitivity = run_sensitivity(bvh, sensitivity, progress);
   }
   so.keep_results = true;
-  s.stats = run_stats(bvh, so);
+  s.stats = run_stats(bvh, so, nullptr, progress);
 
   const Executor executor(options.threads);
   for (const KindStats& k : s.stats.kinds) {
@@ -141,18 +144,17 @@ SceneReport report_scene(const std::filesystem::path& input, const ReportOptions
     k.rays_traced = {};
     k.pixel = {};
   }
-  if (s.from_scene && options.compare) s.compare = compare_targets(*scene, compare_options(options));
+  if (s.from_scene && options.compare)
+    s.compare = compare_targets(*scene, compare_options(options), prefixed(progress, "compare: "));
   return s;
 }
 
 Report make_report(const std::vector<std::filesystem::path>& inputs, const ReportOptions& options,
-                   const ReportProgressFn& progress) {
+                   const ProgressCallback& progress) {
   if (inputs.empty()) throw Error(ErrorKind::BadInput, "", "no scenes or blobs given");
   Report r;
-  for (const auto& input : inputs) {
-    if (progress) progress(input);
-    r.scenes.push_back(report_scene(input, options));
-  }
+  for (const auto& input : inputs)
+    r.scenes.push_back(report_scene(input, options, prefixed(progress, input.filename().string() + ": ")));
   for (const KindStats& k : r.scenes.front().stats.kinds) r.kinds.push_back(k.kind);
   if (options.machine) r.machine = options.machine->name;
   return r;

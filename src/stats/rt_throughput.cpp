@@ -107,7 +107,7 @@ RtThroughputRecord configured_gpu(const RtThroughputGpu& gpu, const RtThroughput
 }
 
 void run_gpu(const AnyScene& scene, const std::string& scene_name, RtThroughputRecord& record,
-             const RtThroughputOptions& options, const Executor& executor) {
+             const RtThroughputOptions& options, const Executor& executor, const ProgressCallback& progress) {
   const RtThroughputGpu& gpu = record.gpu;
 
   pipeline::BuildBlobOptions b;
@@ -117,7 +117,7 @@ void run_gpu(const AnyScene& scene, const std::string& scene_name, RtThroughputR
   b.encode.threads = options.threads;
   b.xe3_stoc_level = 0;
   b.rtip31_stoc_level = 0;
-  const emu::LoadedBvh bvh = emu::load_bvh(pipeline::build_any_blob(scene, b).blob, scene_name);
+  const emu::LoadedBvh bvh = emu::load_bvh(pipeline::build_any_blob(scene, b, progress).blob, scene_name);
   const std::optional<emu::AnyHitShader> shader = emu::AnyHitShader::of(bvh);
 
   const Camera camera = options.camera ? *options.camera
@@ -126,11 +126,17 @@ void run_gpu(const AnyScene& scene, const std::string& scene_name, RtThroughputR
   const SampledFrame frame = sample_frame(primary_rays(camera, options.width, options.height, executor), record.config);
   const Vec3 light = default_light(bvh.bounds);
   FrameTracer tracer(bvh, shader, frame, executor);
+  ProgressCounter passes(progress, "tracing", 4);
   const std::vector<SurfaceHit> primary_hits = tracer.pass(frame.primary, false);
+  passes.add(1);
   const RayBatch reflections = reflection_rays(frame.primary, primary_hits, kOffsetEpsilon, executor);
   const std::vector<SurfaceHit> reflection_hits = tracer.pass(reflections, false);
+  passes.add(1);
   tracer.pass(shadow_rays(frame.primary, primary_hits, light, kOffsetEpsilon, executor), true);
+  passes.add(1);
   tracer.pass(shadow_rays(reflections, reflection_hits, light, kOffsetEpsilon, executor), true);
+  passes.finish();
+  announce(progress, "machine model");
   record.rays_traced = tracer.rays_traced;
   record.emulation_seconds = tracer.emulation_seconds;
 
@@ -184,7 +190,7 @@ std::vector<RtThroughputGpu> rt_throughput_gpus() {
 }
 
 RtThroughputReport reproduce_rt_throughput(const AnyScene& scene, const std::string& scene_name,
-                                           const RtThroughputOptions& options) {
+                                           const RtThroughputOptions& options, const ProgressCallback& progress) {
   if (options.width == 0 || options.height == 0) throw_bad_input(scene_name, "rt-throughput needs a non-empty image");
   const Executor executor(options.threads);
   const std::vector<RtThroughputGpu> gpus = rt_throughput_gpus();
@@ -202,7 +208,9 @@ RtThroughputReport reproduce_rt_throughput(const AnyScene& scene, const std::str
   report.width = options.width;
   report.height = options.height;
   for (const RtThroughputGpu& gpu : gpus) report.records.push_back(configured_gpu(gpu, options));
-  for (RtThroughputRecord& record : report.records) run_gpu(scene, scene_name, record, options, executor);
+  for (RtThroughputRecord& record : report.records) {
+    run_gpu(scene, scene_name, record, options, executor, prefixed(progress, record.gpu.preset + ": "));
+  }
   return report;
 }
 

@@ -115,7 +115,8 @@ std::string variant_cell(const SensitivityVariant& v) {
 
 }  // namespace
 
-SensitivityResult run_sensitivity(const emu::LoadedBvh& bvh, const SensitivityOptions& o) {
+SensitivityResult run_sensitivity(const emu::LoadedBvh& bvh, const SensitivityOptions& o,
+                                  const ProgressCallback& progress) {
   if (!(o.factor_low > 0.0 && o.factor_low < 1.0) || !(o.factor_high > 1.0 && std::isfinite(o.factor_high))) {
     throw Error(ErrorKind::BadInput, "", fmt::format("sensitivity: the factors must be in (0, 1) and above 1, not {:g} "
                                                      "and {:g}", o.factor_low, o.factor_high));
@@ -159,7 +160,12 @@ SensitivityResult run_sensitivity(const emu::LoadedBvh& bvh, const SensitivityOp
     plan.emplace_back(std::move(s), std::move(configs));
   }
 
+  uint64_t runs = 1;  // the preset's own, then each variant's whose preset loaded
+  for (const auto& [s, configs] : plan)
+    for (const auto& c : configs) runs += c ? 1 : 0;
+  ProgressCounter done(progress, "model runs", runs);
   const SweepPoint base = run_machine_point(bvh, o.stats, o.preset, "", config);
+  done.add(1);
   if (!base.cycles) {
     throw_bad_input(o.preset, std::string("sensitivity: the preset's own run did not complete (") +
                                   emu::to_string(base.status) + ")");
@@ -170,6 +176,7 @@ SensitivityResult run_sensitivity(const emu::LoadedBvh& bvh, const SensitivityOp
       SensitivityVariant& v = s.variants[i];
       if (!configs[i]) continue;
       const SweepPoint p = run_machine_point(bvh, o.stats, o.preset, v.value, *configs[i]);
+      done.add(1);
       v.status = p.status;
       if (!p.cycles) continue;
       v.figures = figures_of(p, r.clock_mhz);
@@ -181,6 +188,7 @@ SensitivityResult run_sensitivity(const emu::LoadedBvh& bvh, const SensitivityOp
     }
     r.parameters.push_back(std::move(s));
   }
+  done.finish();
   const auto ran = [](const SensitivityParameter& s) {
     return std::any_of(s.variants.begin(), s.variants.end(), [](const SensitivityVariant& v) { return v.figures.has_value(); });
   };

@@ -293,10 +293,7 @@ namespace {
 std::optional<emu::Oracle> make_oracle(const emu::LoadedBvh& bvh, const StatsOptions& options,
                                        const ProgressCallback& progress) {
   if (!options.oracle) return std::nullopt;
-  if (progress) progress("oracle scene", 0, 1);
-  std::optional<emu::Oracle> oracle = emu::Oracle::of(bvh, options.threads);
-  if (progress) progress("oracle scene", 1, 1);
-  return oracle;
+  return emu::Oracle::of(bvh, options.threads, progress);
 }
 
 bool is_camera_kind(RayKind kind) { return kind == RayKind::Primary || from_primary_hits(kind); }

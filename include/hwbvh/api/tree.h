@@ -12,6 +12,7 @@
 #include "hwbvh/api/api.h"
 #include "hwbvh/bvh_build/given_tree.h"
 #include "hwbvh/core/npz.h"
+#include "hwbvh/core/progress.h"
 #include "hwbvh/scene/scene.h"
 
 namespace hwbvh::api {
@@ -36,8 +37,9 @@ const Scene& one_level_scene(const AnyScene& scene, const std::string& what);
 
 /// The binary tree hwbvh builds for `scene` at `quality` ("low" or "medium"; "high" is refused: spatial splits
 /// reference triangles more than once) before the collapse, the same for every target. Refuses a two-level scene
-/// (export the flattened one).
-bvh_build::TreeTopology export_tree(const AnyScene& scene, const std::string& quality, int threads);
+/// (export the flattened one). `progress` hears "binary BVH".
+bvh_build::TreeTopology export_tree(const AnyScene& scene, const std::string& quality, int threads,
+                                    const ProgressCallback& progress = {});
 
 /// pipeline::build_any_blob of `scene` with `settings` and `tree` in place of the built-in builder (settings.quality
 /// is recorded in the report only). A two-level scene is refused (pipeline::build_instanced_blob).

@@ -42,7 +42,8 @@ struct BuildOptions {
   /// Another builder's tree (given_tree.h) in place of Embree's: a binary one is collapsed as Embree's is, a wide
   /// one taken as given; quality then plays no part. Unset: Embree builds the binary tree.
   std::shared_ptr<const TreeTopology> tree;
-  /// Optional: hears how far Embree's binary build is ("binary BVH", per mille done of 1000), from its threads.
+  /// Optional: hears "binary BVH" (Embree's build in per mille; not for a given tree) and "collapse" (binary nodes
+  /// evaluated, then references paired).
   ProgressCallback progress;
 };
 

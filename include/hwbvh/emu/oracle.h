@@ -37,6 +37,7 @@
 #include "hwbvh/blob/geometry_section.h"
 #include "hwbvh/blob/instance_sections.h"
 #include "hwbvh/core/geometry.h"
+#include "hwbvh/core/progress.h"
 #include "hwbvh/scene/alpha_test.h"
 
 namespace hwbvh::emu {
@@ -76,10 +77,12 @@ class Oracle {
   /// hwbvh::Error(Runtime) if Embree fails.
   /// With `instances` (a two-level BVH, the Geometry section holding every BLAS's triangles one after another),
   /// the two-level scene described above; its sections are assumed decoded and validated (blob::decode_levels).
+  /// `progress` hears "oracle scene" (Embree's scene builds, in triangles and then instances).
   explicit Oracle(const blob::GeometrySection& geometry, const std::string& file = {}, int threads = 0,
-                  const AlphaTest* alpha = nullptr, const OracleInstances& instances = {});
+                  const AlphaTest* alpha = nullptr, const OracleInstances& instances = {},
+                  const ProgressCallback& progress = {});
   /// The oracle of a loaded blob: its geometry, alpha test and, if two-level, instances.
-  static Oracle of(const LoadedBvh& bvh, int threads);
+  static Oracle of(const LoadedBvh& bvh, int threads, const ProgressCallback& progress = {});
   ~Oracle();
   Oracle(Oracle&&) noexcept;
   Oracle& operator=(Oracle&&) noexcept;

@@ -19,6 +19,7 @@
 
 #include "hwbvh/blob/blob.h"
 #include "hwbvh/bvh_build/builder.h"
+#include "hwbvh/core/progress.h"
 #include "hwbvh/formats/rdna4/encode.h"
 #include "hwbvh/formats/xe3/stoc.h"
 #include "hwbvh/scene/alpha_test.h"
@@ -132,36 +133,37 @@ struct BuildBlobResult {
   BuildReport report;
 };
 
-enum class Phase { Loading, Building, Encoding, Writing };
-/// "loading", "building", "encoding", "writing".
-const char* phase_name(Phase phase);
-/// Called when a phase starts (e.g. to drive a progress display). Building covers BVH and collapse.
-using ProgressFn = std::function<void(Phase)>;
-
 const char* quality_name(bvh_build::BuildQuality quality);  ///< "low", "medium", "high"
 const char* order_name(xe3::SubTriangleOrder order);    ///< "bird", "row"
 
-/// Builds and encodes `scene` and assembles the blob (target rtip31) with its four sections.
-/// Throws hwbvh::Error from the builder or encoder (e.g. BadInput for a scene without usable triangles).
-BuildBlobResult build_blob(const Scene& scene, const BuildBlobOptions& options, const ProgressFn& progress = {});
+/// Builds and encodes `scene` and assembles the blob (target rtip31) with its four sections. `progress` hears the
+/// phases "binary BVH" (per mille; not for a given tree), "collapse", "OBB choice" (rtip31) and "encoding", each
+/// from 0 to its total (it replaces options.build.progress and options.encode.progress); the blob is the same
+/// with or without it. Throws hwbvh::Error from the builder or encoder (e.g. BadInput for a scene without usable
+/// triangles).
+BuildBlobResult build_blob(const Scene& scene, const BuildBlobOptions& options, const ProgressCallback& progress = {});
 
 /// Builds a two-level blob (docs/blob-format.md §6.6, §12, §13): each mesh of `scene` is a BLAS built and encoded
 /// once as build_blob would build it alone, a top-level structure over the instances' world bounds points into them,
 /// and the sections Geometry, SceneMeta, AlphaTest and Stoc describe all meshes' triangles one after another
 /// (geometry ids numbered across meshes there; each BLAS numbers its own from 0). Throws hwbvh::Error (BadInput)
 /// for a scene without instances or a target that has no instance form yet, and for options with a given tree (a tree
-/// describes the triangles of a one-level scene: build the flattened scene).
+/// describes the triangles of a one-level scene: build the flattened scene). `progress` hears "BLASes" (in
+/// triangles: those of the meshes built, plus the current mesh's share of its phases done) and then the top level's
+/// phases as build_blob names them, prefixed "top level ".
 BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlobOptions& options,
-                                     const ProgressFn& progress = {});
+                                     const ProgressCallback& progress = {});
 
 /// build_blob for a one-level scene, build_instanced_blob for a two-level one.
-BuildBlobResult build_any_blob(const AnyScene& scene, const BuildBlobOptions& options, const ProgressFn& progress = {});
+BuildBlobResult build_any_blob(const AnyScene& scene, const BuildBlobOptions& options,
+                               const ProgressCallback& progress = {});
 
 /// load_any_scene(scene_path, load, warn) + build_any_blob + blob::write_file(output), with the
-/// load and write phases timed. Nothing is written unless every earlier step succeeded, and a failed write leaves no file.
+/// load and write phases timed and announced to `progress` ("loading", "writing"; announce()). Nothing is written
+/// unless every earlier step succeeded, and a failed write leaves no file.
 BuildReport build_file(const std::filesystem::path& scene_path, const SceneLoadOptions& load,
                        const std::filesystem::path& output,
-                       const BuildBlobOptions& options, const ProgressFn& progress = {},
+                       const BuildBlobOptions& options, const ProgressCallback& progress = {},
                        const WarningFn& warn = {});
 
 /// The report as one JSON object (docs/blob-format.md §9); `run` is included only when present.

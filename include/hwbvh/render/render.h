@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hwbvh/core/progress.h"
 #include "hwbvh/emu/loaded_bvh.h"
 #include "hwbvh/emu/rtip31/traversal.h"
 #include "hwbvh/render/image.h"
@@ -99,7 +100,9 @@ struct Frame {
 /// Generates the view's primary rays (8 x 4 tiles, scene/ray_gen.h) and traces them through the emulator of the
 /// blob's target.
 /// Throws hwbvh::Error(BadInput) for invalid options.
-[[nodiscard]] Frame trace_frame(const emu::LoadedBvh& bvh, const ViewOptions& options);
+/// `progress` hears "tracing" (rays traced; the frame is the same with or without it).
+[[nodiscard]] Frame trace_frame(const emu::LoadedBvh& bvh, const ViewOptions& options,
+                                const ProgressCallback& progress = {});
 
 /// One mode of a frame as an image: W x H, plus a legend strip below for heatmaps and depth. `max` (finite,
 /// > 0) fixes the top of the scale: the heatmap value drawn in the brightest colour, or for depth the far

@@ -16,6 +16,7 @@
 
 #include "hwbvh/core/geometry.h"
 #include "hwbvh/core/parallel.h"
+#include "hwbvh/core/progress.h"
 
 namespace hwbvh {
 
@@ -181,7 +182,8 @@ using WarningFn = std::function<void(const std::string&)>;
 ///   keyword for the first 8 keywords and one for the rest. In MTL files only `newmtl`, `Kd` (also `Kd xyz`,
 ///   converted to linear sRGB, and `Kd spectral`, which leaves the default colour) and `map_d` are checked; other
 ///   statements are ignored.
-Scene load_obj(const std::filesystem::path& path, const WarningFn& warn = {});
+/// `progress` hears "loading" (the file's bytes parsed).
+Scene load_obj(const std::filesystem::path& path, const WarningFn& warn = {}, const ProgressCallback& progress = {});
 
 /// Same, from memory (used by the fuzz targets). `name` is used in messages; `base_dir` resolves mtllib and
 /// texture paths (empty: materials are ignored).
@@ -223,8 +225,9 @@ bool is_instanced_scene_file(const std::filesystem::path& path);
 
 /// A scene file loaded: one level (OBJ, or glTF with SceneLoadOptions::flatten) or two (glTF).
 using AnyScene = std::variant<Scene, InstancedScene>;
-/// load_obj, load_gltf (flatten) or load_gltf_instanced, by the file's extension.
+/// load_obj, load_gltf (flatten) or load_gltf_instanced, by the file's extension. `progress` hears "loading": an
+/// OBJ file's bytes parsed, a glTF file's announced only (core/progress.h announce()).
 AnyScene load_any_scene(const std::filesystem::path& path, const SceneLoadOptions& options,
-                        const WarningFn& warn = {});
+                        const WarningFn& warn = {}, const ProgressCallback& progress = {});
 
 }  // namespace hwbvh

@@ -91,8 +91,10 @@ struct MachineRun {
 std::vector<MachineRun> machine_runs(const CompareReport& report);
 
 /// Builds every variant of `scene` (in two levels for an InstancedScene) and traces the same rays through each.
-/// Throws hwbvh::Error on bad input.
-CompareReport compare_targets(const AnyScene& scene, const CompareOptions& options);
+/// `progress` hears each build's phases (pipeline::build_any_blob's, prefixed "building TARGET: "), "oracle scene"
+/// and "tracing" (rays traced and checked, over all variants). Throws hwbvh::Error on bad input.
+CompareReport compare_targets(const AnyScene& scene, const CompareOptions& options,
+                              const ProgressCallback& progress = {});
 
 /// One line per variant whose machine-model runs are hypothetical: "<variant>: <its hypothetical_note>".
 std::vector<std::string> hypothetical_notes(const CompareReport& report);

@@ -59,7 +59,9 @@ SweepPoint run_machine_point(const emu::LoadedBvh& bvh, const StatsOptions& stat
 /// Runs the sweep: every preset with every value. Every point's preset is loaded before any ray is traced, so a bad
 /// preset, parameter name or value throws hwbvh::Error(BadInput) naming it before any work; so do empty lists and
 /// stack_size on an xe3 blob.
-SweepResult run_machine_sweep(const emu::LoadedBvh& bvh, const SweepOptions& options);
+/// `progress` hears "sweep points" (points run of all presets' values).
+SweepResult run_machine_sweep(const emu::LoadedBvh& bvh, const SweepOptions& options,
+                              const ProgressCallback& progress = {});
 
 /// The table's header and one row per point: preset (" (hypothetical)" after it when the point is), value, cycles,
 /// box and triangle utilisation, status ("-" for the figures of a run that did not complete).

@@ -80,15 +80,16 @@ struct Report {
 };
 
 /// Loads one input (an `.obj` file is built with the default rtip31 options; anything else is read as a blob of
-/// any target), traces it and draws its images. Throws hwbvh::Error(BadInput) naming the file on bad input.
-SceneReport report_scene(const std::filesystem::path& input, const ReportOptions& options);
+/// any target), traces it and draws its images. `progress` hears "loading", the build's phases (a scene input),
+/// the sweep's and sensitivity's (with --machine), run_stats' and compare_targets' (prefixed "compare: "). Throws
+/// hwbvh::Error(BadInput) naming the file on bad input.
+SceneReport report_scene(const std::filesystem::path& input, const ReportOptions& options,
+                         const ProgressCallback& progress = {});
 
-/// Called with each input before it is processed (e.g. to drive a progress display).
-using ReportProgressFn = std::function<void(const std::filesystem::path&)>;
-
-/// report_scene for every input, in order. Throws hwbvh::Error(BadInput) when `inputs` is empty.
+/// report_scene for every input, in order, its phases prefixed with the input's file name ("scene.obj: tracing
+/// primary"). Throws hwbvh::Error(BadInput) when `inputs` is empty.
 Report make_report(const std::vector<std::filesystem::path>& inputs, const ReportOptions& options,
-                   const ReportProgressFn& progress = {});
+                   const ProgressCallback& progress = {});
 
 /// The report as one self-contained HTML document.
 std::string report_to_html(const Report& report);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hwbvh/blob/blob.h"
+#include "hwbvh/core/progress.h"
 #include "hwbvh/emu/machine/config.h"
 #include "hwbvh/emu/machine/machine.h"
 #include "hwbvh/scene/camera.h"
@@ -75,10 +76,12 @@ struct RtThroughputReport {
 };
 
 /// Builds the scene for each GPU's target, traces its frame and runs its preset (with the options' overrides).
-/// Throws hwbvh::Error(BadInput) for a zero image size, and, before any work, for an override of a preset no GPU runs
-/// or a bad key or value (naming the preset, the key and the value).
+/// `progress` hears, prefixed with the preset ("rdna4: "), the build's phases (pipeline::build_any_blob), "tracing"
+/// (the frame's four passes) and "machine model". Throws hwbvh::Error(BadInput) for a zero image size, and, before
+/// any work, for an override of a preset no GPU runs or a bad key or value (naming the preset, the key and the value).
 [[nodiscard]] RtThroughputReport reproduce_rt_throughput(const AnyScene& scene, const std::string& scene_name,
-                                                         const RtThroughputOptions& options);
+                                                         const RtThroughputOptions& options,
+                                                         const ProgressCallback& progress = {});
 
 /// A table: per GPU the model's box and triangle tests per second and utilization beside the published ones, its box
 /// tests per triangle test and each figure over the published one; the first GPU's ratios over the second's beside

@@ -77,7 +77,9 @@ struct SensitivityResult {
 
 /// Runs the preset once as it is and once per variant. Throws hwbvh::Error(BadInput) for a bad preset or factor, a
 /// preset without a clock (gpu.clock_mhz) or one whose own run does not complete, before or instead of the variants.
-SensitivityResult run_sensitivity(const emu::LoadedBvh& bvh, const SensitivityOptions& options);
+/// `progress` hears "model runs" (the preset's own run and each variant's that is run).
+SensitivityResult run_sensitivity(const emu::LoadedBvh& bvh, const SensitivityOptions& options,
+                                  const ProgressCallback& progress = {});
 
 /// The ranked table: rank by cycles, rank by tests per second, parameter, preset value, effect (the largest change in
 /// cycles), and per variant its value and the changes in cycles, box and triangle tests per second (or why it did not

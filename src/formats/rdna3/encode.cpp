@@ -13,6 +13,7 @@
 
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/parallel.h"
+#include "hwbvh/core/progress.h"
 #include "hwbvh/formats/rdna3/box_node.h"
 #include "hwbvh/formats/rdna3/node_section.h"
 #include "hwbvh/formats/rdna3/triangle_node.h"
@@ -138,7 +139,8 @@ EncodedBvh encode(const Scene& scene, const bvh_build::WideBvh<4>& bvh, const En
   std::fill(parents, out.dwords.data() + out.dwords.size(), kInvalidNode);
 
   const Executor executor(options.threads);
-  executor.for_each(0, node_count, [&](std::size_t i) {
+  ProgressCounter progress(options.progress, "encoding", node_count);
+  for_each_counted(executor, 0, node_count, 64, progress, [&](std::size_t i) {
     const auto n = static_cast<uint32_t>(i);
     const Bvh4::Node& node = bvh.nodes[n];
     BoxNodeInput in = box_input(bvh, n, subtree_triangles[n], parents);
@@ -159,7 +161,8 @@ EncodedBvh encode(const Scene& scene, const bvh_build::WideBvh<4>& bvh, const En
     }
     const BoxNodeDwords box = encode_box_node(in);
     std::copy(box.begin(), box.end(), out.dwords.begin() + std::ptrdiff_t{box_slot(n)} * kSlotDwords);
-  }, 64);
+  });
+  progress.finish();
 
   EncodeStats& st = out.stats;
   st.box_nodes = node_count;

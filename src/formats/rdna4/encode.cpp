@@ -27,6 +27,7 @@
 #include "hwbvh/core/bits.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/parallel.h"
+#include "hwbvh/core/progress.h"
 #include "hwbvh/formats/rdna4/box_node.h"
 #include "hwbvh/formats/rdna4/decode.h"
 #include "hwbvh/formats/rdna4/node_section.h"
@@ -191,6 +192,7 @@ class ObbChooser {
 
   // Bottom-up by depth so every node sees its children's final frames; nodes of one depth run in parallel.
   std::vector<NodeFrame> choose(const Executor& executor) {
+    ProgressCounter progress(options_.progress, "OBB choice", bvh_.nodes.size());
     std::vector<std::vector<uint32_t>> levels;
     levels.push_back({0});
     while (true) {
@@ -205,11 +207,13 @@ class ObbChooser {
     }
     for (auto level = levels.rbegin(); level != levels.rend(); ++level) {
       const auto& nodes = *level;
-      executor.for_ranges(0, nodes.size(), 16, [&](std::size_t begin, std::size_t end) {
+      for_ranges_counted(executor, 0, nodes.size(), 16, progress, [&](std::size_t begin, std::size_t end) {
         ChildPoints points;
         for (std::size_t i = begin; i < end; ++i) frames_[nodes[i]] = choose_node(nodes[i], points);
+        return end - begin;
       });
     }
+    progress.finish();
     return std::move(frames_);
   }
 
@@ -526,11 +530,13 @@ EncodedTree encode_tree(const WideBvh8& bvh, const Leaves& leaves, const EncodeO
   out.stats.seconds_obb = seconds_since(start);
   start = Clock::now();
 
-  // Slot order within each node, and leaf packing per node (independent, parallel).
+  // Slot order within each node, and leaf packing per node (independent, parallel); progress counts nodes planned,
+  // then nodes written.
   const std::size_t node_count = bvh.nodes.size();
+  ProgressCounter progress(options.progress, "encoding", 2 * node_count);
   std::vector<BoxPlan> plans(node_count);
   std::vector<typename Leaves::Batch> batches(node_count);
-  executor.for_each(0, node_count, [&](std::size_t n) {
+  for_each_counted(executor, 0, node_count, 64, progress, [&](std::size_t n) {
     const auto& node = bvh.nodes[n];
     BoxPlan& plan = plans[n];
     std::array<WideBvh8::Child, 8> leaf_children{};
@@ -544,7 +550,7 @@ EncodedTree encode_tree(const WideBvh8& bvh, const Leaves& leaves, const EncodeO
       plan.leaf_masks[c] = leaves.instance_mask(node.children[c]);
     }
     batches[n] = leaves.pack(std::span(leaf_children).first(plan.leaf_children));
-  }, 64);
+  });
 
   // Breadth-first slot assignment: slot 0 = section header, slot 1 = root. Primitive nodes follow their box node's
   // box children; instance nodes get their own run after the last box node.
@@ -589,7 +595,7 @@ EncodedTree encode_tree(const WideBvh8& bvh, const Leaves& leaves, const EncodeO
   out.dwords.assign(std::size_t{slots} * kNodeDwords, 0u);
   auto slot_pointer = [](uint32_t slot, uint32_t type) { return make_node_pointer(uint64_t{slot} * kNodeBytes, type); };
 
-  executor.for_each(0, node_count, [&](std::size_t n) {
+  for_each_counted(executor, 0, node_count, 64, progress, [&](std::size_t n) {
     const auto& node = bvh.nodes[n];
     const BoxPlan& plan = plans[n];
     const typename Leaves::Batch& batch = batches[n];
@@ -624,7 +630,7 @@ EncodedTree encode_tree(const WideBvh8& bvh, const Leaves& leaves, const EncodeO
     std::copy(box.begin(), box.end(), out.dwords.begin() + std::ptrdiff_t{plan.slot} * kNodeDwords);
     leaves.write(batch, slot_pointer(plan.slot, kTypeBox),
                  out.dwords.data() + std::ptrdiff_t{plan.first_leaf_slot} * kNodeDwords);
-  }, 64);
+  });
 
   // Statistics and the section header.
   EncodeStats& st = out.stats;
@@ -647,6 +653,7 @@ EncodedTree encode_tree(const WideBvh8& bvh, const Leaves& leaves, const EncodeO
   const NodeDwords header_dwords = write_node_section_header(header);
   std::copy(header_dwords.begin(), header_dwords.end(), out.dwords.begin());
   st.seconds_encode = seconds_since(start);
+  progress.finish();
   return tree;
 }
 

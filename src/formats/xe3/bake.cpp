@@ -213,7 +213,8 @@ std::vector<SubTriangleState> bake_opacity(const AlphaTest& alpha, uint32_t tri,
   return bake_with(tex, alpha.triangles[tri], level);
 }
 
-std::vector<std::vector<SubTriangleState>> bake_all(const AlphaTest& alpha, uint32_t level, int threads) {
+std::vector<std::vector<SubTriangleState>> bake_all(const AlphaTest& alpha, uint32_t level, int threads,
+                                                    const ProgressCallback& progress) {
   check_bake_level(level);
   const Executor executor(threads);
   std::vector<bool> used(alpha.textures.size(), false);
@@ -224,10 +225,12 @@ std::vector<std::vector<SubTriangleState>> bake_all(const AlphaTest& alpha, uint
     if (used[i]) textures[i].emplace(alpha.textures[i], alpha.alpha_threshold());
   });
   std::vector<std::vector<SubTriangleState>> out(alpha.triangles.size());
-  executor.for_each(0, out.size(), [&](std::size_t i) {
+  ProgressCounter baked(progress, "opacity bake", out.size());
+  for_each_counted(executor, 0, out.size(), 16, baked, [&](std::size_t i) {
     const AlphaTest::Tri& t = alpha.triangles[i];
     if (t.texture != kNoIndex) out[i] = bake_with(*textures[t.texture], t, level);
-  }, 16);
+  });
+  baked.finish();
   return out;
 }
 

@@ -18,6 +18,7 @@
 
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/parallel.h"
+#include "hwbvh/core/progress.h"
 #include "hwbvh/formats/xe3/internal_node.h"
 #include "hwbvh/formats/xe3/quad_leaf.h"
 
@@ -82,11 +83,12 @@ class Encoder {
     out.dwords.assign(node_section_dwords(node_blocks_, data_blocks_), 0u);
     std::vector<uint32_t> swstoc(bvh_.nodes.size(), 0);
     const Executor executor(options_.threads);
-    executor.for_each(
-        0, bvh_.nodes.size(), [&](std::size_t n) { swstoc[n] = encode_node(static_cast<uint32_t>(n), out.dwords); },
-        64);
-    executor.for_each(
-        0, full_triangles_.size(), [&](std::size_t i) { write_full_states(full_triangles_[i], out.dwords); }, 16);
+    ProgressCounter progress(options_.progress, "encoding", bvh_.nodes.size() + full_triangles_.size());
+    for_each_counted(executor, 0, bvh_.nodes.size(), 64, progress,
+                     [&](std::size_t n) { swstoc[n] = encode_node(static_cast<uint32_t>(n), out.dwords); });
+    for_each_counted(executor, 0, full_triangles_.size(), 16, progress,
+                     [&](std::size_t i) { write_full_states(full_triangles_[i], out.dwords); });
+    progress.finish();
 
     NodeSectionHeader header;
     header.node_blocks = node_blocks_;

@@ -19,6 +19,7 @@ namespace hwbvh::rdna3 {
 
 struct EncodeOptions {
   int threads = 0;  ///< 0 = all; output is byte-identical at any count
+  ProgressCallback progress;  ///< optional: hears "encoding", in box nodes
 };
 
 struct EncodeStats {

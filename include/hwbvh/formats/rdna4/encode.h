@@ -24,6 +24,7 @@ struct EncodeOptions {
   bool obb = true;                 ///< choose an OBB rotation per box node (§3.4); false: all nodes axis-aligned
   float obb_accept_ratio = 0.90f;  ///< accept an OBB only if sum of child OBB areas < ratio * sum of AABB areas
   int threads = 0;                 ///< 0 = all; output is byte-identical at any count
+  ProgressCallback progress;       ///< optional: hears "OBB choice" and "encoding", in nodes
 };
 
 struct EncodeStats {

@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "hwbvh/core/progress.h"
 #include "hwbvh/formats/xe3/stoc.h"
 #include "hwbvh/scene/alpha_test.h"
 
@@ -20,8 +21,10 @@ namespace hwbvh::xe3 {
 std::vector<SubTriangleState> bake_opacity(const AlphaTest& alpha, uint32_t tri, uint32_t level);
 
 /// Bakes every triangle of `alpha` at `level`, in parallel (`threads`, 0 = all; the result does not depend on it).
-/// Triangles that are not alpha-tested get an empty vector ("no information": their leaves stay opaque).
-std::vector<std::vector<SubTriangleState>> bake_all(const AlphaTest& alpha, uint32_t level, int threads = 0);
+/// Triangles that are not alpha-tested get an empty vector ("no information": their leaves stay opaque). `progress`
+/// hears "opacity bake" (triangles baked).
+std::vector<std::vector<SubTriangleState>> bake_all(const AlphaTest& alpha, uint32_t level, int threads = 0,
+                                                    const ProgressCallback& progress = {});
 
 /// States of one triangle at a coarser `level` from bird-order `states` at a finer (or equal) level: a coarse
 /// sub-triangle is Opaque (Transparent) only if all its descendants are, and inherits the state otherwise when

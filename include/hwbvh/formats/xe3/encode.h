@@ -35,6 +35,7 @@ struct Xe3EncodeOptions {
   /// Per scene triangle (indexed like Scene::triangles): its sub-triangle states, 4^L of them in bird order at level
   /// L = 0..12, or an empty span for "no information". An empty `opacity` means no bake at all.
   std::span<const std::span<const SubTriangleState>> opacity;
+  ProgressCallback progress;  ///< optional: hears "encoding", in internal nodes and then STOC3 triangles written
 };
 
 struct Xe3EncodeStats {
