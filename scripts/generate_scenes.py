@@ -1149,6 +1149,10 @@ def main():
             sys.exit("usage: generate_scenes.py --mask-cards MASK_FOLDER OUTPUT_FOLDER")
         mask_cards(sys.argv[2], Path(sys.argv[3]))
         return
+    if len(sys.argv) > 2 or (len(sys.argv) == 2 and sys.argv[1].startswith("-")):
+        # An option this form does not take (--help among them) is not a folder to write into.
+        print(__doc__.strip(), file=sys.stderr if sys.argv[1] not in ("-h", "--help") else sys.stdout)
+        sys.exit(0 if sys.argv[1] in ("-h", "--help") else 2)
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "scenes"
     out.mkdir(parents=True, exist_ok=True)
     cornell_box(out)
