@@ -158,6 +158,17 @@ struct ComputeUnit {
   uint64_t last_return = 0;     // RDNA 3: the latest return of the in-order vector memory queue
 };
 
+// The simulated CU that dispatch slot `slot` is, if it is one (docs "Sampling"): simulated CU i is slot
+// floor(i x CUs / simulated CUs), so that the sampled workgroups are spread evenly over the dispatch order (and so
+// over a frame's tiles) instead of bunched at its start; with every CU simulated, CU i is slot i.
+std::optional<uint32_t> simulated_cu_of_slot(const GpuConfig& gpu, uint32_t slot) {
+  const uint64_t cus = gpu.compute_units();
+  const uint64_t simulated = gpu.simulated_cus;
+  const uint64_t cu = (uint64_t{slot} * simulated + cus - 1) / cus;  // the first CU whose slot is not below `slot`
+  if (cu < simulated && cu * cus / simulated == slot) return static_cast<uint32_t>(cu);
+  return std::nullopt;
+}
+
 struct Workgroup {
   uint32_t first_wave = 0;
   uint32_t waves = 0;
@@ -199,11 +210,11 @@ class Model {
       waves_.push_back(std::move(w));
     }
     form_workgroups(config.kernel.workgroup_waves, 0);
-    // Workgroup i goes to dispatch slot i mod CUs unless the caller says; the simulated CUs are the first slots
-    // (docs "Dispatch").
+    // Workgroup i goes to dispatch slot i mod CUs unless the caller says (docs "Dispatch"); only the simulated
+    // slots' workgroups run.
     for (uint32_t g = 0; g < workgroups_.size(); ++g) {
       const uint32_t slot = workgroup_slot.empty() ? g % config.gpu.compute_units() : workgroup_slot[g];
-      if (slot < cus_.size()) deal(g, slot);
+      if (const std::optional<uint32_t> cu = simulated_cu_of_slot(config.gpu, slot)) deal(g, *cu);
     }
   }
 
@@ -1206,7 +1217,10 @@ GpuFigures gpu_figures(const MachineResult& r, const GpuConfig& gpu) {
 std::vector<bool> simulated_waves(const MachineConfig& config, size_t waves) {
   std::vector<bool> simulated(waves);
   const uint64_t per_workgroup = uint64_t{config.kernel.rays_per_lane} * config.kernel.workgroup_waves;
-  for (size_t w = 0; w < waves; ++w) simulated[w] = w / per_workgroup % config.gpu.compute_units() < config.gpu.simulated_cus;
+  for (size_t w = 0; w < waves; ++w) {
+    const auto slot = static_cast<uint32_t>(w / per_workgroup % config.gpu.compute_units());
+    simulated[w] = simulated_cu_of_slot(config.gpu, slot).has_value();
+  }
   return simulated;
 }
 

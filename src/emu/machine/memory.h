@@ -24,7 +24,8 @@
 
 namespace hwbvh::emu::machine {
 
-/// Simulated CU `cu` (0..simulated_cus-1) is dispatch slot `cu`: its shader array (engine-major), docs "Dispatch".
+/// Simulated CU `cu` (0..simulated_cus-1) sits where dispatch slot `cu` sits: its shader array (engine-major), docs
+/// "Dispatch" and "Sampling" (it runs the workgroups of an evenly spread slot, but keeps one CU per array).
 [[nodiscard]] uint32_t shader_array_of(const GpuConfig& gpu, uint32_t cu);
 
 class MemoryHierarchy {

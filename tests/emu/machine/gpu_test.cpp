@@ -64,12 +64,12 @@ TEST(MachineGpu, TwoCusContendForTheL2Port) {
 }
 
 // Workgroup i goes to dispatch slot i mod CUs (engines first, then arrays, then CUs): on 2 engines x 2 arrays x 2 CUs
-// a simulated sample of 4 CUs (one per array) runs workgroups 0..3, 8..11, ... and no other.
+// a simulated sample of 4 CUs runs slots 0, 2, 4 and 6 (spread over the 8), so workgroups 0, 2, 4, .. and no other.
 TEST(MachineGpu, WorkgroupsAreDealtOverTheEnginesThenTheArrays) {
   const MachineConfig c = gpu(2, 2, 2, 4);
   const std::vector<bool> simulated = simulated_waves(c, 20);
-  const std::vector<bool> expected{true,  true,  true,  true,  false, false, false, false, true, true,
-                                   true,  true,  false, false, false, false, true,  true,  true, true};
+  std::vector<bool> expected(20);
+  for (size_t wave = 0; wave < 20; wave += 2) expected[wave] = true;
   EXPECT_EQ(simulated, expected);
   // Only the simulated CUs' rays run: the others' sequences may be empty.
   Sequences s(20 * 32);
@@ -79,9 +79,34 @@ TEST(MachineGpu, WorkgroupsAreDealtOverTheEnginesThenTheArrays) {
   }
   const MachineResult r = run_machine_model(c, s);
   ASSERT_EQ(r.status, MachineStatus::Completed) << r.message;
-  EXPECT_EQ(r.rays, 12u * 32);
-  EXPECT_EQ(r.rays_completed, 12u * 32);
-  EXPECT_EQ(r.box_tests, 12u * 32 * 8);
+  EXPECT_EQ(r.rays, 10u * 32);
+  EXPECT_EQ(r.rays_completed, 10u * 32);
+  EXPECT_EQ(r.box_tests, 10u * 32 * 8);
+}
+
+// The dispatch slots a sample of k of N CUs simulates: floor(i x N / k) for i = 0..k-1, spread evenly over the
+// dispatch order (and so over a frame's tiles, whose rows are often a multiple of N tiles), not the first k. With
+// every CU simulated, every slot.
+TEST(MachineGpu, TheSampledSlotsAreSpreadEvenlyOverTheGpu) {
+  const auto slots = [](const MachineConfig& c) {
+    std::vector<uint32_t> out;
+    const uint32_t cus = c.gpu.compute_units();
+    const std::vector<bool> simulated = simulated_waves(c, size_t{3} * cus);  // one wave a workgroup on the presets
+    for (uint32_t w = 0; w < simulated.size(); ++w) {
+      if (simulated[w]) out.push_back(w);
+    }
+    return out;
+  };
+  const std::vector<uint32_t> rdna2{0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120, 130, 140, 150,
+                                    160, 170, 180, 190, 200, 210, 220, 230};
+  EXPECT_EQ(slots(load_machine_preset("rdna2")), rdna2);  // 80 CUs, 8 simulated
+  const std::vector<uint32_t> rdna4 = slots(load_machine_preset("rdna4"));  // 56 CUs, 8 simulated
+  ASSERT_EQ(rdna4.size(), 24u);
+  for (uint32_t i = 0; i < rdna4.size(); ++i) EXPECT_EQ(rdna4[i], 7 * i);
+  EXPECT_EQ(slots(gpu(2, 2, 2, 3)), (std::vector<uint32_t>{0, 2, 5, 8, 10, 13, 16, 18, 21}));  // 8 / 3 apart
+  MachineConfig every = load_machine_preset("rdna2");
+  every.gpu.simulated_cus = every.gpu.compute_units();
+  EXPECT_EQ(slots(every).size(), 240u);
 }
 
 // A frame whose rays each walk 12 nodes of their own (a footprint far larger than the shrunken caches, so that the

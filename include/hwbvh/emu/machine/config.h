@@ -131,8 +131,8 @@ struct KernelConfig {
 
 /// The whole GPU the model runs (docs/machine-model.md, "A whole GPU"): shader engines of shader arrays of CUs, each
 /// CU as compute_unit describes it. Workgroups are dealt to the CUs in turn over engines, then arrays, then CUs; the
-/// first `simulated_cus` CUs of that order are simulated (with every shared level's bandwidth, capacity and misses
-/// in flight scaled to their share) and the rest stand idle in the model.
+/// `simulated_cus` CUs spread evenly over that order are simulated (shared levels' bandwidth, capacity and misses
+/// in flight scaled to their share; docs "Sampling") and the rest stand idle in the model.
 struct GpuConfig {
   std::string name;                       ///< e.g. "AMD Radeon RX 9070"
   uint32_t clock_mhz = 0;                 ///< shader clock the per-second figures assume
