@@ -16,7 +16,7 @@ namespace {
 // 70), spread over the frame; were they slots 0..7 they would run only its left 64 pixels (the left wall: 47.19 G
 // box tests a second against the whole GPU's 128.86 G, and no triangle test at all). Every GPU's sampled rates stay
 // within 5 % of its whole GPU's (every CU simulated, every tile traced; 1.8 % and 3.3 % on rdna2): what remains is
-// the sampled columns against the frame's average and the lines the other CUs would share in the L2.
+// the sampled columns against the frame's average and the lines the other CUs would share in the L1 and L2.
 TEST(RtThroughput, SampledTilesSpreadOverTheFrameAndGiveTheWholeGpusRates) {
   const AnyScene scene = load_obj(test::project_scene("cornell-box.obj"));
   RtThroughputOptions options;
