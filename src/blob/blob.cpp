@@ -1,5 +1,6 @@
 // The .hwbvh container: serialisation, validation and atomic file writes (docs/blob-format.md).
 #include "hwbvh/blob/blob.h"
+#include "hwbvh/blob/blob_file.h"
 
 #include <algorithm>
 #include <bit>
@@ -9,6 +10,7 @@
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/file_io.h"
 #include "hwbvh/core/fnv1a.h"
+#include "hwbvh/core/progress.h"
 #include "message.h"
 
 // Header-only: nothing to link, for this library or for find_package(hwbvh) users.
@@ -224,7 +226,17 @@ uint64_t checksum(std::span<const std::byte> bytes, uint32_t version) {
   return XXH3_64bits(bytes.data(), bytes.size());
 }
 
-std::vector<std::byte> serialize(const Blob& blob) {
+namespace {
+
+// A blob's file in the canonical layout: the header and section table (checksums filled in), then each section at
+// the next multiple of its alignment after the one before, zero padding between.
+struct FileHead {
+  std::vector<std::byte> bytes;   ///< the header and the section table
+  std::vector<uint64_t> offsets;  ///< per section, where its bytes begin
+  uint64_t file_size = 0;
+};
+
+FileHead file_head(const Blob& blob) {
   // The writer is the library itself, so a malformed Blob is a programming error, reported as Runtime.
   const auto invalid = [](const std::string& problem) {
     throw Error(ErrorKind::Runtime, "", "cannot serialize blob: " + problem);
@@ -241,20 +253,20 @@ std::vector<std::byte> serialize(const Blob& blob) {
       if (blob.sections[j].type == s.type) invalid(detail::cat("duplicate ", section_type_name(s.type), " section"));
   }
 
-  // Canonical layout: sections in table order, each at the next multiple of its alignment, zero padding.
+  FileHead head;
   const uint64_t table_end = kFileHeaderBytes + count * kSectionEntryBytes;
-  std::vector<uint64_t> offsets(count);
+  head.offsets.resize(count);
   uint64_t end = table_end;
   for (std::size_t i = 0; i < count; ++i) {
-    offsets[i] = align_up(end, blob.sections[i].alignment);
-    end = offsets[i] + blob.sections[i].data.size();
+    head.offsets[i] = align_up(end, blob.sections[i].alignment);
+    end = head.offsets[i] + blob.sections[i].data.size();
   }
+  head.file_size = end;
 
   // The lowest version that holds every section: one-level blobs stay readable by readers of version 2.
   uint32_t version = 2;
   for (const Section& s : blob.sections) version = std::max(version, first_version_with(static_cast<uint32_t>(s.type)));
-  std::vector<std::byte> out;
-  out.reserve(end);
+  std::vector<std::byte>& out = head.bytes;
   for (char c : kMagic) out.push_back(static_cast<std::byte>(c));
   append_le32(out, version);
   append_le32(out, static_cast<uint32_t>(blob.target));
@@ -266,15 +278,24 @@ std::vector<std::byte> serialize(const Blob& blob) {
     const Section& s = blob.sections[i];
     append_le32(out, static_cast<uint32_t>(s.type));
     append_le32(out, s.alignment);
-    append_le64(out, offsets[i]);
+    append_le64(out, head.offsets[i]);
     append_le64(out, s.data.size());
     append_le64(out, checksum(s.data, version));
   }
-  for (std::size_t i = 0; i < count; ++i) {
-    out.resize(offsets[i], std::byte{0});
+  store_le64(out, kHeaderChecksumOffset, header_checksum(out, table_end, version));
+  return head;
+}
+
+}  // namespace
+
+std::vector<std::byte> serialize(const Blob& blob) {
+  FileHead head = file_head(blob);
+  std::vector<std::byte> out = std::move(head.bytes);
+  out.reserve(head.file_size);
+  for (std::size_t i = 0; i < blob.sections.size(); ++i) {
+    out.resize(head.offsets[i], std::byte{0});
     out.insert(out.end(), blob.sections[i].data.begin(), blob.sections[i].data.end());
   }
-  store_le64(out, kHeaderChecksumOffset, header_checksum(out, table_end, version));
   return out;
 }
 
@@ -284,7 +305,32 @@ Blob parse(std::span<const std::byte> bytes, const std::string& name, FileLayout
   return parse_impl(bytes, name, &layout);
 }
 
-void write_file(const std::filesystem::path& path, const Blob& blob) { write_file_atomically(path, serialize(blob)); }
+void write_file(const std::filesystem::path& path, const Blob& blob) { write_file(path, blob, {}); }
+
+void write_file(const std::filesystem::path& path, const Blob& blob, const ProgressCallback& progress) {
+  // Written piece by piece from the sections, never copied whole into one buffer: serialize()'s bytes, counted.
+  constexpr std::size_t kPiece = std::size_t{8} << 20;
+  const FileHead head = file_head(blob);
+  AtomicOutput out(path);
+  ProgressCounter written(progress, "writing", head.file_size);
+  out.write(head.bytes);
+  written.add(head.bytes.size());
+  uint64_t at = head.bytes.size();
+  const std::vector<std::byte> padding(kMaxAlignment);
+  for (std::size_t i = 0; i < blob.sections.size(); ++i) {
+    out.write(std::span(padding).first(head.offsets[i] - at));
+    written.add(head.offsets[i] - at);
+    const std::span<const std::byte> data = blob.sections[i].data;
+    for (std::size_t first = 0; first < data.size(); first += kPiece) {
+      const std::span<const std::byte> piece = data.subspan(first, std::min(kPiece, data.size() - first));
+      out.write(piece);
+      written.add(piece.size());
+    }
+    at = head.offsets[i] + data.size();
+  }
+  out.commit();
+  written.finish();
+}
 
 Blob read_file(const std::filesystem::path& path) { return read_impl(path, nullptr); }
 

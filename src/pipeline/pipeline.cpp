@@ -11,6 +11,7 @@
 #include <glm/matrix.hpp>
 #include <nlohmann/json.hpp>
 
+#include "hwbvh/blob/blob_file.h"
 #include "hwbvh/blob/bytes.h"
 #include "hwbvh/blob/geometry_section.h"
 #include "hwbvh/blob/instance_sections.h"
@@ -718,9 +719,8 @@ BuildReport build_file(const std::filesystem::path& scene_path, const SceneLoadO
 
   BuildBlobResult result = build_any_blob(scene, options, progress);
 
-  announce(progress, "writing");
   const auto write_start = Clock::now();
-  blob::write_file(output, result.blob);
+  blob::write_file(output, result.blob, progress);
   result.report.run->seconds.load = load_seconds;
   result.report.run->seconds.write = seconds_since(write_start);
   return result.report;

@@ -110,12 +110,13 @@ std::string polyline(const char* colour, const char* dash, const std::vector<Plo
 }  // namespace
 
 SweepPoint run_machine_point(const emu::LoadedBvh& bvh, const StatsOptions& stats, const std::string& preset,
-                             const std::string& value, const emu::MachineConfig& config) {
+                             const std::string& value, const emu::MachineConfig& config,
+                             const ProgressCallback& progress) {
   StatsOptions so = stats;
   so.oracle = false;
   so.keep_results = false;
   so.machine = config;
-  SweepPoint point = summarize_point(preset, value, run_stats(bvh, so), config);
+  SweepPoint point = summarize_point(preset, value, run_stats(bvh, so, nullptr, progress), config);
   point.hypothetical = emu::hypothetical_note(config, blob::target_name(bvh.target));
   return point;
 }
@@ -143,15 +144,13 @@ SweepResult run_machine_sweep(const emu::LoadedBvh& bvh, const SweepOptions& o, 
     }
   }
   r.unit = stack ? "entries" : emu::machine_parameter_unit(o.presets.front(), o.parameter);
-  ProgressCounter points(progress, "sweep points", configs.size());
   for (std::size_t i = 0; i < configs.size(); ++i) {
     const std::string& value = o.values[i % o.values.size()];
     StatsOptions so = o.stats;
     if (stack) so.trace.stack.size = stack_entries(value);
-    r.points.push_back(run_machine_point(bvh, so, o.presets[i / o.values.size()], value, configs[i]));
-    points.add(1);
+    r.points.push_back(run_machine_point(bvh, so, o.presets[i / o.values.size()], value, configs[i],
+                                         prefixed(progress, fmt::format("point {} of {}: ", i + 1, configs.size()))));
   }
-  points.finish();
   return r;
 }
 

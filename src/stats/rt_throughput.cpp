@@ -136,12 +136,11 @@ void run_gpu(const AnyScene& scene, const std::string& scene_name, RtThroughputR
   passes.add(1);
   tracer.pass(shadow_rays(reflections, reflection_hits, light, kOffsetEpsilon, executor), true);
   passes.finish();
-  announce(progress, "machine model");
   record.rays_traced = tracer.rays_traced;
   record.emulation_seconds = tracer.emulation_seconds;
 
   const auto start = std::chrono::steady_clock::now();
-  record.machine = emu::run_machine_model(record.config, tracer.sequences, tracer.wave_begin, tracer.slots);
+  record.machine = emu::run_machine_model(record.config, tracer.sequences, tracer.wave_begin, tracer.slots, progress);
   record.model_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 

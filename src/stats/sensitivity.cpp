@@ -163,9 +163,9 @@ SensitivityResult run_sensitivity(const emu::LoadedBvh& bvh, const SensitivityOp
   uint64_t runs = 1;  // the preset's own, then each variant's whose preset loaded
   for (const auto& [s, configs] : plan)
     for (const auto& c : configs) runs += c ? 1 : 0;
-  ProgressCounter done(progress, "model runs", runs);
-  const SweepPoint base = run_machine_point(bvh, o.stats, o.preset, "", config);
-  done.add(1);
+  uint64_t started = 0;
+  const auto run_progress = [&] { return prefixed(progress, fmt::format("run {} of {}: ", ++started, runs)); };
+  const SweepPoint base = run_machine_point(bvh, o.stats, o.preset, "", config, run_progress());
   if (!base.cycles) {
     throw_bad_input(o.preset, std::string("sensitivity: the preset's own run did not complete (") +
                                   emu::to_string(base.status) + ")");
@@ -175,8 +175,7 @@ SensitivityResult run_sensitivity(const emu::LoadedBvh& bvh, const SensitivityOp
     for (std::size_t i = 0; i < s.variants.size(); ++i) {
       SensitivityVariant& v = s.variants[i];
       if (!configs[i]) continue;
-      const SweepPoint p = run_machine_point(bvh, o.stats, o.preset, v.value, *configs[i]);
-      done.add(1);
+      const SweepPoint p = run_machine_point(bvh, o.stats, o.preset, v.value, *configs[i], run_progress());
       v.status = p.status;
       if (!p.cycles) continue;
       v.figures = figures_of(p, r.clock_mhz);
@@ -188,7 +187,6 @@ SensitivityResult run_sensitivity(const emu::LoadedBvh& bvh, const SensitivityOp
     }
     r.parameters.push_back(std::move(s));
   }
-  done.finish();
   const auto ran = [](const SensitivityParameter& s) {
     return std::any_of(s.variants.begin(), s.variants.end(), [](const SensitivityVariant& v) { return v.figures.has_value(); });
   };

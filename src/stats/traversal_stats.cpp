@@ -145,15 +145,16 @@ class BatchTracer {
   std::vector<double> t_error_;
 };
 
-// The kind's statistics once all its rays are traced.
-KindStats finish(KindRun& run, const StatsOptions& options) {
+// The kind's statistics once all its rays are traced; `progress` hears the machine model's run.
+KindStats finish(KindRun& run, const StatsOptions& options, const ProgressCallback& progress) {
   KindStats ks = std::move(run.stats);
   ks.steps = run.steps.summary();
   ks.box_tests = run.box_tests.summary();
   ks.triangle_tests = run.triangle_tests.summary();
   ks.any_hit_invocations = run.any_hit_invocations.summary();
   if (options.machine) {
-    ks.machine = emu::run_machine_model(*options.machine, run.node_sequences, run.wave_begin);
+    ks.machine = emu::run_machine_model(*options.machine, run.node_sequences, run.wave_begin,
+                                        prefixed(progress, std::string(ray_kind_name(ks.kind)) + ": "));
     run.node_sequences = {};
   }
   return ks;
@@ -379,11 +380,7 @@ StatsReport run_stats(const emu::LoadedBvh& bvh, const StatsOptions& requested, 
       trace_given_rays(tracer, runs[k], read_rays_file(options.rays_file), options, progress, tracing_phase({kind}));
     }
   }
-  for (std::size_t k = 0; k < runs.size(); ++k) {
-    if (progress && options.machine) progress("machine model", k, runs.size());
-    report.kinds.push_back(finish(runs[k], options));
-  }
-  if (progress && options.machine) progress("machine model", runs.size(), runs.size());
+  for (KindRun& run : runs) report.kinds.push_back(finish(run, options, progress));
   return report;
 }
 
@@ -404,7 +401,7 @@ StatsReport run_stats_on_rays(const emu::LoadedBvh& bvh, std::vector<Ray> rays, 
   run.report_index = 0;
   run.any_hit = any_hit;
   trace_given_rays(tracer, run, rays, options, {}, "");
-  report.kinds.push_back(finish(run, options));
+  report.kinds.push_back(finish(run, options, {}));
   return report;
 }
 

@@ -3,14 +3,19 @@
 
 #include <cstring>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "blob/scratch_dir.h"
+#include "fixtures/progress_log.h"
+#include "hwbvh/blob/blob_file.h"
 #include "hwbvh/blob/bytes.h"
 #include "hwbvh/blob/instance_sections.h"
 #include "hwbvh/core/error.h"
+#include "hwbvh/core/file_io.h"
 
 namespace hwbvh::blob {
 namespace {
@@ -289,6 +294,24 @@ TEST(BlobFile, WriteReadRoundTripLeavesOnlyTheFile) {
   write_file(path, smaller);
   EXPECT_TRUE(read_file(path).sections.empty());
   EXPECT_EQ(dir.files(), std::vector<std::string>{"out.hwbvh"});
+}
+
+// Written with a listener, the file is serialize()'s bytes, streamed from the sections: "writing" counts them from 0
+// to the file's size, piece by piece (a 20 MiB section is three 8 MiB pieces).
+TEST(BlobFile, WritingWithProgressCountsTheFilesBytesAndWritesTheSameBytes) {
+  test::ScratchDir dir("blob-progress");
+  Blob b = small_blob();
+  b.sections[0].data = counting_bytes(std::size_t{20} << 20, 3);
+  test::ProgressLog log;
+  write_file(dir / "heard.hwbvh", b, log.callback());
+  write_file(dir / "unheard.hwbvh", b);
+  const std::vector<std::byte> expected = serialize(b);
+  EXPECT_EQ(read_file_bytes(dir / "heard.hwbvh"), expected);
+  EXPECT_EQ(read_file_bytes(dir / "unheard.hwbvh"), expected);
+  EXPECT_EQ(log.phases, std::vector<std::string>{"writing"});
+  log.expect_counted("writing");
+  EXPECT_EQ(log.reports.at("writing").back().second, expected.size());
+  EXPECT_GE(log.reports.at("writing").size(), 5u);  // 0, the header and table, the nodes' three pieces, ...
 }
 
 TEST(BlobFile, FailedWriteLeavesNoFileAndThrowsRuntime) {

@@ -158,9 +158,9 @@ BuildBlobResult build_instanced_blob(const InstancedScene& scene, const BuildBlo
 BuildBlobResult build_any_blob(const AnyScene& scene, const BuildBlobOptions& options,
                                const ProgressCallback& progress = {});
 
-/// load_any_scene(scene_path, load, warn) + build_any_blob + blob::write_file(output), with the
-/// load and write phases timed and announced to `progress` ("loading", "writing"; announce()). Nothing is written
-/// unless every earlier step succeeded, and a failed write leaves no file.
+/// load_any_scene(scene_path, load, warn) + build_any_blob + blob::write_file(output), with the load and write
+/// phases timed and reported to `progress` ("loading": an OBJ's bytes parsed, a glTF announced; "writing": the
+/// file's bytes). Nothing is written unless every earlier step succeeded, and a failed write leaves no file.
 BuildReport build_file(const std::filesystem::path& scene_path, const SceneLoadOptions& load,
                        const std::filesystem::path& output,
                        const BuildBlobOptions& options, const ProgressCallback& progress = {},

@@ -52,14 +52,15 @@ struct SweepResult {
 };
 
 /// One point: the machine model with `config` (`preset` with `value` applied) on the rays of `stats` (traced without
-/// the oracle).
+/// the oracle). `progress` hears run_stats' phases: the tracing and each ray type's machine model.
 SweepPoint run_machine_point(const emu::LoadedBvh& bvh, const StatsOptions& stats, const std::string& preset,
-                             const std::string& value, const emu::MachineConfig& config);
+                             const std::string& value, const emu::MachineConfig& config,
+                             const ProgressCallback& progress = {});
 
 /// Runs the sweep: every preset with every value. Every point's preset is loaded before any ray is traced, so a bad
 /// preset, parameter name or value throws hwbvh::Error(BadInput) naming it before any work; so do empty lists and
 /// stack_size on an xe3 blob.
-/// `progress` hears "sweep points" (points run of all presets' values).
+/// `progress` hears each point's phases after "point 3 of 8: " (run_machine_point; points run preset by preset).
 SweepResult run_machine_sweep(const emu::LoadedBvh& bvh, const SweepOptions& options,
                               const ProgressCallback& progress = {});
 

@@ -77,8 +77,9 @@ struct RtThroughputReport {
 
 /// Builds the scene for each GPU's target, traces its frame and runs its preset (with the options' overrides).
 /// `progress` hears, prefixed with the preset ("rdna4: "), the build's phases (pipeline::build_any_blob), "tracing"
-/// (the frame's four passes) and "machine model". Throws hwbvh::Error(BadInput) for a zero image size, and, before
-/// any work, for an override of a preset no GPU runs or a bad key or value (naming the preset, the key and the value).
+/// (the frame's four passes) and "machine model" (waves run). Throws hwbvh::Error(BadInput) for a zero image size,
+/// and, before any work, for an override of a preset no GPU runs or a bad key or value (naming the preset, the key
+/// and the value).
 [[nodiscard]] RtThroughputReport reproduce_rt_throughput(const AnyScene& scene, const std::string& scene_name,
                                                          const RtThroughputOptions& options,
                                                          const ProgressCallback& progress = {});

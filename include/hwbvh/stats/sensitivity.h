@@ -77,7 +77,8 @@ struct SensitivityResult {
 
 /// Runs the preset once as it is and once per variant. Throws hwbvh::Error(BadInput) for a bad preset or factor, a
 /// preset without a clock (gpu.clock_mhz) or one whose own run does not complete, before or instead of the variants.
-/// `progress` hears "model runs" (the preset's own run and each variant's that is run).
+/// `progress` hears each model run's phases after "run 3 of 12: " (run_machine_point; the preset's own run first,
+/// then each variant's that is run).
 SensitivityResult run_sensitivity(const emu::LoadedBvh& bvh, const SensitivityOptions& options,
                                   const ProgressCallback& progress = {});
 

@@ -10,6 +10,7 @@
 #include <array>
 #include <bit>
 #include <deque>
+#include <limits>
 #include <optional>
 #include <queue>
 #include <string>
@@ -242,11 +243,20 @@ class Model {
     for (uint32_t g = 0; g < workgroups_.size(); ++g) deal(g, 0);
   }
 
-  MachineResult run() {
+  // `progress` hears the waves completed, about 256 times a run: the loop's only cost is one compare per event.
+  MachineResult run(const ProgressCallback& progress = {}) {
+    ProgressCounter waves(progress, "machine model", simulated_waves_);
+    constexpr uint64_t kReports = 256;
+    const uint64_t report_step = std::max<uint64_t>(1, simulated_waves_ / kReports);
+    uint64_t next_report = waves.active() ? report_step : std::numeric_limits<uint64_t>::max();
     if (seqs_.size() > 0 && cfg_.kernel.warm_caches) warm_caches();
     for (uint32_t cu = 0; cu < cus_.size(); ++cu) launch_ready(cu);
     bool cycle_limit = false;
     while (!queue_.empty() && !deadlock_) {
+      if (waves_completed_ >= next_report) {
+        waves.reach(waves_completed_);
+        next_report = waves_completed_ + report_step;
+      }
       const Event e = queue_.top();
       if (e.time > max_cycles_) {
         cycle_limit = true;
@@ -265,6 +275,7 @@ class Model {
     }
     // An empty queue with waves left means they all wait on one another (a barrier nobody else can reach).
     if (!cycle_limit && waves_completed_ < simulated_waves_) deadlock_ = true;
+    waves.finish();
     return result(cycle_limit);
   }
 
@@ -1164,12 +1175,13 @@ const char* to_string(MachineStatus status) {
 }
 
 MachineResult run_machine_model(const MachineConfig& config, std::span<const std::vector<NodeFetch>> node_sequences,
-                                std::span<const uint32_t> wave_begin) {
-  return run_machine_model(config, node_sequences, wave_begin, {});
+                                std::span<const uint32_t> wave_begin, const ProgressCallback& progress) {
+  return run_machine_model(config, node_sequences, wave_begin, std::span<const uint32_t>{}, progress);
 }
 
 MachineResult run_machine_model(const MachineConfig& config, std::span<const std::vector<NodeFetch>> node_sequences,
-                                std::span<const uint32_t> wave_begin, std::span<const uint32_t> workgroup_slot) {
+                                std::span<const uint32_t> wave_begin, std::span<const uint32_t> workgroup_slot,
+                                const ProgressCallback& progress) {
   config.validate();
   for (size_t i = 0; i < wave_begin.size(); ++i) {
     const size_t end = i + 1 < wave_begin.size() ? wave_begin[i + 1] : node_sequences.size();
@@ -1190,7 +1202,7 @@ MachineResult run_machine_model(const MachineConfig& config, std::span<const std
     throw_bad_input("", "machine model: one dispatch slot below " + std::to_string(config.gpu.compute_units()) +
                             " per workgroup (" + std::to_string(workgroups) + ") expected");
   }
-  return Model(config, node_sequences, wave_begin, workgroup_slot).run();
+  return Model(config, node_sequences, wave_begin, workgroup_slot).run(progress);
 }
 
 MachineResult run_machine_model(const MachineConfig& config, std::span<const std::vector<NodeFetch>> node_sequences) {

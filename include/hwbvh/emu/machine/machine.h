@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "hwbvh/core/progress.h"
 #include "hwbvh/emu/machine/config.h"
 #include "hwbvh/emu/node_fetch.h"
 
@@ -134,10 +135,12 @@ struct MachineResult {
                                               std::span<const std::vector<NodeFetch>> node_sequences);
 
 /// Same, with the waves trace_rays was given: wave i is rays [wave_begin[i], wave_begin[i + 1]) (the last one ends
-/// at node_sequences.size()), 1..32 rays each. Throws hwbvh::Error(BadInput) for other boundaries.
+/// at node_sequences.size()), 1..32 rays each. Throws hwbvh::Error(BadInput) for other boundaries. `progress` hears
+/// "machine model" (waves completed of the waves dealt to the simulated CUs); the result is the same without it.
 [[nodiscard]] MachineResult run_machine_model(const MachineConfig& config,
                                               std::span<const std::vector<NodeFetch>> node_sequences,
-                                              std::span<const uint32_t> wave_begin);
+                                              std::span<const uint32_t> wave_begin,
+                                              const ProgressCallback& progress = {});
 
 /// Same, with each workgroup's dispatch slot given (0..CUs-1; workgroups are rays_per_lane x workgroup_waves
 /// consecutive waves): a frame of several dispatches, or only the simulated CUs' waves of one (the others'
@@ -145,7 +148,8 @@ struct MachineResult {
 [[nodiscard]] MachineResult run_machine_model(const MachineConfig& config,
                                               std::span<const std::vector<NodeFetch>> node_sequences,
                                               std::span<const uint32_t> wave_begin,
-                                              std::span<const uint32_t> workgroup_slot);
+                                              std::span<const uint32_t> workgroup_slot,
+                                              const ProgressCallback& progress = {});
 
 /// The result as a JSON object (compact text), labelled as a model output, with the preset name.
 [[nodiscard]] std::string to_json(const MachineResult& result, const MachineConfig& config);
