@@ -333,7 +333,8 @@ TEST_F(MachineCli, CompareLabelsTheVariantsThePresetsHardwareDoesNotRun) {
   // rdna4 reads rtip31 and rtip20 nodes and has the dual intersect: only xe3 is hypothetical.
   r = hwbvh("compare " + scene + kSmall + " --rays primary --machine rdna4 --json");
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const nlohmann::json& v : nlohmann::json::parse(r.out)["variants"]) {
+  const nlohmann::json rdna4_variants = nlohmann::json::parse(r.out)["variants"];  // kept: the loop reads it
+  for (const nlohmann::json& v : rdna4_variants) {
     EXPECT_EQ(v.contains("machine_model_hypothetical"), v["variant"] == "xe3 QBVH6") << v["variant"];
   }
 
