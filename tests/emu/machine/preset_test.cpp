@@ -276,8 +276,8 @@ TEST(MachinePreset, ErrorsNameTheFileAndTheKey) {
   m = load("narrower.json", levels(std::regex_replace(level, std::regex("\"cu\""), "\"gpu\"") + ", " +
                                    std::regex_replace(memory, std::regex("\"gpu\""), "\"shader_array\"")));
   EXPECT_NE(m.find("memory.levels[1].shared_by' is narrower"), std::string::npos) << m;
-  m = load("simulated.json", R"({"base": "rdna4", "gpu": {"simulated_cus": 57}})");
-  EXPECT_NE(m.find("gpu.simulated_cus' is 57, must be in 1..56"), std::string::npos) << m;
+  m = load("simulated.json", R"({"base": "rdna4", "gpu": {"simulated_shader_arrays": 9}})");
+  EXPECT_NE(m.find("gpu.simulated_shader_arrays' is 9, must be in 1..8"), std::string::npos) << m;
   m = load("one.json", levels(memory));
   EXPECT_NE(m.find("memory.levels"), std::string::npos) << m;
   m = load("counters.json", R"({"base": "rdna4", "memory": {"wait_counters": "vmcnt"}})");
