@@ -162,7 +162,8 @@ std::vector<std::vector<std::string>> sweep_rows(const SweepResult& r) {
   std::vector<std::vector<std::string>> rows;
   for (const SweepPoint& p : r.points) {
     const bool done = p.cycles.has_value();
-    rows.push_back({p.hypothetical.empty() ? p.preset : p.preset + " (hypothetical)", p.value, done ? fmt::format("{}", *p.cycles) : "-", done ? percent(p.box_utilization) : "-",
+    rows.push_back({p.preset + std::string(emu::hypothetical_mark(p.hypothetical)), p.value,
+                    done ? fmt::format("{}", *p.cycles) : "-", done ? percent(p.box_utilization) : "-",
                     done ? percent(p.triangle_utilization) : "-", emu::to_string(p.status)});
   }
   return rows;

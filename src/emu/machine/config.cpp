@@ -161,6 +161,8 @@ void MachineConfig::validate() const {
   in_range("gpu.simulated_shader_arrays", gpu.simulated_shader_arrays, 1, gpu.shader_arrays());
 }
 
+std::string_view hypothetical_mark(std::string_view note) { return note.empty() ? "" : " (hypothetical)"; }
+
 std::string hypothetical_note(const MachineConfig& config, std::string_view target, std::string_view traced) {
   const std::vector<std::string>& formats = config.ray_accelerator.node_formats;
   if (std::find(formats.begin(), formats.end(), target) != formats.end()) return {};

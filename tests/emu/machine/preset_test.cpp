@@ -142,6 +142,9 @@ TEST(MachinePreset, EveryPresetNamesTheNodesItsHardwareReads) {
   EXPECT_EQ(hypothetical_note(load_machine_preset("rdna4"), "xe3"),
             "hypothetical: rdna4 (AMD Radeon RX 9070) reads rtip31 and rtip20 nodes, not this blob's xe3");
   EXPECT_EQ(hypothetical_note(load_machine_preset("rdna2"), "rtip20"), "");
+  // The mark a table's row of such a run carries (compare's variants, sweep's presets).
+  EXPECT_EQ(hypothetical_mark(hypothetical_note(load_machine_preset("rdna3"), "rtip31")), " (hypothetical)");
+  EXPECT_EQ(hypothetical_mark(hypothetical_note(load_machine_preset("rdna2"), "rtip20")), "");
   // What the trace needs of the hardware, when it is not its blob's nodes (compare's BVH4x2 row).
   EXPECT_EQ(hypothetical_note(load_machine_preset("rdna2"), "rtip31", "with rtip31's dual intersect (BVH4x2)"),
             "hypothetical: rdna2 (AMD Radeon RX 6900 XT) reads rtip20 nodes, not with rtip31's dual intersect (BVH4x2)");

@@ -171,6 +171,10 @@ struct MachineConfig {
 [[nodiscard]] std::string hypothetical_note(const MachineConfig& config, std::string_view target,
                                             std::string_view traced = {});
 
+/// What a table's row or cell of a run with hypothetical_note `note` appends to its name: " (hypothetical)", or ""
+/// when the note is empty.
+[[nodiscard]] std::string_view hypothetical_mark(std::string_view note);
+
 /// The names of the built-in presets (compiled in from presets/*.json), sorted.
 [[nodiscard]] std::vector<std::string> builtin_machine_presets();
 
