@@ -202,10 +202,10 @@ std::optional<uint64_t> VariantRow::machine_cycles() const {
   return sum;
 }
 
-std::string VariantRow::label() const { return hypothetical.empty() ? name : name + " (hypothetical)"; }
+std::string VariantRow::label() const { return name + std::string(emu::hypothetical_mark(hypothetical)); }
 
 std::string VariantRow::machine_cell() const {
-  const std::string mark = hypothetical.empty() ? "" : " (hypothetical)";
+  const std::string_view mark = emu::hypothetical_mark(hypothetical);
   if (const std::optional<uint64_t> cycles = machine_cycles()) return fmt::format("{}{}", *cycles, mark);
   for (const auto& [kind, m] : machine) {
     if (m.status != emu::MachineStatus::Completed)

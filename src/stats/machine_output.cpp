@@ -82,7 +82,8 @@ std::vector<MachineFigure> machine_figures(const emu::MachineResult& m, const em
   const emu::GpuFigures& g = m.gpu;
   if (all) {
     f.push_back({"whole GPU", "GPU",
-                 fmt::format("{}: {} CUs ({} simulated) x {} MHz", g.name, g.compute_units, g.simulated_cus,
+                 fmt::format("{}: {} CUs ({} simulated: {} shader array{}) x {} MHz", g.name, g.compute_units,
+                             g.simulated_cus, g.simulated_shader_arrays, g.simulated_shader_arrays == 1 ? "" : "s",
                              g.clock_mhz)});
   }
   f.push_back({"  box tests per second", "GPU box/s", per_second(g.box_tests_per_second)});

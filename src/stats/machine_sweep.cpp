@@ -52,7 +52,7 @@ SweepPoint summarize_point(std::string preset, std::string value, const StatsRep
   if (p.status != emu::MachineStatus::Completed || cycles == 0) return p;
   p.cycles = cycles;
   // Per CU, as MachineResult's utilizations: the simulated CUs' tests over their count.
-  const auto cu_cycles = static_cast<double>(cycles) * config.gpu.simulated_cus;
+  const auto cu_cycles = static_cast<double>(cycles) * config.gpu.simulated_cus();
   p.box_utilization = static_cast<double>(boxes) / (cu_cycles * config.ray_accelerator.box_tests_per_clock);
   p.triangle_utilization = static_cast<double>(triangles) / (cu_cycles * config.ray_accelerator.triangle_tests_per_clock);
   return p;
@@ -162,7 +162,8 @@ std::vector<std::vector<std::string>> sweep_rows(const SweepResult& r) {
   std::vector<std::vector<std::string>> rows;
   for (const SweepPoint& p : r.points) {
     const bool done = p.cycles.has_value();
-    rows.push_back({p.hypothetical.empty() ? p.preset : p.preset + " (hypothetical)", p.value, done ? fmt::format("{}", *p.cycles) : "-", done ? percent(p.box_utilization) : "-",
+    rows.push_back({p.preset + std::string(emu::hypothetical_mark(p.hypothetical)), p.value,
+                    done ? fmt::format("{}", *p.cycles) : "-", done ? percent(p.box_utilization) : "-",
                     done ? percent(p.triangle_utilization) : "-", emu::to_string(p.status)});
   }
   return rows;

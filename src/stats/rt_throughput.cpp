@@ -102,7 +102,7 @@ RtThroughputRecord configured_gpu(const RtThroughputGpu& gpu, const RtThroughput
     if (o.preset.empty() || o.preset == gpu.preset) record.overrides.push_back(o.parameter);
   }
   record.config = emu::load_machine_preset(gpu.preset, record.overrides);
-  if (options.every_cu) record.config.gpu.simulated_cus = record.config.gpu.compute_units();
+  if (options.every_cu) record.config.gpu.simulated_shader_arrays = record.config.gpu.shader_arrays();
   return record;
 }
 
@@ -231,9 +231,10 @@ std::string rt_throughput_text(const RtThroughputReport& report) {
                        "{:.2f} (published {:.2f}: the frame's mix, {:.2f}x)\n",
                        m.box_factor, m.triangle_factor, m.box_per_triangle, m.published_box_per_triangle,
                        ratio(m.box_per_triangle, m.published_box_per_triangle));
-    out += fmt::format("  {} of {} CUs simulated, {} cycles at {} MHz, {} rays traced ({:.1f} s emulation, {:.1f} s "
-                       "model), {}\n",
-                       g.simulated_cus, g.compute_units, r.machine.cycles, g.clock_mhz, r.rays_traced,
+    out += fmt::format("  {} of {} CUs simulated ({} shader array{}), {} cycles at {} MHz, {} rays traced ({:.1f} s "
+                       "emulation, {:.1f} s model), {}\n",
+                       g.simulated_cus, g.compute_units, g.simulated_shader_arrays,
+                       g.simulated_shader_arrays == 1 ? "" : "s", r.machine.cycles, g.clock_mhz, r.rays_traced,
                        r.emulation_seconds, r.model_seconds, emu::to_string(r.machine.status));
     for (const emu::ParameterOverride& o : r.overrides) {
       out += fmt::format("  what-if: {} = {} (not the preset's value)\n", o.key, o.value);

@@ -150,9 +150,9 @@ TEST_F(MachineCli, InstanceStepsOfATwoLevelBlobPayTheTransform) {
   ASSERT_EQ(hwbvh("build " + quote(test::project_scene("instanced-garden.gltf").string()) + " -o " + blob).code, 0);
   // Every CU simulated, so that the model runs every ray the totals count.
   const std::string charged_preset = write("charged.json", R"({"base": "rdna4", "description": "every CU",
-                                                  "gpu": {"simulated_cus": 56}})");
+                                                  "gpu": {"simulated_shader_arrays": 8}})");
   const std::string free = write("free.json", R"({"base": "rdna4", "description": "no transform cost",
-                                                  "gpu": {"simulated_cus": 56},
+                                                  "gpu": {"simulated_shader_arrays": 8},
                                                   "ray_accelerator": {"instance_transform_clocks": 0}})");
   const auto ray_type = [&](const std::string& preset) {
     const test::Outcome r = hwbvh("stats " + blob + kSmall + " --rays primary --json --machine " + preset);
@@ -173,17 +173,19 @@ TEST_F(MachineCli, WholeGpuFiguresOnStatsCompareAndReport) {
   test::Outcome r = hwbvh("stats " + blob() + kSmall + " --rays primary --machine rdna4 --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json m = nlohmann::json::parse(r.out)["ray_types"][0]["machine_model"];
-  // The 8 simulated CUs' box tests per cycle, times 56 / 8 CUs at 2520 MHz.
+  // The 7 simulated CUs' (one shader array's) box tests per cycle, times 56 / 7 CUs at 2520 MHz.
+  EXPECT_EQ(m["gpu"]["simulated_shader_arrays"], 1);
+  EXPECT_EQ(m["gpu"]["simulated_cus"], 7);
   EXPECT_DOUBLE_EQ(m["gpu"]["box_tests_per_second"].get<double>(),
-                   m["box_tests"].get<double>() / m["cycles"].get<double>() * 56 / 8 * 2520e6);
+                   m["box_tests"].get<double>() / m["cycles"].get<double>() * 56 / 7 * 2520e6);
   EXPECT_DOUBLE_EQ(m["box_tests_per_clock"].get<double>(),
-                   m["box_tests"].get<double>() / m["cycles"].get<double>() / 8);
+                   m["box_tests"].get<double>() / m["cycles"].get<double>() / 7);
   EXPECT_DOUBLE_EQ(m["memory_levels"][0]["bytes_per_clock"].get<double>(),
-                   m["memory_levels"][0]["bytes"].get<double>() / m["cycles"].get<double>() * 56 / 8);
+                   m["memory_levels"][0]["bytes"].get<double>() / m["cycles"].get<double>() * 56 / 7);
 
   r = hwbvh("stats " + blob() + kSmall + " --rays primary --machine rdna3");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("AMD Radeon RX 7900 XTX: 96 CUs (12 simulated) x 2500 MHz"));
+  EXPECT_THAT(r.out, HasSubstr("AMD Radeon RX 7900 XTX: 96 CUs (8 simulated: 1 shader array) x 2500 MHz"));
   EXPECT_THAT(r.out, HasSubstr("RA box tests per clock (peak 4)"));
   EXPECT_THAT(r.out, HasSubstr("MALL bandwidth"));
 
@@ -238,9 +240,9 @@ TEST_F(MachineCli, ReproduceRtThroughputPrintsOneRecordPerGpu) {
     EXPECT_EQ(g["box_tests_per_second"], m["gpu"]["box_tests_per_second"]);
     EXPECT_EQ(g["triangle_tests_per_second"], m["gpu"]["triangle_tests_per_second"]);
     EXPECT_EQ(g["utilization"], m["gpu"]["ra_utilization"]);
-    // Only the simulated CUs' tiles are traced: of the 64 tiles, 0..7 and 56..63 (rdna4: slots 0..7 of 56) or 0..11
-    // (rdna3: 12 of 96), in four passes.
-    EXPECT_LE(g["rays_traced"].get<uint64_t>(), 4u * 16 * 32);
+    // Only the simulated CUs' tiles are traced: of the 64 tiles, 0, 8, .., 56 (rdna4: one shader array, slots 0, 8,
+    // .., 48 of 56; rdna2: slots 0, 8, .., 72 of 80), in four passes.
+    EXPECT_LE(g["rays_traced"].get<uint64_t>(), 4u * 8 * 32);
     EXPECT_GT(g["rays_traced"].get<uint64_t>(), 0u);
   }
   EXPECT_DOUBLE_EQ(j["ratios"]["published_box_tests"].get<double>(), 111.76 / 38.8);
@@ -411,7 +413,9 @@ TEST_F(MachineCli, SensitivityRanksTheUnsourcedParametersAndPlotsThem) {
 // `--param` slows the loop on every GPU (or, with PRESET:, on one): the rates and factors move, the mixes do not,
 // the record lists the replacement, and a GPU it does not name runs exactly as shipped. Bad --param exits 2.
 TEST_F(MachineCli, ReproduceRtThroughputShowsTheMixTimingCannotChange) {
-  const std::string small = " --json --threads 2 --width 64 --height 32 --quiet --scene " +
+  // 9 tiles a row: the simulated shader array's tiles (every eighth) fall in every column of the frame, and some
+  // reach the garden's triangles (at 8 tiles a row they would all be its empty left edge).
+  const std::string small = " --json --threads 2 --width 72 --height 32 --quiet --scene " +
                             quote(test::project_scene("instanced-garden.gltf").string());
   const auto run = [&](const std::string& extra) {
     const test::Outcome r = hwbvh("machine reproduce rt-throughput" + small + extra);

@@ -32,7 +32,7 @@ StatsOptions frame_options() {
 // rdna4 with every CU but one left out: the one CU runs all 384 waves of a ray type.
 emu::MachineConfig one_cu_gpu() {
   emu::MachineConfig c = emu::load_machine_preset("rdna4");
-  c.gpu.shader_engines = c.gpu.shader_arrays_per_engine = c.gpu.cus_per_shader_array = c.gpu.simulated_cus = 1;
+  c.gpu.shader_engines = c.gpu.shader_arrays_per_engine = c.gpu.cus_per_shader_array = c.gpu.simulated_shader_arrays = 1;
   c.validate();
   return c;
 }
@@ -40,9 +40,9 @@ emu::MachineConfig one_cu_gpu() {
 TEST(MachineProgress, ARunCountsItsWavesUpToTheSimulatedOnesAndChangesNothing) {
   const emu::LoadedBvh bvh = test::load_scene_bvh(test::project_scene("cornell-box.obj"));
   const emu::MachineConfig sampled = emu::load_machine_preset("rdna4");
-  ASSERT_LT(sampled.gpu.simulated_cus, sampled.gpu.compute_units());  // a sample of the GPU's CUs
+  ASSERT_LT(sampled.gpu.simulated_cus(), sampled.gpu.compute_units());  // a sample of the GPU's CUs
   for (const emu::MachineConfig& config : {sampled, one_cu_gpu()}) {
-    SCOPED_TRACE(config.gpu.simulated_cus);
+    SCOPED_TRACE(config.gpu.simulated_cus());
     StatsOptions o = frame_options();
     o.machine = config;
     ProgressLog log;
@@ -58,7 +58,7 @@ TEST(MachineProgress, ARunCountsItsWavesUpToTheSimulatedOnesAndChangesNothing) {
       EXPECT_GT(log.reports.at(phase).size(), 3u);  // counted while the model runs, not only at its ends
       EXPECT_EQ(emu::to_json(model, config), emu::to_json(*unheard.kinds[k].machine, config));
     }
-    if (config.gpu.simulated_cus == 1) {
+    if (config.gpu.simulated_cus() == 1) {
       EXPECT_EQ(heard.kinds[0].machine->waves, 384u);
     }
   }

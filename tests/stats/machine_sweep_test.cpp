@@ -35,7 +35,10 @@ std::size_t count(const std::string& text, const std::string& what) {
 
 TEST(MachineSweep, EachPointIsTheModelRunWithThatValue) {
   const emu::LoadedBvh bvh = test::load_scene_bvh(test::project_scene("rotated-objects.obj"));
-  const SweepOptions o = sweep_options({"rdna4"}, "memory.levels[L0].bytes", {"2048", "65536"});
+  SweepOptions o = sweep_options({"rdna4"}, "memory.levels[L0].bytes", {"2048", "65536"});
+  // 9 tiles a row, so that the simulated shader array's tiles (every eighth) fall in every column, not only the
+  // frame's left edge.
+  o.stats.width = 72;
   const SweepResult r = run_machine_sweep(bvh, o);
   EXPECT_EQ(r.unit, "bytes per CU");
   ASSERT_EQ(r.points.size(), 2u);
@@ -59,9 +62,9 @@ TEST(MachineSweep, EachPointIsTheModelRunWithThatValue) {
     }
     ASSERT_TRUE(p.cycles.has_value());
     EXPECT_EQ(*p.cycles, cycles);
-    // Per CU: the 8 simulated CUs' tests over 8 CUs' peak rates (8 box, 2 triangle tests a clock).
-    const double cu_cycles = static_cast<double>(cycles) * p.config.gpu.simulated_cus;
-    EXPECT_EQ(p.config.gpu.simulated_cus, 8u);
+    // Per CU: the 7 simulated CUs' tests (one shader array) over 7 CUs' peak rates (8 box, 2 triangle tests a clock).
+    const double cu_cycles = static_cast<double>(cycles) * p.config.gpu.simulated_cus();
+    EXPECT_EQ(p.config.gpu.simulated_cus(), 7u);
     EXPECT_DOUBLE_EQ(p.box_utilization, static_cast<double>(boxes) / (cu_cycles * 8));
     EXPECT_DOUBLE_EQ(p.triangle_utilization, static_cast<double>(triangles) / (cu_cycles * 2));
     EXPECT_LE(p.box_utilization, 1.0);
@@ -238,7 +241,7 @@ TEST(MachineOutput, FiguresAreTheRunsCountsAtThePresetsPeakAndGpu) {
   for (const MachineFigure& f : all) EXPECT_EQ(f.label.find("DRAM hit"), std::string::npos) << f.label;
   EXPECT_EQ(value(all, "  box tests per second"),
             fmt::format("{:.1f} G", static_cast<double>(m.box_tests) / cycles * 96 / cus * 2500e6 / 1e9));
-  EXPECT_EQ(value(all, "whole GPU"), "AMD Radeon RX 7900 XTX: 96 CUs (12 simulated) x 2500 MHz");
+  EXPECT_EQ(value(all, "whole GPU"), "AMD Radeon RX 7900 XTX: 96 CUs (8 simulated: 1 shader array) x 2500 MHz");
   EXPECT_EQ(value(all, "GPU RA busy"),
             fmt::format("{:.1f}%", 100.0 * static_cast<double>(m.ra_busy_cycles) / cycles / cus));
 

@@ -158,8 +158,10 @@ void MachineConfig::validate() const {
   in_range("gpu.shader_engines", gpu.shader_engines, 1, kMaxGpuUnits);
   in_range("gpu.shader_arrays_per_engine", gpu.shader_arrays_per_engine, 1, kMaxGpuUnits);
   in_range("gpu.cus_per_shader_array", gpu.cus_per_shader_array, 1, kMaxGpuUnits);
-  in_range("gpu.simulated_cus", gpu.simulated_cus, 1, gpu.compute_units());
+  in_range("gpu.simulated_shader_arrays", gpu.simulated_shader_arrays, 1, gpu.shader_arrays());
 }
+
+std::string_view hypothetical_mark(std::string_view note) { return note.empty() ? "" : " (hypothetical)"; }
 
 std::string hypothetical_note(const MachineConfig& config, std::string_view target, std::string_view traced) {
   const std::vector<std::string>& formats = config.ray_accelerator.node_formats;

@@ -159,17 +159,6 @@ struct ComputeUnit {
   uint64_t last_return = 0;     // RDNA 3: the latest return of the in-order vector memory queue
 };
 
-// The simulated CU that dispatch slot `slot` is, if it is one (docs "Sampling"): simulated CU i is slot
-// floor(i x CUs / simulated CUs), so that the sampled workgroups are spread evenly over the dispatch order (and so
-// over a frame's tiles) instead of bunched at its start; with every CU simulated, CU i is slot i.
-std::optional<uint32_t> simulated_cu_of_slot(const GpuConfig& gpu, uint32_t slot) {
-  const uint64_t cus = gpu.compute_units();
-  const uint64_t simulated = gpu.simulated_cus;
-  const uint64_t cu = (uint64_t{slot} * simulated + cus - 1) / cus;  // the first CU whose slot is not below `slot`
-  if (cu < simulated && cu * cus / simulated == slot) return static_cast<uint32_t>(cu);
-  return std::nullopt;
-}
-
 struct Workgroup {
   uint32_t first_wave = 0;
   uint32_t waves = 0;
@@ -215,7 +204,7 @@ class Model {
     // slots' workgroups run.
     for (uint32_t g = 0; g < workgroups_.size(); ++g) {
       const uint32_t slot = workgroup_slot.empty() ? g % config.gpu.compute_units() : workgroup_slot[g];
-      if (const std::optional<uint32_t> cu = simulated_cu_of_slot(config.gpu, slot)) deal(g, *cu);
+      if (const std::optional<uint32_t> cu = machine::simulated_cu_of_slot(config.gpu, slot)) deal(g, *cu);
     }
   }
 
@@ -304,7 +293,7 @@ class Model {
   // A wave program runs on one CU of an otherwise idle GPU: every level it reaches is its alone.
   static GpuConfig one_compute_unit() {
     GpuConfig g;
-    g.shader_engines = g.shader_arrays_per_engine = g.cus_per_shader_array = g.simulated_cus = 1;
+    g.shader_engines = g.shader_arrays_per_engine = g.cus_per_shader_array = g.simulated_shader_arrays = 1;
     return g;
   }
 
@@ -314,7 +303,7 @@ class Model {
         memory_(config.memory, gpu),
         wave_limit_(wave_limit),
         max_cycles_(max_cycles) {
-    cus_.resize(gpu.simulated_cus);
+    cus_.resize(gpu.simulated_cus());
     for (ComputeUnit& cu : cus_) {
       cu.simds.resize(config.compute_unit.simds);
       if (dynamic_) {
@@ -1213,7 +1202,8 @@ GpuFigures gpu_figures(const MachineResult& r, const GpuConfig& gpu) {
   GpuFigures g;
   g.name = gpu.name;
   g.compute_units = gpu.compute_units();
-  g.simulated_cus = gpu.simulated_cus;
+  g.simulated_shader_arrays = gpu.simulated_shader_arrays;
+  g.simulated_cus = gpu.simulated_cus();
   g.clock_mhz = gpu.clock_mhz;
   if (r.cycles == 0) return g;
   // The simulated CUs' work per cycle, times the CUs they stand for, at the clock.
@@ -1231,7 +1221,7 @@ std::vector<bool> simulated_waves(const MachineConfig& config, size_t waves) {
   const uint64_t per_workgroup = uint64_t{config.kernel.rays_per_lane} * config.kernel.workgroup_waves;
   for (size_t w = 0; w < waves; ++w) {
     const auto slot = static_cast<uint32_t>(w / per_workgroup % config.gpu.compute_units());
-    simulated[w] = simulated_cu_of_slot(config.gpu, slot).has_value();
+    simulated[w] = machine::simulated_cu_of_slot(config.gpu, slot).has_value();
   }
   return simulated;
 }
@@ -1326,6 +1316,7 @@ std::string to_json(const MachineResult& r, const MachineConfig& config) {
       {"memory_levels", memory_levels_json(r.memory_levels, r.cycles)},
       {"gpu", {{"name", r.gpu.name},
                {"compute_units", r.gpu.compute_units},
+               {"simulated_shader_arrays", r.gpu.simulated_shader_arrays},
                {"simulated_cus", r.gpu.simulated_cus},
                {"clock_mhz", r.gpu.clock_mhz},
                {"box_tests_per_second", r.gpu.box_tests_per_second},

@@ -4,17 +4,38 @@
 
 namespace hwbvh::emu::machine {
 
-uint32_t shader_array_of(const GpuConfig& gpu, uint32_t cu) {
-  const uint32_t engine = cu % gpu.shader_engines;
-  const uint32_t array = (cu / gpu.shader_engines) % gpu.shader_arrays_per_engine;
+uint32_t shader_array_of_slot(const GpuConfig& gpu, uint32_t slot) {
+  const uint32_t engine = slot % gpu.shader_engines;
+  const uint32_t array = (slot / gpu.shader_engines) % gpu.shader_arrays_per_engine;
   return engine * gpu.shader_arrays_per_engine + array;
 }
 
+// Slot s is at array position s mod arrays (the arrays in dispatch order) and is that array's CU s / arrays; the
+// sampled positions are floor(i x arrays / sampled), and the slots of CU c of the sampled arrays come before CU c + 1's.
+uint32_t slot_of_simulated_cu(const GpuConfig& gpu, uint32_t cu) {
+  const uint64_t arrays = gpu.shader_arrays();
+  const uint64_t sampled = gpu.simulated_shader_arrays;
+  return static_cast<uint32_t>(cu / sampled * arrays + cu % sampled * arrays / sampled);
+}
+
+std::optional<uint32_t> simulated_cu_of_slot(const GpuConfig& gpu, uint32_t slot) {
+  const uint64_t arrays = gpu.shader_arrays();
+  const uint64_t sampled = gpu.simulated_shader_arrays;
+  const uint64_t position = slot % arrays;
+  const uint64_t i = (position * sampled + arrays - 1) / arrays;  // the first sampled array not before `position`
+  if (i < sampled && i * arrays / sampled == position) return static_cast<uint32_t>(slot / arrays * sampled + i);
+  return std::nullopt;
+}
+
 MemoryHierarchy::MemoryHierarchy(const MemoryConfig& memory, const GpuConfig& gpu) {
-  const uint32_t cus = gpu.simulated_cus;
+  const uint32_t cus = gpu.simulated_cus();
   const bool scalar_cache = memory.scalar_cache.bytes > 0;
+  std::vector<uint32_t> array_of(cus);
   std::vector<uint32_t> simulated_in_array(gpu.shader_arrays());
-  for (uint32_t cu = 0; cu < cus; ++cu) ++simulated_in_array[shader_array_of(gpu, cu)];
+  for (uint32_t cu = 0; cu < cus; ++cu) {
+    array_of[cu] = shader_array_of_slot(gpu, slot_of_simulated_cu(gpu, cu));
+    ++simulated_in_array[array_of[cu]];
+  }
   vector_paths_.resize(cus);
   scalar_paths_.resize(cus);
   for (size_t k = 0; k < memory.levels.size(); ++k) {
@@ -31,7 +52,7 @@ MemoryHierarchy::MemoryHierarchy(const MemoryConfig& memory, const GpuConfig& gp
           instances = gpu.compute_units();
           break;
         case SharedBy::ShaderArray: {
-          const uint32_t array = shader_array_of(gpu, cu);
+          const uint32_t array = array_of[cu];
           if (of_array[array] == SIZE_MAX) {
             of_array[array] = add_instance(c, k, last, simulated_in_array[array], gpu.cus_per_shader_array);
           }

@@ -8,11 +8,13 @@
 // so a port wider than a line serves several lines in one cycle); a miss waits for a free miss slot
 // (`misses_in_flight`) and asks the next level for the whole line, which every level on the way keeps. A request for
 // a line still in flight merges with that fill, as a miss-status register would. When only some of an instance's CUs
-// are simulated (GpuConfig::simulated_cus), it keeps their share of its bandwidth, capacity and miss slots. Scalar
+// are simulated (GpuConfig::simulated_shader_arrays: a GPU-wide level), it keeps their share of its bandwidth,
+// capacity and miss slots. Scalar
 // loads take the scalar cache (when the preset has one) and then levels[1] onwards. Requests are made in cycle order
 // (the event loop's), and each one's timing is settled when it is made.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <queue>
 #include <span>
 #include <unordered_map>
@@ -24,13 +26,20 @@
 
 namespace hwbvh::emu::machine {
 
-/// Simulated CU `cu` (0..simulated_cus-1) sits where dispatch slot `cu` sits: its shader array (engine-major), docs
-/// "Dispatch" and "Sampling" (it runs the workgroups of an evenly spread slot, but keeps one CU per array).
-[[nodiscard]] uint32_t shader_array_of(const GpuConfig& gpu, uint32_t cu);
+/// The shader array (engine-major) of dispatch slot `slot`: engine slot mod SE, array (slot / SE) mod SA (docs
+/// "Dispatch"). Slots `shader_arrays()` apart share an array.
+[[nodiscard]] uint32_t shader_array_of_slot(const GpuConfig& gpu, uint32_t slot);
+
+/// The sample (docs "Sampling"): every CU of the shader arrays of slots floor(i x arrays / simulated arrays), i = 0..
+/// simulated arrays - 1, spread evenly over the dispatch order. Simulated CU `cu` (0..simulated_cus() - 1) is the
+/// cu-th of their slots in slot order, so that with every array simulated, CU i is slot i.
+[[nodiscard]] uint32_t slot_of_simulated_cu(const GpuConfig& gpu, uint32_t cu);
+/// The inverse: the simulated CU that is dispatch slot `slot`, if one is.
+[[nodiscard]] std::optional<uint32_t> simulated_cu_of_slot(const GpuConfig& gpu, uint32_t slot);
 
 class MemoryHierarchy {
  public:
-  /// `memory` and `gpu` as MachineConfig::validate() accepts them; gpu.simulated_cus CUs are simulated.
+  /// `memory` and `gpu` as MachineConfig::validate() accepts them; gpu.simulated_cus() CUs are simulated.
   MemoryHierarchy(const MemoryConfig& memory, const GpuConfig& gpu);
 
   struct Read {

@@ -199,7 +199,7 @@ MachineConfig read_config(const Json& j, const std::string& origin) {
   c.gpu.shader_engines = gpu.u32("shader_engines");
   c.gpu.shader_arrays_per_engine = gpu.u32("shader_arrays_per_engine");
   c.gpu.cus_per_shader_array = gpu.u32("cus_per_shader_array");
-  c.gpu.simulated_cus = gpu.u32("simulated_cus");
+  c.gpu.simulated_shader_arrays = gpu.u32("simulated_shader_arrays");
   gpu.finish();
 
   top.finish();

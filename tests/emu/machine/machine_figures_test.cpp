@@ -138,7 +138,8 @@ TEST(MachineGpu, PresetsDescribeTheirGpuAndItsFiguresFollowFromTheRun) {
   EXPECT_EQ(rdna4.gpu.name, "AMD Radeon RX 9070");
   EXPECT_EQ(rdna4.gpu.compute_units(), 56u);
   EXPECT_EQ(rdna4.gpu.shader_arrays(), 8u);
-  EXPECT_EQ(rdna4.gpu.simulated_cus, 8u);
+  EXPECT_EQ(rdna4.gpu.simulated_shader_arrays, 1u);
+  EXPECT_EQ(rdna4.gpu.simulated_cus(), 7u);
   EXPECT_EQ(rdna4.gpu.clock_mhz, 2520u);
   EXPECT_EQ(load_machine_preset("rdna4-dvgpr16").gpu.compute_units(), 56u);  // inherited from its base
   const MachineConfig rdna3 = load_machine_preset("rdna3");
@@ -146,28 +147,29 @@ TEST(MachineGpu, PresetsDescribeTheirGpuAndItsFiguresFollowFromTheRun) {
   EXPECT_EQ(rdna3.gpu.compute_units(), 96u);
   EXPECT_EQ(rdna3.gpu.clock_mhz, 2500u);
 
-  // 224 waves: workgroup i (one wave) goes to dispatch slot i mod 56, so each of the 8 simulated CUs runs 4.
+  // 224 waves: workgroup i (one wave) goes to dispatch slot i mod 56, and the 7 simulated CUs (one shader array: slots
+  // 0, 8, .., 48) run 4 each.
   const Sequences s = walks(224 * 32, 9, 30, 128, 8);
   const std::vector<bool> simulated = simulated_waves(rdna4, 224);
-  EXPECT_EQ(std::count(simulated.begin(), simulated.end(), true), 32);
-  EXPECT_TRUE(simulated[7] && !simulated[8] && !simulated[55] && simulated[56] && !simulated[64]);
+  EXPECT_EQ(std::count(simulated.begin(), simulated.end(), true), 28);
+  EXPECT_TRUE(simulated[8] && !simulated[7] && simulated[48] && !simulated[55] && simulated[56] && simulated[64]);
   const MachineResult r = run_machine_model(rdna4, s);
   ASSERT_EQ(r.status, MachineStatus::Completed) << r.message;
-  EXPECT_EQ(r.rays, 32u * 32);
-  EXPECT_EQ(r.waves, 32u);
+  EXPECT_EQ(r.rays, 28u * 32);
+  EXPECT_EQ(r.waves, 28u);
   const GpuFigures& g = r.gpu;
-  const double per_second = 56.0 / 8 * 2520e6 / static_cast<double>(r.cycles);
+  const double per_second = 56.0 / 7 * 2520e6 / static_cast<double>(r.cycles);
   EXPECT_DOUBLE_EQ(g.box_tests_per_second, static_cast<double>(r.box_tests) * per_second);
   EXPECT_DOUBLE_EQ(g.triangle_tests_per_second, static_cast<double>(r.triangle_tests) * per_second);
-  EXPECT_DOUBLE_EQ(g.rays_per_second, 1024.0 * per_second);
-  EXPECT_DOUBLE_EQ(g.ra_utilization, static_cast<double>(r.ra_busy_cycles) / static_cast<double>(r.cycles) / 8);
-  EXPECT_DOUBLE_EQ(r.box_tests_per_clock, static_cast<double>(r.box_tests) / static_cast<double>(r.cycles) / 8);
+  EXPECT_DOUBLE_EQ(g.rays_per_second, 896.0 * per_second);
+  EXPECT_DOUBLE_EQ(g.ra_utilization, static_cast<double>(r.ra_busy_cycles) / static_cast<double>(r.cycles) / 7);
+  EXPECT_DOUBLE_EQ(r.box_tests_per_clock, static_cast<double>(r.box_tests) / static_cast<double>(r.cycles) / 7);
   EXPECT_EQ(g.compute_units, 56u);
   const nlohmann::json j = nlohmann::json::parse(to_json(r, rdna4));
   EXPECT_EQ(j["gpu"]["box_tests_per_second"].get<double>(), g.box_tests_per_second);
 
   EXPECT_THROW((void)parse_machine_preset(R"({"base": "rdna4", "description": "x", "gpu": {"name": "x",
-      "simulated_cus": 0}})", "zero.json"), Error);
+      "simulated_shader_arrays": 0}})", "zero.json"), Error);
   EXPECT_THROW((void)parse_machine_preset(R"({"base": "rdna4", "description": "x", "gpu": {"name": "x",
       "clock_mhz": 1000, "memory_gb": 16}})", "extra.json"), Error);
 }
@@ -204,7 +206,7 @@ TEST(MachinePresetParameter, OneValueReplacedEverythingElseKept) {
   EXPECT_EQ(machine_parameter_unit("rdna4", "kernel.phases[hit_shading].vgprs"), "VGPRs");
   EXPECT_EQ(machine_parameter_unit("rdna4", "gpu.cus_per_shader_array"), "CUs per shader array");
   EXPECT_EQ(load_machine_preset("rdna4", "memory.scalar_cache.hit_latency", "50").memory.scalar_cache.hit_latency, 50u);
-  EXPECT_EQ(load_machine_preset("rdna4", "gpu.simulated_cus", "56").gpu.simulated_cus, 56u);
+  EXPECT_EQ(load_machine_preset("rdna4", "gpu.simulated_shader_arrays", "8").gpu.simulated_cus(), 56u);
 
   EXPECT_NE(bad_input_message("memory.cache_bytes", "1").find("'memory.cache_bytes' is not a machine parameter"),
             std::string::npos);  // the one-level cache's key before the hierarchy

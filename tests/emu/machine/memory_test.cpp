@@ -21,7 +21,7 @@ using Read = MemoryHierarchy::Read;
 
 MemoryHierarchy one_cu(const std::vector<MemoryLevelConfig>& levels) {
   GpuConfig gpu;
-  gpu.shader_engines = gpu.shader_arrays_per_engine = gpu.cus_per_shader_array = gpu.simulated_cus = 1;
+  gpu.shader_engines = gpu.shader_arrays_per_engine = gpu.cus_per_shader_array = gpu.simulated_shader_arrays = 1;
   MemoryConfig memory;
   memory.levels = levels;
   return {memory, gpu};

@@ -8,7 +8,7 @@
 namespace hwbvh::emu {
 
 inline MachineConfig one_cold_cu(MachineConfig c) {
-  c.gpu.shader_engines = c.gpu.shader_arrays_per_engine = c.gpu.cus_per_shader_array = c.gpu.simulated_cus = 1;
+  c.gpu.shader_engines = c.gpu.shader_arrays_per_engine = c.gpu.cus_per_shader_array = c.gpu.simulated_shader_arrays = 1;
   c.kernel.warm_caches = false;
   c.validate();
   return c;

@@ -142,6 +142,9 @@ TEST(MachinePreset, EveryPresetNamesTheNodesItsHardwareReads) {
   EXPECT_EQ(hypothetical_note(load_machine_preset("rdna4"), "xe3"),
             "hypothetical: rdna4 (AMD Radeon RX 9070) reads rtip31 and rtip20 nodes, not this blob's xe3");
   EXPECT_EQ(hypothetical_note(load_machine_preset("rdna2"), "rtip20"), "");
+  // The mark a table's row of such a run carries (compare's variants, sweep's presets).
+  EXPECT_EQ(hypothetical_mark(hypothetical_note(load_machine_preset("rdna3"), "rtip31")), " (hypothetical)");
+  EXPECT_EQ(hypothetical_mark(hypothetical_note(load_machine_preset("rdna2"), "rtip20")), "");
   // What the trace needs of the hardware, when it is not its blob's nodes (compare's BVH4x2 row).
   EXPECT_EQ(hypothetical_note(load_machine_preset("rdna2"), "rtip31", "with rtip31's dual intersect (BVH4x2)"),
             "hypothetical: rdna2 (AMD Radeon RX 6900 XT) reads rtip20 nodes, not with rtip31's dual intersect (BVH4x2)");
@@ -276,8 +279,8 @@ TEST(MachinePreset, ErrorsNameTheFileAndTheKey) {
   m = load("narrower.json", levels(std::regex_replace(level, std::regex("\"cu\""), "\"gpu\"") + ", " +
                                    std::regex_replace(memory, std::regex("\"gpu\""), "\"shader_array\"")));
   EXPECT_NE(m.find("memory.levels[1].shared_by' is narrower"), std::string::npos) << m;
-  m = load("simulated.json", R"({"base": "rdna4", "gpu": {"simulated_cus": 57}})");
-  EXPECT_NE(m.find("gpu.simulated_cus' is 57, must be in 1..56"), std::string::npos) << m;
+  m = load("simulated.json", R"({"base": "rdna4", "gpu": {"simulated_shader_arrays": 9}})");
+  EXPECT_NE(m.find("gpu.simulated_shader_arrays' is 9, must be in 1..8"), std::string::npos) << m;
   m = load("one.json", levels(memory));
   EXPECT_NE(m.find("memory.levels"), std::string::npos) << m;
   m = load("counters.json", R"({"base": "rdna4", "memory": {"wait_counters": "vmcnt"}})");

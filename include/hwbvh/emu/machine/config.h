@@ -130,19 +130,20 @@ struct KernelConfig {
 };
 
 /// The whole GPU the model runs (docs/machine-model.md, "A whole GPU"): shader engines of shader arrays of CUs, each
-/// CU as compute_unit describes it. Workgroups are dealt to the CUs in turn over engines, then arrays, then CUs; the
-/// `simulated_cus` CUs spread evenly over that order are simulated (shared levels' bandwidth, capacity and misses
-/// in flight scaled to their share; docs "Sampling") and the rest stand idle in the model.
+/// CU as compute_unit describes it. Workgroups are dealt to the CUs in turn over engines, then arrays, then CUs; every
+/// CU of `simulated_shader_arrays` shader arrays spread evenly over that order is simulated (the GPU-wide levels'
+/// bandwidth, capacity and misses in flight scaled to their share; docs "Sampling") and the rest stand idle.
 struct GpuConfig {
   std::string name;                       ///< e.g. "AMD Radeon RX 9070"
   uint32_t clock_mhz = 0;                 ///< shader clock the per-second figures assume
   uint32_t shader_engines = 0;
   uint32_t shader_arrays_per_engine = 0;
   uint32_t cus_per_shader_array = 0;
-  uint32_t simulated_cus = 0;             ///< 1..compute_units()
+  uint32_t simulated_shader_arrays = 0;   ///< 1..shader_arrays(): the sample, whole shader arrays
 
   [[nodiscard]] uint32_t shader_arrays() const { return shader_engines * shader_arrays_per_engine; }
   [[nodiscard]] uint32_t compute_units() const { return shader_arrays() * cus_per_shader_array; }
+  [[nodiscard]] uint32_t simulated_cus() const { return simulated_shader_arrays * cus_per_shader_array; }
 };
 
 struct MachineConfig {
@@ -169,6 +170,10 @@ struct MachineConfig {
 /// reason than its nodes (compare's BVH4x2 row: RT IP 3.1's dual intersect on rtip20 nodes).
 [[nodiscard]] std::string hypothetical_note(const MachineConfig& config, std::string_view target,
                                             std::string_view traced = {});
+
+/// What a table's row or cell of a run with hypothetical_note `note` appends to its name: " (hypothetical)", or ""
+/// when the note is empty.
+[[nodiscard]] std::string_view hypothetical_mark(std::string_view note);
 
 /// The names of the built-in presets (compiled in from presets/*.json), sorted.
 [[nodiscard]] std::vector<std::string> builtin_machine_presets();

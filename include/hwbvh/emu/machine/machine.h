@@ -45,7 +45,7 @@ struct MemoryLevelResult {
   std::string name;
   Kind kind = Kind::Cache;
   uint64_t port_bytes_per_clock = 0;  ///< the whole GPU's: bytes_per_clock x the level's instances on the GPU
-  double simulated_share = 1.0;       ///< the simulated CUs' share of the GPU's CUs (GpuConfig::simulated_cus / CUs)
+  double simulated_share = 1.0;       ///< the simulated CUs' share of the GPU's CUs (GpuConfig::simulated_cus() / CUs)
   // The counts are the simulated CUs' (summed over the level's simulated instances).
   uint64_t requests = 0;       ///< line requests that reached this level
   uint64_t hits = 0;           ///< served from a line it held (a cache; the memory: every request)
@@ -69,7 +69,8 @@ struct MemoryLevelResult {
 struct GpuFigures {
   std::string name;                 ///< GpuConfig::name
   uint32_t compute_units = 0;
-  uint32_t simulated_cus = 0;
+  uint32_t simulated_shader_arrays = 0;
+  uint32_t simulated_cus = 0;       ///< every CU of the simulated shader arrays
   uint32_t clock_mhz = 0;
   double box_tests_per_second = 0.0;
   double triangle_tests_per_second = 0.0;
