@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +38,12 @@ struct EmbreeNode {
   [[nodiscard]] const RTCBuildPrimitive* clipped() const { return reinterpret_cast<const RTCBuildPrimitive*>(this + 1); }
 };
 
+// At medium quality Embree stops at nodes of at most this many references, and create_leaf splits them down to
+// one reference per leaf itself (SmallLeafSplitter). Above that size Embree splits exactly as it would with one
+// reference per leaf; below it, Embree's binned SAH (only a handful of bins for a few references) and its per-node
+// callbacks and allocations are replaced by an exact SAH sweep, which costs a fraction of them.
+constexpr unsigned kEmbreeLeafSize = 8;
+
 struct Callbacks {
   /// Spatial splits only: each triangle's three vertices side by side (by scene triangle index), so that the
   /// splitter, which Embree calls millions of times, touches one or two cache lines instead of up to four.
@@ -44,6 +52,8 @@ struct Callbacks {
   /// centroid sums in float, which overflow for coordinates near the float limit. 1 for all but huge scenes.
   float scale = 1.0f;
   std::string error;  ///< first Embree error message, reported after rtcBuildBVH returns
+  /// Set if Embree ever hands create_leaf more than kEmbreeLeafSize references (its maxLeafSize says it will not).
+  std::atomic<bool> oversized_leaf{false};
   ProgressCounter* progress = nullptr;  ///< "binary BVH" in per mille, when BuildOptions::progress is set
 };
 
@@ -72,18 +82,125 @@ void* tagged_leaf(uint32_t prim_id) { return reinterpret_cast<void*>((uintptr_t{
 bool is_tagged_leaf(const void* node) { return (reinterpret_cast<uintptr_t>(node) & 1u) != 0; }
 uint32_t tagged_prim_id(const void* node) { return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(node) >> 1); }
 
-// A tagged pointer, or one allocation: the node, then its references' primIDs and, with spatial splits, their
-// boxes.
+// A leaf Embree made (2 to kEmbreeLeafSize references), split down to one reference per leaf: at every node the
+// exact SAH split (each cut of the references sorted along each axis, costed as half-area(left) * count(left) +
+// half-area(right) * count(right); ties keep the first axis and the first cut). References are sorted by box
+// centre along each axis once, ties by primID so that the tree depends on the set alone; a split keeps each
+// axis's order by partitioning it.
+class SmallLeafSplitter {
+ public:
+  SmallLeafSplitter(const RTCBuildPrimitive* prims, size_t count) : count_(count) {
+    for (size_t i = 0; i < count; ++i) {
+      lo_[i] = {prims[i].lower_x, prims[i].lower_y, prims[i].lower_z};
+      hi_[i] = {prims[i].upper_x, prims[i].upper_y, prims[i].upper_z};
+      ids_[i] = prims[i].primID;
+    }
+    for (int axis = 0; axis < 3; ++axis) {
+      std::array<float, kEmbreeLeafSize> centre;  // twice the box centre: only the order matters
+      for (size_t i = 0; i < count; ++i) centre[i] = lo_[i][axis] + hi_[i][axis];
+      const auto before = [&](uint8_t a, uint8_t b) {
+        return centre[a] < centre[b] || (centre[a] == centre[b] && ids_[a] < ids_[b]);
+      };
+      std::array<uint8_t, kEmbreeLeafSize>& order = orders_[axis];
+      for (size_t i = 0; i < count; ++i) {  // insertion sort: a handful of references
+        size_t j = i;
+        for (; j > 0 && before(static_cast<uint8_t>(i), order[j - 1]); --j) order[j] = order[j - 1];
+        order[j] = static_cast<uint8_t>(i);
+      }
+    }
+  }
+
+  void* build(RTCThreadLocalAllocator alloc) const { return split(alloc, orders_, count_); }
+
+ private:
+  using Orders = std::array<std::array<uint8_t, kEmbreeLeafSize>, 3>;  // reference indices, sorted per axis
+
+  struct Box {
+    std::array<float, 3> lo{kInf, kInf, kInf};
+    std::array<float, 3> hi{-kInf, -kInf, -kInf};
+    void grow(const std::array<float, 3>& l, const std::array<float, 3>& h) {
+      for (int a = 0; a < 3; ++a) {
+        lo[a] = std::min(lo[a], l[a]);
+        hi[a] = std::max(hi[a], h[a]);
+      }
+    }
+    [[nodiscard]] float half_area() const {
+      const float x = hi[0] - lo[0], y = hi[1] - lo[1], z = hi[2] - lo[2];
+      return x * y + y * z + z * x;
+    }
+  };
+
+  void* split(RTCThreadLocalAllocator alloc, const Orders& orders, size_t n) const {
+    if (n == 1) return tagged_leaf(ids_[orders[0][0]]);
+    float best_cost = kInf;
+    int best_axis = 0;
+    size_t best_left = n / 2;
+    std::array<float, kEmbreeLeafSize> right_area{};
+    for (int axis = 0; axis < 3; ++axis) {
+      const std::array<uint8_t, kEmbreeLeafSize>& order = orders[axis];
+      Box right;
+      for (size_t i = n; i-- > 1;) {
+        right.grow(lo_[order[i]], hi_[order[i]]);
+        right_area[i] = right.half_area();
+      }
+      Box left;
+      for (size_t i = 1; i < n; ++i) {
+        left.grow(lo_[order[i - 1]], hi_[order[i - 1]]);
+        const float cost = left.half_area() * static_cast<float>(i) + right_area[i] * static_cast<float>(n - i);
+        if (cost < best_cost) {
+          best_cost = cost;
+          best_axis = axis;
+          best_left = i;
+        }
+      }
+    }
+    uint32_t goes_left = 0;  // bit i: reference i
+    for (size_t i = 0; i < best_left; ++i) goes_left |= 1u << orders[best_axis][i];
+    Orders left{}, right{};
+    for (int axis = 0; axis < 3; ++axis) {
+      size_t l = 0, r = 0;
+      for (size_t i = 0; i < n; ++i) {
+        const uint8_t ref = orders[axis][i];
+        if ((goes_left >> ref) & 1u) {
+          left[axis][l++] = ref;
+        } else {
+          right[axis][r++] = ref;
+        }
+      }
+    }
+    auto* node = static_cast<EmbreeNode*>(create_node(alloc, 2, nullptr));
+    node->children[0] = split(alloc, left, best_left);
+    node->children[1] = split(alloc, right, n - best_left);
+    return node;
+  }
+
+  static constexpr float kInf = std::numeric_limits<float>::infinity();
+  size_t count_;
+  std::array<std::array<float, 3>, kEmbreeLeafSize> lo_{}, hi_{};
+  std::array<uint32_t, kEmbreeLeafSize> ids_{};
+  Orders orders_{};
+};
+
+// Without spatial splits, a tagged pointer or a small tree of them (SmallLeafSplitter); with them, one allocation:
+// the node, then its references' primIDs and their boxes.
 void* create_leaf(RTCThreadLocalAllocator alloc, const RTCBuildPrimitive* prims, size_t count, void* user) {
   static_assert(sizeof(EmbreeNode) % alignof(RTCBuildPrimitive) == 0);
-  const bool keep_boxes = !static_cast<const Callbacks*>(user)->corners.empty();
+  auto* callbacks = static_cast<Callbacks*>(user);
+  const bool keep_boxes = !callbacks->corners.empty();
   if (!keep_boxes && count == 1) return tagged_leaf(prims[0].primID);
-  const size_t boxes = keep_boxes ? count * sizeof(RTCBuildPrimitive) : 0;
+  if (!keep_boxes) {
+    if (count > kEmbreeLeafSize) {
+      callbacks->oversized_leaf = true;
+      return tagged_leaf(prims[0].primID);
+    }
+    return SmallLeafSplitter(prims, count).build(alloc);
+  }
+  const size_t boxes = count * sizeof(RTCBuildPrimitive);
   void* mem = rtcThreadLocalAlloc(alloc, sizeof(EmbreeNode) + boxes + count * sizeof(uint32_t),
-                                  keep_boxes ? alignof(RTCBuildPrimitive) : alignof(EmbreeNode));
+                                  alignof(RTCBuildPrimitive));
   auto* node = new (mem) EmbreeNode;
   char* tail = static_cast<char*>(mem) + sizeof(EmbreeNode);
-  if (keep_boxes) std::copy(prims, prims + count, reinterpret_cast<RTCBuildPrimitive*>(tail));
+  std::copy(prims, prims + count, reinterpret_cast<RTCBuildPrimitive*>(tail));
   auto* ids = reinterpret_cast<uint32_t*>(tail + boxes);
   for (size_t i = 0; i < count; ++i) ids[i] = prims[i].primID;
   node->ids = ids;
@@ -247,11 +364,15 @@ BinaryBvh build_over_boxes(std::span<const uint32_t> ids, const BoxOf& box_of, C
   args.maxDepth = 128;  // SAH binary trees of real meshes exceed Embree's default of 32
   args.sahBlockSize = 1;
   args.minLeafSize = 1;
-  args.maxLeafSize = 1;
-  // Costs per binary step and per triangle (a pair step tests two). With one reference per leaf Embree only
-  // uses them to weigh a leaf against a split, which maxLeafSize = 1 decides anyway.
-  args.traversalCost = options.box_step_cost;
-  args.intersectionCost = 0.5f * options.pair_step_cost;
+  // Embree's costs only weigh a leaf against a split (which split is best does not depend on them). With one
+  // reference per leaf that is decided anyway; at medium quality an unbeatable box step makes Embree stop at
+  // every node of at most kEmbreeLeafSize references and split all larger ones as before, and create_leaf splits
+  // the small ones. Morton (low) and spatial splits (high) keep Embree's own splits down to single references.
+  const bool small_leaves = args.buildQuality == RTC_BUILD_QUALITY_MEDIUM ||
+                            (args.buildQuality == RTC_BUILD_QUALITY_HIGH && !spatial);
+  args.maxLeafSize = small_leaves ? kEmbreeLeafSize : 1;
+  args.traversalCost = small_leaves ? std::numeric_limits<float>::max() : options.box_step_cost;
+  args.intersectionCost = small_leaves ? 1.0f : 0.5f * options.pair_step_cost;
   args.bvh = session.bvh();
   args.primitives = prims.data();
   args.primitiveCount = ids.size();
@@ -277,6 +398,9 @@ BinaryBvh build_over_boxes(std::span<const uint32_t> ids, const BoxOf& box_of, C
     tbb::task_arena(1).execute([&] { root = rtcBuildBVH(&args); });
   } else {
     root = rtcBuildBVH(&args);
+  }
+  if (callbacks.oversized_leaf && callbacks.error.empty()) {
+    callbacks.error = "a leaf of more than " + std::to_string(kEmbreeLeafSize) + " references";
   }
   if (!root || !callbacks.error.empty()) {
     throw Error(ErrorKind::Runtime, source,
