@@ -283,6 +283,44 @@ TEST(Build, SmallSubtreesAreSplitByTheExactSweep) {
   EXPECT_GT(checked, 1000u);
 }
 
+// The conversion of Embree's nodes writes subtrees of a few thousand nodes in parallel, then the nodes above them:
+// the binary tree must be whole and the same at any thread count.
+TEST(Build, BinaryTreeIsWholeAndTheSameAtAnyThreadCount) {
+  const Scene scene = test::random_triangle_soup(30000, 7);
+  std::vector<uint32_t> all(scene.triangles.size());
+  for (uint32_t t = 0; t < all.size(); ++t) all[t] = t;
+  for (const BuildQuality quality : kQualities) {
+    const BinaryBvh one = build_binary_bvh(scene, all, options_for(quality, 1));
+    const BinaryBvh two = build_binary_bvh(scene, all, options_for(quality, 2));
+    ASSERT_EQ(one.nodes.size(), two.nodes.size()) << name(quality);
+    ASSERT_EQ(one.refs.size(), two.refs.size()) << name(quality);
+    for (size_t i = 0; i < one.refs.size(); ++i) ASSERT_EQ(one.refs[i].triangle, two.refs[i].triangle) << i;
+    std::vector<uint32_t> seen(scene.triangles.size(), 0);
+    for (const BinaryBvh::Ref& ref : one.refs) ++seen[ref.triangle];
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 0u), 0) << name(quality);  // every triangle in some leaf
+    for (uint32_t n = 0; n < one.nodes.size(); ++n) {
+      const BinaryBvh::Node& a = one.nodes[n];
+      const BinaryBvh::Node& b = two.nodes[n];
+      ASSERT_TRUE(a.bounds.min == b.bounds.min && a.bounds.max == b.bounds.max && a.right == b.right &&
+                  a.first_ref == b.first_ref && a.ref_count == b.ref_count)
+          << name(quality) << " node " << n;
+      if (a.is_leaf()) {
+        ASSERT_EQ(a.ref_count, 1u) << name(quality) << " node " << n;
+        continue;
+      }
+      const BinaryBvh::Node& l = one.nodes[BinaryBvh::left(n)];
+      const BinaryBvh::Node& r = one.nodes[a.right];
+      Aabb both = l.bounds;
+      both.grow(r.bounds);
+      ASSERT_TRUE(both.min == a.bounds.min && both.max == a.bounds.max) << name(quality) << " node " << n;
+      ASSERT_EQ(l.first_ref, a.first_ref) << name(quality) << " node " << n;
+      ASSERT_EQ(r.first_ref, a.first_ref + l.ref_count) << name(quality) << " node " << n;
+      ASSERT_EQ(a.ref_count, l.ref_count + r.ref_count) << name(quality) << " node " << n;
+      ASSERT_EQ(a.right, n + 2 * l.ref_count) << name(quality) << " node " << n;  // the left subtree's nodes
+    }
+  }
+}
+
 TEST(Build, MoreLeafPairsNeverCostMore) {
   const Scene scene = test::grid(30, 30);
   BuildOptions one;
