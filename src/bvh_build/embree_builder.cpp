@@ -166,6 +166,8 @@ class SmallLeafSplitter {
 
   void* split(RTCThreadLocalAllocator alloc, const Orders& orders, size_t n) const {
     if (n == 1) return tagged_leaf(ids_[orders[0][0]]);
+    // Two references: every axis has the same one cut, so the first axis's order wins the tie.
+    if (n == 2) return link(alloc, tagged_leaf(ids_[orders[0][0]]), tagged_leaf(ids_[orders[0][1]]));
     float best_cost = kInf;
     int best_axis = 0;
     size_t best_left = n / 2;
@@ -202,8 +204,12 @@ class SmallLeafSplitter {
         }
       }
     }
+    return link(alloc, split(alloc, left, best_left), split(alloc, right, n - best_left));
+  }
+
+  void* link(RTCThreadLocalAllocator alloc, const void* left, const void* right) const {
     auto* node = new (rtcThreadLocalAlloc(alloc, sizeof(EmbreeNode), alignof(EmbreeNode))) EmbreeNode;
-    link_children(*node, split(alloc, left, best_left), split(alloc, right, n - best_left), callbacks_);
+    link_children(*node, left, right, callbacks_);
     return node;
   }
 
