@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,25 +18,40 @@
 
 #include "hwbvh/bvh_build/spatial_split.h"
 #include "hwbvh/core/error.h"
+#include "hwbvh/core/parallel.h"
 #include "hwbvh/core/progress.h"
 
 namespace hwbvh::bvh_build {
 namespace {
 
 // Nodes as Embree's callbacks create them, in Embree's thread-local memory; converted to a BinaryBvh before
-// the RTCBVH is released. A leaf keeps its references' primIDs (scene triangle or box indices) and, with spatial
-// splits only, their clipped boxes; without splits a reference's box is its whole triangle's or box's, which the
-// conversion computes again. A one-reference leaf without a clipped box (every leaf of a build without spatial
-// splits) is no allocation at all but a tagged pointer, (primID << 1) | 1, which Embree passes on without reading:
-// the nodes are most of the builder's peak memory.
+// the RTCBVH is released. Every leaf holds one reference. Without spatial splits a leaf is no allocation at all but
+// a tagged pointer, (primID << 1) | 1, which Embree passes on without reading (the nodes are most of the builder's
+// peak memory), and the conversion computes the reference's box again from its triangle or box; with them, a leaf
+// node keeps the clipped box. Each inner node counts its subtree's nodes and references, so that the conversion
+// knows where every subtree goes before it writes any (and writes them in parallel).
 struct EmbreeNode {
-  const void* children[2] = {nullptr, nullptr};  ///< EmbreeNodes or tagged leaves
-  const uint32_t* ids = nullptr;  ///< leaf only: its references' primIDs
-  uint32_t prim_count = 0;        ///< 0 for an inner node
-  uint32_t child_count = 0;
-  /// Spatial-split leaf only: its references as Embree holds them (clipped boxes), right after the node.
-  [[nodiscard]] const RTCBuildPrimitive* clipped() const { return reinterpret_cast<const RTCBuildPrimitive*>(this + 1); }
+  const void* children[2] = {nullptr, nullptr};  ///< inner node: EmbreeNodes or tagged leaves; leaf: none
+  /// Binary nodes in the subtree; for an inner node set once both children's subtrees are complete (0 before).
+  uint32_t nodes = 0;
+  uint32_t references = 0;  ///< references in the subtree (0 until set, as `nodes`)
+  [[nodiscard]] bool is_leaf() const { return children[0] == nullptr; }
+  [[nodiscard]] const RTCBuildPrimitive& clipped() const;  ///< a leaf's reference (ClippedLeaf)
 };
+
+/// A leaf of a build with spatial splits: its reference as Embree holds it (clipped box, primID).
+struct ClippedLeaf {
+  EmbreeNode node;
+  RTCBuildPrimitive reference;
+};
+
+const RTCBuildPrimitive& EmbreeNode::clipped() const { return reinterpret_cast<const ClippedLeaf*>(this)->reference; }
+
+// At medium quality Embree stops at nodes of at most this many references, and create_leaf splits them down to
+// one reference per leaf itself (SmallLeafSplitter). Above that size Embree splits exactly as it would with one
+// reference per leaf; below it, Embree's binned SAH (only a handful of bins for a few references) and its per-node
+// callbacks and allocations are replaced by an exact SAH sweep, which costs a fraction of them.
+constexpr unsigned kEmbreeLeafSize = 8;
 
 struct Callbacks {
   /// Spatial splits only: each triangle's three vertices side by side (by scene triangle index), so that the
@@ -44,6 +61,13 @@ struct Callbacks {
   /// centroid sums in float, which overflow for coordinates near the float limit. 1 for all but huge scenes.
   float scale = 1.0f;
   std::string error;  ///< first Embree error message, reported after rtcBuildBVH returns
+  /// The first broken promise of Embree's callbacks (a string literal), if any: a node of other than two children,
+  /// a leaf larger than maxLeafSize, children set before their subtrees were complete.
+  std::atomic<const char*> broken{nullptr};
+  void report_broken(const char* what) {
+    const char* none = nullptr;
+    broken.compare_exchange_strong(none, what);
+  }
   ProgressCounter* progress = nullptr;  ///< "binary BVH" in per mille, when BuildOptions::progress is set
 };
 
@@ -53,42 +77,164 @@ bool build_progress(void* user, double n) {
   return true;
 }
 
-void* create_node(RTCThreadLocalAllocator alloc, unsigned int child_count, void*) {
+void* create_node(RTCThreadLocalAllocator alloc, unsigned int child_count, void* user) {
+  if (child_count != 2) static_cast<Callbacks*>(user)->report_broken("a node without exactly two children");
   void* mem = rtcThreadLocalAlloc(alloc, sizeof(EmbreeNode), alignof(EmbreeNode));
-  auto* node = new (mem) EmbreeNode;
-  node->child_count = child_count;
-  return node;
+  return new (mem) EmbreeNode;
 }
-
-void set_node_children(void* node_ptr, void** children, unsigned int child_count, void*) {
-  auto* node = static_cast<EmbreeNode*>(node_ptr);
-  for (unsigned int i = 0; i < child_count && i < 2; ++i) node->children[i] = children[i];
-}
-
-// Bounds are recomputed exactly from the leaf references after the build, so Embree's are not kept.
-void set_node_bounds(void*, const RTCBounds**, unsigned int, void*) {}
 
 void* tagged_leaf(uint32_t prim_id) { return reinterpret_cast<void*>((uintptr_t{prim_id} << 1) | 1u); }
 bool is_tagged_leaf(const void* node) { return (reinterpret_cast<uintptr_t>(node) & 1u) != 0; }
 uint32_t tagged_prim_id(const void* node) { return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(node) >> 1); }
 
-// A tagged pointer, or one allocation: the node, then its references' primIDs and, with spatial splits, their
-// boxes.
+uint32_t subtree_nodes(const void* ref) { return is_tagged_leaf(ref) ? 1 : static_cast<const EmbreeNode*>(ref)->nodes; }
+uint32_t subtree_references(const void* ref) {
+  return is_tagged_leaf(ref) ? 1 : static_cast<const EmbreeNode*>(ref)->references;
+}
+
+// Sets an inner node's children and its subtree's counts from theirs. Embree calls this once both children's
+// subtrees are built (a child still counting 0 nodes would break that, and is reported).
+void link_children(EmbreeNode& node, const void* left, const void* right, Callbacks& callbacks) {
+  node.children[0] = left;
+  node.children[1] = right;
+  const uint32_t left_nodes = subtree_nodes(left), right_nodes = subtree_nodes(right);
+  if (left_nodes == 0 || right_nodes == 0) callbacks.report_broken("children set before their subtrees were built");
+  node.nodes = 1 + left_nodes + right_nodes;
+  node.references = subtree_references(left) + subtree_references(right);
+}
+
+void set_node_children(void* node_ptr, void** children, unsigned int child_count, void* user) {
+  auto& callbacks = *static_cast<Callbacks*>(user);
+  if (child_count != 2) {
+    callbacks.report_broken("a node without exactly two children");
+    return;
+  }
+  link_children(*static_cast<EmbreeNode*>(node_ptr), children[0], children[1], callbacks);
+}
+
+// Bounds are recomputed exactly from the leaf references after the build, so Embree's are not kept.
+void set_node_bounds(void*, const RTCBounds**, unsigned int, void*) {}
+
+// A leaf Embree made (2 to kEmbreeLeafSize references), split down to one reference per leaf: at every node the
+// exact SAH split (each cut of the references sorted along each axis, costed as half-area(left) * count(left) +
+// half-area(right) * count(right); ties keep the first axis and the first cut). References are sorted by box
+// centre along each axis once, ties by primID so that the tree depends on the set alone; a split keeps each
+// axis's order by partitioning it.
+class SmallLeafSplitter {
+ public:
+  SmallLeafSplitter(const RTCBuildPrimitive* prims, size_t count, Callbacks& callbacks)
+      : callbacks_(callbacks), count_(count) {
+    for (size_t i = 0; i < count; ++i) {
+      lo_[i] = {prims[i].lower_x, prims[i].lower_y, prims[i].lower_z};
+      hi_[i] = {prims[i].upper_x, prims[i].upper_y, prims[i].upper_z};
+      ids_[i] = prims[i].primID;
+    }
+    for (int axis = 0; axis < 3; ++axis) {
+      std::array<float, kEmbreeLeafSize> centre;  // twice the box centre: only the order matters
+      for (size_t i = 0; i < count; ++i) centre[i] = lo_[i][axis] + hi_[i][axis];
+      const auto before = [&](uint8_t a, uint8_t b) {
+        return centre[a] < centre[b] || (centre[a] == centre[b] && ids_[a] < ids_[b]);
+      };
+      std::array<uint8_t, kEmbreeLeafSize>& order = orders_[axis];
+      for (size_t i = 0; i < count; ++i) {  // insertion sort: a handful of references
+        size_t j = i;
+        for (; j > 0 && before(static_cast<uint8_t>(i), order[j - 1]); --j) order[j] = order[j - 1];
+        order[j] = static_cast<uint8_t>(i);
+      }
+    }
+  }
+
+  void* build(RTCThreadLocalAllocator alloc) const { return split(alloc, orders_, count_); }
+
+ private:
+  using Orders = std::array<std::array<uint8_t, kEmbreeLeafSize>, 3>;  // reference indices, sorted per axis
+
+  struct Box {
+    std::array<float, 3> lo{kInf, kInf, kInf};
+    std::array<float, 3> hi{-kInf, -kInf, -kInf};
+    void grow(const std::array<float, 3>& l, const std::array<float, 3>& h) {
+      for (int a = 0; a < 3; ++a) {
+        lo[a] = std::min(lo[a], l[a]);
+        hi[a] = std::max(hi[a], h[a]);
+      }
+    }
+    [[nodiscard]] float half_area() const {
+      const float x = hi[0] - lo[0], y = hi[1] - lo[1], z = hi[2] - lo[2];
+      return x * y + y * z + z * x;
+    }
+  };
+
+  void* split(RTCThreadLocalAllocator alloc, const Orders& orders, size_t n) const {
+    if (n == 1) return tagged_leaf(ids_[orders[0][0]]);
+    // Two references: every axis has the same one cut, so the first axis's order wins the tie.
+    if (n == 2) return link(alloc, tagged_leaf(ids_[orders[0][0]]), tagged_leaf(ids_[orders[0][1]]));
+    float best_cost = kInf;
+    int best_axis = 0;
+    size_t best_left = n / 2;
+    std::array<float, kEmbreeLeafSize> right_area{};
+    for (int axis = 0; axis < 3; ++axis) {
+      const std::array<uint8_t, kEmbreeLeafSize>& order = orders[axis];
+      Box right;
+      for (size_t i = n; i-- > 1;) {
+        right.grow(lo_[order[i]], hi_[order[i]]);
+        right_area[i] = right.half_area();
+      }
+      Box left;
+      for (size_t i = 1; i < n; ++i) {
+        left.grow(lo_[order[i - 1]], hi_[order[i - 1]]);
+        const float cost = left.half_area() * static_cast<float>(i) + right_area[i] * static_cast<float>(n - i);
+        if (cost < best_cost) {
+          best_cost = cost;
+          best_axis = axis;
+          best_left = i;
+        }
+      }
+    }
+    uint32_t goes_left = 0;  // bit i: reference i
+    for (size_t i = 0; i < best_left; ++i) goes_left |= 1u << orders[best_axis][i];
+    Orders left{}, right{};
+    for (int axis = 0; axis < 3; ++axis) {
+      size_t l = 0, r = 0;
+      for (size_t i = 0; i < n; ++i) {
+        const uint8_t ref = orders[axis][i];
+        if ((goes_left >> ref) & 1u) {
+          left[axis][l++] = ref;
+        } else {
+          right[axis][r++] = ref;
+        }
+      }
+    }
+    return link(alloc, split(alloc, left, best_left), split(alloc, right, n - best_left));
+  }
+
+  void* link(RTCThreadLocalAllocator alloc, const void* left, const void* right) const {
+    auto* node = new (rtcThreadLocalAlloc(alloc, sizeof(EmbreeNode), alignof(EmbreeNode))) EmbreeNode;
+    link_children(*node, left, right, callbacks_);
+    return node;
+  }
+
+  static constexpr float kInf = std::numeric_limits<float>::infinity();
+  Callbacks& callbacks_;
+  size_t count_;
+  std::array<std::array<float, 3>, kEmbreeLeafSize> lo_{}, hi_{};
+  std::array<uint32_t, kEmbreeLeafSize> ids_{};
+  Orders orders_{};
+};
+
+// Without spatial splits, a tagged pointer or a small tree of them (SmallLeafSplitter); with them (one reference
+// per leaf), the node followed by its reference.
 void* create_leaf(RTCThreadLocalAllocator alloc, const RTCBuildPrimitive* prims, size_t count, void* user) {
-  static_assert(sizeof(EmbreeNode) % alignof(RTCBuildPrimitive) == 0);
-  const bool keep_boxes = !static_cast<const Callbacks*>(user)->corners.empty();
-  if (!keep_boxes && count == 1) return tagged_leaf(prims[0].primID);
-  const size_t boxes = keep_boxes ? count * sizeof(RTCBuildPrimitive) : 0;
-  void* mem = rtcThreadLocalAlloc(alloc, sizeof(EmbreeNode) + boxes + count * sizeof(uint32_t),
-                                  keep_boxes ? alignof(RTCBuildPrimitive) : alignof(EmbreeNode));
-  auto* node = new (mem) EmbreeNode;
-  char* tail = static_cast<char*>(mem) + sizeof(EmbreeNode);
-  if (keep_boxes) std::copy(prims, prims + count, reinterpret_cast<RTCBuildPrimitive*>(tail));
-  auto* ids = reinterpret_cast<uint32_t*>(tail + boxes);
-  for (size_t i = 0; i < count; ++i) ids[i] = prims[i].primID;
-  node->ids = ids;
-  node->prim_count = static_cast<uint32_t>(count);
-  return node;
+  auto& callbacks = *static_cast<Callbacks*>(user);
+  const bool keep_boxes = !callbacks.corners.empty();
+  if (count > (keep_boxes ? 1 : kEmbreeLeafSize)) callbacks.report_broken("a leaf larger than maxLeafSize");
+  if (!keep_boxes) {
+    if (count == 1) return tagged_leaf(prims[0].primID);
+    return SmallLeafSplitter(prims, std::min<size_t>(count, kEmbreeLeafSize), callbacks).build(alloc);
+  }
+  auto* leaf = new (rtcThreadLocalAlloc(alloc, sizeof(ClippedLeaf), alignof(ClippedLeaf))) ClippedLeaf{{}, prims[0]};
+  leaf->node.nodes = 1;
+  leaf->node.references = 1;
+  return &leaf->node;
 }
 
 // x * scale rounded towards -inf or +inf, so that a scaled box still holds the original once scaled back
@@ -178,46 +324,86 @@ Aabb as_given(const Aabb& box, float scale) {
 }
 
 // Numbers Embree's nodes in depth-first preorder (left first) and copies the references in leaf order, which
-// makes the result independent of the order in which Embree's threads created the nodes. `box_of(id)` is the
-// unclipped box of reference `id`; with `clipped`, leaves hold their references' boxes instead.
+// makes the result independent of the order in which Embree's threads created the nodes. Every subtree's place
+// (its first node and first reference) follows from the counts in its ancestors, so subtrees of up to
+// kTaskNodes nodes are written in parallel, then the nodes above them. `box_of(id)` is the unclipped box of
+// reference `id`; spatial-split leaves hold their clipped boxes instead.
 template <typename BoxOf>
-BinaryBvh flatten(const void* root, std::size_t references, float scale, bool clipped, const BoxOf& box_of) {
-  BinaryBvh out;
-  out.nodes.reserve(2 * references);  // one reference per leaf, plus splits: avoids regrowing large arrays
-  out.refs.reserve(references);
-  std::vector<std::pair<const void*, uint32_t>> stack{{root, kNoIndex}};  // node, parent
-  while (!stack.empty()) {
-    const auto [ref, parent] = stack.back();
-    stack.pop_back();
-    const auto index = static_cast<uint32_t>(out.nodes.size());
-    BinaryBvh::Node& flat = out.nodes.emplace_back();
-    flat.first_ref = static_cast<uint32_t>(out.refs.size());
-    if (parent != kNoIndex && index != BinaryBvh::left(parent)) out.nodes[parent].right = index;
+class Flattener {
+ public:
+  Flattener(float scale, const BoxOf& box_of, int threads) : scale_(scale), box_of_(box_of), threads_(threads) {}
+
+  BinaryBvh run(const void* root) {
+    out_.nodes.resize(subtree_nodes(root));
+    out_.refs.resize(subtree_references(root));
+    struct Place {
+      const void* ref;
+      uint32_t index, first_ref;
+    };
+    std::vector<Place> tasks;
+    std::vector<uint32_t> top;  // nodes above the tasks, in preorder
+    for (std::vector<Place> stack{{root, 0, 0}}; !stack.empty();) {
+      const Place p = stack.back();
+      stack.pop_back();
+      if (subtree_nodes(p.ref) <= kTaskNodes) {
+        tasks.push_back(p);
+        continue;
+      }
+      const auto* node = static_cast<const EmbreeNode*>(p.ref);  // a leaf is one node: never above a task
+      const uint32_t right = p.index + 1 + subtree_nodes(node->children[0]);
+      BinaryBvh::Node& flat = out_.nodes[p.index];
+      flat.first_ref = p.first_ref;
+      flat.right = right;
+      flat.ref_count = node->references;
+      top.push_back(p.index);
+      stack.push_back({node->children[1], right, p.first_ref + subtree_references(node->children[0])});
+      stack.push_back({node->children[0], p.index + 1, p.first_ref});
+    }
+    Executor(threads_).for_each(0, tasks.size(), [&](size_t t) { fill(tasks[t].ref, tasks[t].index, tasks[t].first_ref); });
+    std::sort(top.begin(), top.end());
+    for (auto it = top.rbegin(); it != top.rend(); ++it) {  // children after their parent: back to front
+      BinaryBvh::Node& node = out_.nodes[*it];
+      node.bounds = out_.nodes[BinaryBvh::left(*it)].bounds;
+      node.bounds.grow(out_.nodes[node.right].bounds);
+    }
+    return std::move(out_);
+  }
+
+ private:
+  static constexpr uint32_t kTaskNodes = 4096;
+
+  // Writes the subtree of `ref` from node `index` and reference `first_ref` on.
+  void fill(const void* ref, uint32_t index, uint32_t first_ref) {
+    BinaryBvh::Node& flat = out_.nodes[index];
+    flat.first_ref = first_ref;
+    flat.right = kNoIndex;
     if (is_tagged_leaf(ref)) {
+      const uint32_t id = tagged_prim_id(ref);
+      out_.refs[first_ref] = {id};
       flat.ref_count = 1;
-      out.refs.push_back({tagged_prim_id(ref)});
-      flat.bounds = as_given(box_of(tagged_prim_id(ref)), scale);
-      continue;
+      flat.bounds = as_given(box_of_(id), scale_);
+      return;
     }
     const auto* node = static_cast<const EmbreeNode*>(ref);
-    if (node->prim_count > 0) {
-      flat.ref_count = node->prim_count;
-      for (uint32_t i = 0; i < node->prim_count; ++i) {
-        out.refs.push_back({node->ids[i]});
-        flat.bounds.grow(clipped ? scene_bounds(node->clipped()[i], scale) : as_given(box_of(node->ids[i]), scale));
-      }
-      continue;
+    flat.ref_count = node->references;
+    if (node->is_leaf()) {
+      out_.refs[first_ref] = {node->clipped().primID};
+      flat.bounds = scene_bounds(node->clipped(), scale_);
+      return;
     }
-    if (node->child_count != 2) {
-      throw Error(ErrorKind::Runtime, "", "Embree built a node with " + std::to_string(node->child_count) +
-                                              " children; expected 2");
-    }
-    stack.push_back({node->children[1], index});
-    stack.push_back({node->children[0], index});
+    const uint32_t right = index + 1 + subtree_nodes(node->children[0]);
+    fill(node->children[0], index + 1, first_ref);
+    fill(node->children[1], right, first_ref + subtree_references(node->children[0]));
+    flat.right = right;
+    flat.bounds = out_.nodes[index + 1].bounds;
+    flat.bounds.grow(out_.nodes[right].bounds);
   }
-  out.complete_inner_nodes();
-  return out;
-}
+
+  float scale_;
+  const BoxOf& box_of_;
+  int threads_;
+  BinaryBvh out_;
+};
 
 // The one Embree build over `count` references: reference i is box_of(ids[i]) with primID ids[i]. With
 // `callbacks.corners` set (spatial splits), Embree may append split references, so the array gets spare
@@ -247,11 +433,15 @@ BinaryBvh build_over_boxes(std::span<const uint32_t> ids, const BoxOf& box_of, C
   args.maxDepth = 128;  // SAH binary trees of real meshes exceed Embree's default of 32
   args.sahBlockSize = 1;
   args.minLeafSize = 1;
-  args.maxLeafSize = 1;
-  // Costs per binary step and per triangle (a pair step tests two). With one reference per leaf Embree only
-  // uses them to weigh a leaf against a split, which maxLeafSize = 1 decides anyway.
-  args.traversalCost = options.box_step_cost;
-  args.intersectionCost = 0.5f * options.pair_step_cost;
+  // Embree's costs only weigh a leaf against a split (which split is best does not depend on them). With one
+  // reference per leaf that is decided anyway; at medium quality an unbeatable box step makes Embree stop at
+  // every node of at most kEmbreeLeafSize references and split all larger ones as before, and create_leaf splits
+  // the small ones. Morton (low) and spatial splits (high) keep Embree's own splits down to single references.
+  const bool small_leaves = args.buildQuality == RTC_BUILD_QUALITY_MEDIUM ||
+                            (args.buildQuality == RTC_BUILD_QUALITY_HIGH && !spatial);
+  args.maxLeafSize = small_leaves ? kEmbreeLeafSize : 1;
+  args.traversalCost = small_leaves ? std::numeric_limits<float>::max() : options.box_step_cost;
+  args.intersectionCost = small_leaves ? 1.0f : 0.5f * options.pair_step_cost;
   args.bvh = session.bvh();
   args.primitives = prims.data();
   args.primitiveCount = ids.size();
@@ -278,12 +468,13 @@ BinaryBvh build_over_boxes(std::span<const uint32_t> ids, const BoxOf& box_of, C
   } else {
     root = rtcBuildBVH(&args);
   }
+  if (const char* broken = callbacks.broken.load(); broken && callbacks.error.empty()) callbacks.error = broken;
   if (!root || !callbacks.error.empty()) {
     throw Error(ErrorKind::Runtime, source,
                 "Embree BVH build failed: " + (callbacks.error.empty() ? "no root" : callbacks.error));
   }
   std::vector<RTCBuildPrimitive>().swap(prims);  // the leaves hold what is still needed
-  BinaryBvh binary = flatten(root, ids.size(), callbacks.scale, spatial, box_of);
+  BinaryBvh binary = Flattener<BoxOf>(callbacks.scale, box_of, options.threads).run(root);
   progress.finish();
   return binary;
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -226,6 +227,96 @@ TEST(Build, OptimalCollapseBeatsGreedyCollapse) {
       const double optimal_cost =
           sah_cost(collapse_to_wide(scene, binary, options), options.box_step_cost, options.pair_step_cost);
       EXPECT_LE(optimal_cost, greedy_cost * (1.0 + 1e-5)) << scene.source << " " << name(quality);
+    }
+  }
+}
+
+// Half the surface area: the SAH's area term, as the Embree adapter sweeps it.
+float half_area(const Aabb& box) {
+  const Vec3 e = box.max - box.min;
+  return e.x * e.y + e.y * e.z + e.z * e.x;
+}
+
+// The lowest cost area(left) * count(left) + area(right) * count(right) of any cut of `boxes` sorted by box centre
+// along an axis.
+float best_sweep_cost(std::vector<Aabb> boxes) {
+  float best = std::numeric_limits<float>::infinity();
+  for (int axis = 0; axis < 3; ++axis) {
+    std::sort(boxes.begin(), boxes.end(), [axis](const Aabb& a, const Aabb& b) {
+      return a.min[axis] + a.max[axis] < b.min[axis] + b.max[axis];
+    });
+    for (size_t cut = 1; cut < boxes.size(); ++cut) {
+      Aabb left, right;
+      for (size_t i = 0; i < boxes.size(); ++i) (i < cut ? left : right).grow(boxes[i]);
+      best = std::min(best, half_area(left) * static_cast<float>(cut) +
+                                half_area(right) * static_cast<float>(boxes.size() - cut));
+    }
+  }
+  return best;
+}
+
+// At medium quality Embree stops at nodes of a few references and the adapter splits those itself, each node by
+// the best cut of a sweep: Embree's binned SAH (4 bins for so few references) misses some of these cuts.
+TEST(Build, SmallSubtreesAreSplitByTheExactSweep) {
+  uint32_t checked = 0;
+  for (uint32_t seed = 1; seed <= 40; ++seed) {
+    const Scene scene = test::random_triangle_soup(200, seed, 10.0f, 1.5f);
+    std::vector<uint32_t> all(scene.triangles.size());
+    for (uint32_t t = 0; t < all.size(); ++t) all[t] = t;
+    const BinaryBvh binary = build_binary_bvh(scene, all, options_for(BuildQuality::Medium));
+    for (uint32_t n = 0; n < binary.nodes.size(); ++n) {
+      const BinaryBvh::Node& node = binary.nodes[n];
+      if (node.is_leaf() || node.ref_count > 8) continue;
+      std::vector<Aabb> boxes;
+      for (uint32_t i = 0; i < node.ref_count; ++i) {
+        const uint32_t tri = binary.refs[node.first_ref + i].triangle;
+        boxes.push_back(triangle_bounds(scene.vertex(tri, 0), scene.vertex(tri, 1), scene.vertex(tri, 2)));
+      }
+      const BinaryBvh::Node& l = binary.nodes[BinaryBvh::left(n)];
+      const BinaryBvh::Node& r = binary.nodes[node.right];
+      const float cost = half_area(l.bounds) * static_cast<float>(l.ref_count) +
+                         half_area(r.bounds) * static_cast<float>(r.ref_count);
+      EXPECT_LE(cost, best_sweep_cost(boxes) * (1.0f + 1e-6f)) << scene.source << " node " << n;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 1000u);
+}
+
+// The conversion of Embree's nodes writes subtrees of a few thousand nodes in parallel, then the nodes above them:
+// the binary tree must be whole and the same at any thread count.
+TEST(Build, BinaryTreeIsWholeAndTheSameAtAnyThreadCount) {
+  const Scene scene = test::random_triangle_soup(30000, 7);
+  std::vector<uint32_t> all(scene.triangles.size());
+  for (uint32_t t = 0; t < all.size(); ++t) all[t] = t;
+  for (const BuildQuality quality : kQualities) {
+    const BinaryBvh one = build_binary_bvh(scene, all, options_for(quality, 1));
+    const BinaryBvh two = build_binary_bvh(scene, all, options_for(quality, 2));
+    ASSERT_EQ(one.nodes.size(), two.nodes.size()) << name(quality);
+    ASSERT_EQ(one.refs.size(), two.refs.size()) << name(quality);
+    for (size_t i = 0; i < one.refs.size(); ++i) ASSERT_EQ(one.refs[i].triangle, two.refs[i].triangle) << i;
+    std::vector<uint32_t> seen(scene.triangles.size(), 0);
+    for (const BinaryBvh::Ref& ref : one.refs) ++seen[ref.triangle];
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 0u), 0) << name(quality);  // every triangle in some leaf
+    for (uint32_t n = 0; n < one.nodes.size(); ++n) {
+      const BinaryBvh::Node& a = one.nodes[n];
+      const BinaryBvh::Node& b = two.nodes[n];
+      ASSERT_TRUE(a.bounds.min == b.bounds.min && a.bounds.max == b.bounds.max && a.right == b.right &&
+                  a.first_ref == b.first_ref && a.ref_count == b.ref_count)
+          << name(quality) << " node " << n;
+      if (a.is_leaf()) {
+        ASSERT_EQ(a.ref_count, 1u) << name(quality) << " node " << n;
+        continue;
+      }
+      const BinaryBvh::Node& l = one.nodes[BinaryBvh::left(n)];
+      const BinaryBvh::Node& r = one.nodes[a.right];
+      Aabb both = l.bounds;
+      both.grow(r.bounds);
+      ASSERT_TRUE(both.min == a.bounds.min && both.max == a.bounds.max) << name(quality) << " node " << n;
+      ASSERT_EQ(l.first_ref, a.first_ref) << name(quality) << " node " << n;
+      ASSERT_EQ(r.first_ref, a.first_ref + l.ref_count) << name(quality) << " node " << n;
+      ASSERT_EQ(a.ref_count, l.ref_count + r.ref_count) << name(quality) << " node " << n;
+      ASSERT_EQ(a.right, n + 2 * l.ref_count) << name(quality) << " node " << n;  // the left subtree's nodes
     }
   }
 }

@@ -1,7 +1,9 @@
 #pragma once
 // Embree adapter: builds a BinaryBvh with Embree 3's rtcBuildBVH (binned SAH; Morton at low quality; SAH with
 // spatial splits at high quality, splitting references by exact triangle clipping, see spatial_split.h), over
-// triangles or over plain boxes (a top-level structure's instances).
+// triangles or over plain boxes (a top-level structure's instances). With the binned SAH, Embree stops at nodes of
+// at most 8 references, which the adapter splits down to one reference per leaf by exact SAH sweeps: cheaper than
+// Embree's nodes and callbacks there, and at least as good a split at each node as Embree's few bins.
 #include <cstdint>
 #include <span>
 #include <string>
