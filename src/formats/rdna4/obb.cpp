@@ -22,15 +22,15 @@ uint32_t lut_bin(float x) {
   return x >= 15.0f ? 15u : static_cast<uint32_t>(x);
 }
 
-/// Σ_r |dot(R[r], Q[π(r)])| maximised over the 6 row permutations π.
+/// Σ_r |dot(R[r], Q[π(r)])| maximised over the 6 row permutations π. The nine |dot|s are taken once; each
+/// permutation adds its three in row order.
 float match_score(const Mat3Rows& r, const Mat3Rows& q) {
   static constexpr int kPerm[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+  std::array<std::array<float, 3>, 3> dots{};
+  for (int row = 0; row < 3; ++row)
+    for (int col = 0; col < 3; ++col) dots[row][col] = std::fabs(glm::dot(r[row], q[col]));
   float best = 0.0f;
-  for (const auto& perm : kPerm) {
-    float s = 0.0f;
-    for (int row = 0; row < 3; ++row) s += std::fabs(glm::dot(r[row], q[perm[row]]));
-    best = std::max(best, s);
-  }
+  for (const auto& perm : kPerm) best = std::max(best, dots[0][perm[0]] + dots[1][perm[1]] + dots[2][perm[2]]);
   return best;
 }
 
@@ -77,6 +77,7 @@ uint32_t matrix_to_best_obb_index(const Mat3Rows& rows) {
   for (int shift = 0; shift < 3; ++shift) {
     const Mat3Rows permuted{r[shift], r[(shift + 1) % 3], r[(shift + 2) % 3]};
     const uint32_t index = matrix_to_obb_index(permuted);
+    if (shift > 0 && index == best) continue;  // the same score again, which would not replace it
     const float score = match_score(r, table_matrix(index));  // index 127 (no OBB) scores the identity
     if (score > best_score) {
       best = index;
