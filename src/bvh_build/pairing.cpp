@@ -77,7 +77,13 @@ uint32_t TrianglePairing::pair(std::span<const uint32_t> triangles, std::vector<
   // Greedy matching, least-connected triangle first, matched to its least-connected free neighbour: a
   // triangle with one free neighbour loses nothing by taking it, which keeps lone triangles few.
   uint64_t free_mask = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
-  const auto degree = [&](int i) { return std::popcount(adjacent[i] & free_mask); };
+  // Bits cleared one at a time: a triangle has at most a few free neighbours, and std::popcount is a libgcc call
+  // on the baseline x86-64 target (no POPCNT instruction).
+  const auto degree = [&](int i) {
+    int d = 0;
+    for (uint64_t m = adjacent[i] & free_mask; m != 0; m &= m - 1) ++d;
+    return d;
+  };
   // Lowest free-neighbour count >= min_degree among `candidates` (lowest index on ties); -1 if none.
   const auto least_connected = [&](uint64_t candidates, int min_degree) {
     int best = -1, best_degree = 0;
@@ -107,7 +113,7 @@ uint32_t TrianglePairing::pair(std::span<const uint32_t> triangles, std::vector<
     return false;
   };
   uint64_t unpaired = 0;  // leftovers that no other leftover fits
-  while (pair_leftovers_ && std::popcount(free_mask) >= 2) {
+  while (pair_leftovers_ && (free_mask & (free_mask - 1)) != 0) {  // at least two free
     const int u = std::countr_zero(free_mask);
     free_mask &= ~(uint64_t{1} << u);
     int v = -1;

@@ -1,6 +1,7 @@
 // OBB matrices (spec §3.2, Appendix A) and the builder's index selection (§3.4, Appendix B).
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 
@@ -8,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "fixtures/paths.h"
+#include "hwbvh/core/bits.h"
 #include "hwbvh/formats/rdna4/decode.h"
 #include "hwbvh/formats/rdna4/obb.h"
 
@@ -102,6 +104,34 @@ TEST(ObbIndex, SymmetricInputsReadTheNanRowAndTheBestPermutationWins) {
   }
   // A reflection is handled by negating row 2 first.
   EXPECT_EQ(matrix_to_best_obb_index({Vec3{1, 0, 0}, Vec3{0, 1, 0}, Vec3{0, 0, -1}}), kNoObb);
+}
+
+// The acos-free angle bin against GPURT's formula: every 4,099th float of [-1, 1] (and a little beyond), and every
+// float between two such samples whose bins differ, so every float where the bin changes. (An exhaustive run over
+// all 4.26e9 floats of |c| <= 1 agreed too, on glibc's acosf.)
+TEST(ObbIndex, AngleBinWithoutAcosMatchesTheAcosFormula) {
+  constexpr uint32_t kStride = 4099;
+  uint32_t changes = 0;
+  for (const bool negated : {false, true}) {
+    for (const float sign : {1.0f, -1.0f}) {
+      uint32_t previous_bin = obb_angle_bin_by_acos(sign * 0.0f, negated);
+      for (uint32_t bits = kStride; bits <= float_bits(1.0f) + kStride; bits += kStride) {
+        const uint32_t bin = obb_angle_bin_by_acos(sign * bits_float(bits), negated);
+        ASSERT_EQ(obb_angle_bin(sign * bits_float(bits), negated), bin) << sign * bits_float(bits);
+        if (bin == previous_bin) continue;
+        previous_bin = bin;
+        ++changes;
+        for (uint32_t near = bits - kStride + 1; near < bits; ++near) {
+          const float c = sign * bits_float(near);
+          ASSERT_EQ(obb_angle_bin(c, negated), obb_angle_bin_by_acos(c, negated)) << c << (negated ? " negated" : "");
+        }
+      }
+    }
+  }
+  EXPECT_GE(changes, 16u);  // bins 0..8 without negation, 8..15 with it, then bin 0 past 1 (acos NaN)
+  for (const float c : {std::numeric_limits<float>::quiet_NaN(), 1.0f, -1.0f, 1.0000001f, -1.0000001f}) {
+    for (const bool negated : {false, true}) EXPECT_EQ(obb_angle_bin(c, negated), obb_angle_bin_by_acos(c, negated)) << c;
+  }
 }
 
 TEST(ObbIndex, HardwareRotationsMapToCloseFrames) {

@@ -14,6 +14,12 @@ namespace hwbvh::rdna4 {
 /// Axis-angle LUT lookup (Appendix B) of a rotation given by its rows; may return 127 (no OBB).
 uint32_t matrix_to_obb_index(const Mat3Rows& rows);
 
+/// The pi/8 bin of a rotation's angle, given its cosine (the trace's), as GPURT computes it: the angle acos(c),
+/// negated when the axis was flipped to z >= 0 and then wrapped into [0, 2 pi), over pi/8, clamped to 0..15.
+uint32_t obb_angle_bin_by_acos(float cos_angle, bool negated);
+/// The same bin without acos: the cosine compared with the 15 bin starts found once from the formula above.
+uint32_t obb_angle_bin(float cos_angle, bool negated);
+
 /// Best of the three cyclic row permutations of `rows` (§3.4); may return 127.
 uint32_t matrix_to_best_obb_index(const Mat3Rows& rows);
 
