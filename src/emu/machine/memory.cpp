@@ -31,11 +31,7 @@ MemoryHierarchy::MemoryHierarchy(const MemoryConfig& memory, const GpuConfig& gp
   const uint32_t cus = gpu.simulated_cus();
   const bool scalar_cache = memory.scalar_cache.bytes > 0;
   std::vector<uint32_t> array_of(cus);
-  std::vector<uint32_t> simulated_in_array(gpu.shader_arrays());
-  for (uint32_t cu = 0; cu < cus; ++cu) {
-    array_of[cu] = shader_array_of_slot(gpu, slot_of_simulated_cu(gpu, cu));
-    ++simulated_in_array[array_of[cu]];
-  }
+  for (uint32_t cu = 0; cu < cus; ++cu) array_of[cu] = shader_array_of_slot(gpu, slot_of_simulated_cu(gpu, cu));
   vector_paths_.resize(cus);
   scalar_paths_.resize(cus);
   for (size_t k = 0; k < memory.levels.size(); ++k) {
@@ -53,9 +49,8 @@ MemoryHierarchy::MemoryHierarchy(const MemoryConfig& memory, const GpuConfig& gp
           break;
         case SharedBy::ShaderArray: {
           const uint32_t array = array_of[cu];
-          if (of_array[array] == SIZE_MAX) {
-            of_array[array] = add_instance(c, k, last, simulated_in_array[array], gpu.cus_per_shader_array);
-          }
+          // The sample is whole shader arrays: an array's instance is never scaled.
+          if (of_array[array] == SIZE_MAX) of_array[array] = add_instance(c, k, last, 1, 1);
           instance = of_array[array];
           instances = gpu.shader_arrays();
           break;

@@ -9,9 +9,8 @@
 // (`misses_in_flight`) and asks the next level for the whole line, which every level on the way keeps. A request for
 // a line still in flight merges with that fill, as a miss-status register would. When only some of an instance's CUs
 // are simulated (GpuConfig::simulated_shader_arrays: a GPU-wide level), it keeps their share of its bandwidth,
-// capacity and miss slots. Scalar
-// loads take the scalar cache (when the preset has one) and then levels[1] onwards. Requests are made in cycle order
-// (the event loop's), and each one's timing is settled when it is made.
+// capacity and miss slots. Scalar loads take the scalar cache (when the preset has one) and then levels[1] onwards.
+// Requests are made in cycle order (the event loop's), and each one's timing is settled when it is made.
 #include <cstdint>
 #include <functional>
 #include <optional>
