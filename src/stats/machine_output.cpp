@@ -50,6 +50,10 @@ void level_figures(const emu::MemoryLevelResult& l, uint64_t cycles, bool all, s
 
 }  // namespace
 
+std::string simulated_arrays_text(const emu::GpuFigures& gpu) {
+  return fmt::format("{} shader array{}", gpu.simulated_shader_arrays, gpu.simulated_shader_arrays == 1 ? "" : "s");
+}
+
 std::vector<MachineFigure> machine_figures(const emu::MachineResult& m, const emu::MachineConfig& c,
                                            MachineFigureSet set) {
   const bool all = set == MachineFigureSet::All;
@@ -82,9 +86,8 @@ std::vector<MachineFigure> machine_figures(const emu::MachineResult& m, const em
   const emu::GpuFigures& g = m.gpu;
   if (all) {
     f.push_back({"whole GPU", "GPU",
-                 fmt::format("{}: {} CUs ({} simulated: {} shader array{}) x {} MHz", g.name, g.compute_units,
-                             g.simulated_cus, g.simulated_shader_arrays, g.simulated_shader_arrays == 1 ? "" : "s",
-                             g.clock_mhz)});
+                 fmt::format("{}: {} CUs ({} simulated: {}) x {} MHz", g.name, g.compute_units, g.simulated_cus,
+                             simulated_arrays_text(g), g.clock_mhz)});
   }
   f.push_back({"  box tests per second", "GPU box/s", per_second(g.box_tests_per_second)});
   f.push_back({"  triangle tests per second", "GPU tri/s", per_second(g.triangle_tests_per_second)});

@@ -14,6 +14,7 @@
 #include "hwbvh/pipeline/pipeline.h"
 #include "hwbvh/scene/camera.h"
 #include "hwbvh/scene/ray_gen.h"
+#include "hwbvh/stats/machine_output.h"
 
 namespace hwbvh::stats {
 namespace {
@@ -231,11 +232,10 @@ std::string rt_throughput_text(const RtThroughputReport& report) {
                        "{:.2f} (published {:.2f}: the frame's mix, {:.2f}x)\n",
                        m.box_factor, m.triangle_factor, m.box_per_triangle, m.published_box_per_triangle,
                        ratio(m.box_per_triangle, m.published_box_per_triangle));
-    out += fmt::format("  {} of {} CUs simulated ({} shader array{}), {} cycles at {} MHz, {} rays traced ({:.1f} s "
-                       "emulation, {:.1f} s model), {}\n",
-                       g.simulated_cus, g.compute_units, g.simulated_shader_arrays,
-                       g.simulated_shader_arrays == 1 ? "" : "s", r.machine.cycles, g.clock_mhz, r.rays_traced,
-                       r.emulation_seconds, r.model_seconds, emu::to_string(r.machine.status));
+    out += fmt::format("  {} of {} CUs simulated ({}), {} cycles at {} MHz, {} rays traced ({:.1f} s emulation, "
+                       "{:.1f} s model), {}\n",
+                       g.simulated_cus, g.compute_units, simulated_arrays_text(g), r.machine.cycles, g.clock_mhz,
+                       r.rays_traced, r.emulation_seconds, r.model_seconds, emu::to_string(r.machine.status));
     for (const emu::ParameterOverride& o : r.overrides) {
       out += fmt::format("  what-if: {} = {} (not the preset's value)\n", o.key, o.value);
     }

@@ -27,4 +27,7 @@ enum class MachineFigureSet {
 std::vector<MachineFigure> machine_figures(const emu::MachineResult& result, const emu::MachineConfig& config,
                                            MachineFigureSet set);
 
+/// The sample a run simulated, as the outputs name it: "1 shader array", "8 shader arrays".
+std::string simulated_arrays_text(const emu::GpuFigures& gpu);
+
 }  // namespace hwbvh::stats
