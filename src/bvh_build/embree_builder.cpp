@@ -360,8 +360,8 @@ class Flattener {
       stack.push_back({node->children[0], p.index + 1, p.first_ref});
     }
     Executor(threads_).for_each(0, tasks.size(), [&](size_t t) { fill(tasks[t].ref, tasks[t].index, tasks[t].first_ref); });
-    std::sort(top.begin(), top.end());
-    for (auto it = top.rbegin(); it != top.rend(); ++it) {  // children after their parent: back to front
+    // `top` is in preorder, so its indices ascend and every node's children come after it: back to front.
+    for (auto it = top.rbegin(); it != top.rend(); ++it) {
       BinaryBvh::Node& node = out_.nodes[*it];
       node.bounds = out_.nodes[BinaryBvh::left(*it)].bounds;
       node.bounds.grow(out_.nodes[node.right].bounds);
