@@ -55,7 +55,7 @@ std::vector<uint32_t> bvh_triangles(const Scene& scene, const BuildOptions& opti
   return triangles;
 }
 
-// One path for Embree's tree and a given one: a binary tree (either) is collapsed; a given wide tree is taken as it is.
+// One path for the built tree and a given one: a binary tree (either) is collapsed; a given wide tree is taken as it is.
 template <int Width>
 WideBuildResult<Width> build(const Scene& scene, const BuildOptions& options) {
   WideBuildResult<Width> result;

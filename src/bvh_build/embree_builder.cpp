@@ -16,6 +16,7 @@
 #include <embree3/rtcore_builder.h>
 #include <tbb/task_arena.h>
 
+#include "hwbvh/bvh_build/binned_builder.h"
 #include "hwbvh/bvh_build/spatial_split.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/parallel.h"
@@ -46,12 +47,6 @@ struct ClippedLeaf {
 };
 
 const RTCBuildPrimitive& EmbreeNode::clipped() const { return reinterpret_cast<const ClippedLeaf*>(this)->reference; }
-
-// At medium quality Embree stops at nodes of at most this many references, and create_leaf splits them down to
-// one reference per leaf itself (SmallLeafSplitter). Above that size Embree splits exactly as it would with one
-// reference per leaf; below it, Embree's binned SAH (only a handful of bins for a few references) and its per-node
-// callbacks and allocations are replaced by an exact SAH sweep, which costs a fraction of them.
-constexpr unsigned kEmbreeLeafSize = 8;
 
 struct Callbacks {
   /// Spatial splits only: each triangle's three vertices side by side (by scene triangle index), so that the
@@ -94,143 +89,30 @@ uint32_t subtree_references(const void* ref) {
 
 // Sets an inner node's children and its subtree's counts from theirs. Embree calls this once both children's
 // subtrees are built (a child still counting 0 nodes would break that, and is reported).
-void link_children(EmbreeNode& node, const void* left, const void* right, Callbacks& callbacks) {
-  node.children[0] = left;
-  node.children[1] = right;
-  const uint32_t left_nodes = subtree_nodes(left), right_nodes = subtree_nodes(right);
-  if (left_nodes == 0 || right_nodes == 0) callbacks.report_broken("children set before their subtrees were built");
-  node.nodes = 1 + left_nodes + right_nodes;
-  node.references = subtree_references(left) + subtree_references(right);
-}
-
 void set_node_children(void* node_ptr, void** children, unsigned int child_count, void* user) {
   auto& callbacks = *static_cast<Callbacks*>(user);
   if (child_count != 2) {
     callbacks.report_broken("a node without exactly two children");
     return;
   }
-  link_children(*static_cast<EmbreeNode*>(node_ptr), children[0], children[1], callbacks);
+  auto& node = *static_cast<EmbreeNode*>(node_ptr);
+  node.children[0] = children[0];
+  node.children[1] = children[1];
+  const uint32_t left_nodes = subtree_nodes(children[0]), right_nodes = subtree_nodes(children[1]);
+  if (left_nodes == 0 || right_nodes == 0) callbacks.report_broken("children set before their subtrees were built");
+  node.nodes = 1 + left_nodes + right_nodes;
+  node.references = subtree_references(children[0]) + subtree_references(children[1]);
 }
 
 // Bounds are recomputed exactly from the leaf references after the build, so Embree's are not kept.
 void set_node_bounds(void*, const RTCBounds**, unsigned int, void*) {}
 
-// A leaf Embree made (2 to kEmbreeLeafSize references), split down to one reference per leaf: at every node the
-// exact SAH split (each cut of the references sorted along each axis, costed as half-area(left) * count(left) +
-// half-area(right) * count(right); ties keep the first axis and the first cut). References are sorted by box
-// centre along each axis once, ties by primID so that the tree depends on the set alone; a split keeps each
-// axis's order by partitioning it.
-class SmallLeafSplitter {
- public:
-  SmallLeafSplitter(const RTCBuildPrimitive* prims, size_t count, Callbacks& callbacks)
-      : callbacks_(callbacks), count_(count) {
-    for (size_t i = 0; i < count; ++i) {
-      lo_[i] = {prims[i].lower_x, prims[i].lower_y, prims[i].lower_z};
-      hi_[i] = {prims[i].upper_x, prims[i].upper_y, prims[i].upper_z};
-      ids_[i] = prims[i].primID;
-    }
-    for (int axis = 0; axis < 3; ++axis) {
-      std::array<float, kEmbreeLeafSize> centre;  // twice the box centre: only the order matters
-      for (size_t i = 0; i < count; ++i) centre[i] = lo_[i][axis] + hi_[i][axis];
-      const auto before = [&](uint8_t a, uint8_t b) {
-        return centre[a] < centre[b] || (centre[a] == centre[b] && ids_[a] < ids_[b]);
-      };
-      std::array<uint8_t, kEmbreeLeafSize>& order = orders_[axis];
-      for (size_t i = 0; i < count; ++i) {  // insertion sort: a handful of references
-        size_t j = i;
-        for (; j > 0 && before(static_cast<uint8_t>(i), order[j - 1]); --j) order[j] = order[j - 1];
-        order[j] = static_cast<uint8_t>(i);
-      }
-    }
-  }
-
-  void* build(RTCThreadLocalAllocator alloc) const { return split(alloc, orders_, count_); }
-
- private:
-  using Orders = std::array<std::array<uint8_t, kEmbreeLeafSize>, 3>;  // reference indices, sorted per axis
-
-  struct Box {
-    std::array<float, 3> lo{kInf, kInf, kInf};
-    std::array<float, 3> hi{-kInf, -kInf, -kInf};
-    void grow(const std::array<float, 3>& l, const std::array<float, 3>& h) {
-      for (int a = 0; a < 3; ++a) {
-        lo[a] = std::min(lo[a], l[a]);
-        hi[a] = std::max(hi[a], h[a]);
-      }
-    }
-    [[nodiscard]] float half_area() const {
-      const float x = hi[0] - lo[0], y = hi[1] - lo[1], z = hi[2] - lo[2];
-      return x * y + y * z + z * x;
-    }
-  };
-
-  void* split(RTCThreadLocalAllocator alloc, const Orders& orders, size_t n) const {
-    if (n == 1) return tagged_leaf(ids_[orders[0][0]]);
-    // Two references: every axis has the same one cut, so the first axis's order wins the tie.
-    if (n == 2) return link(alloc, tagged_leaf(ids_[orders[0][0]]), tagged_leaf(ids_[orders[0][1]]));
-    float best_cost = kInf;
-    int best_axis = 0;
-    size_t best_left = n / 2;
-    std::array<float, kEmbreeLeafSize> right_area{};
-    for (int axis = 0; axis < 3; ++axis) {
-      const std::array<uint8_t, kEmbreeLeafSize>& order = orders[axis];
-      Box right;
-      for (size_t i = n; i-- > 1;) {
-        right.grow(lo_[order[i]], hi_[order[i]]);
-        right_area[i] = right.half_area();
-      }
-      Box left;
-      for (size_t i = 1; i < n; ++i) {
-        left.grow(lo_[order[i - 1]], hi_[order[i - 1]]);
-        const float cost = left.half_area() * static_cast<float>(i) + right_area[i] * static_cast<float>(n - i);
-        if (cost < best_cost) {
-          best_cost = cost;
-          best_axis = axis;
-          best_left = i;
-        }
-      }
-    }
-    uint32_t goes_left = 0;  // bit i: reference i
-    for (size_t i = 0; i < best_left; ++i) goes_left |= 1u << orders[best_axis][i];
-    Orders left{}, right{};
-    for (int axis = 0; axis < 3; ++axis) {
-      size_t l = 0, r = 0;
-      for (size_t i = 0; i < n; ++i) {
-        const uint8_t ref = orders[axis][i];
-        if ((goes_left >> ref) & 1u) {
-          left[axis][l++] = ref;
-        } else {
-          right[axis][r++] = ref;
-        }
-      }
-    }
-    return link(alloc, split(alloc, left, best_left), split(alloc, right, n - best_left));
-  }
-
-  void* link(RTCThreadLocalAllocator alloc, const void* left, const void* right) const {
-    auto* node = new (rtcThreadLocalAlloc(alloc, sizeof(EmbreeNode), alignof(EmbreeNode))) EmbreeNode;
-    link_children(*node, left, right, callbacks_);
-    return node;
-  }
-
-  static constexpr float kInf = std::numeric_limits<float>::infinity();
-  Callbacks& callbacks_;
-  size_t count_;
-  std::array<std::array<float, 3>, kEmbreeLeafSize> lo_{}, hi_{};
-  std::array<uint32_t, kEmbreeLeafSize> ids_{};
-  Orders orders_{};
-};
-
-// Without spatial splits, a tagged pointer or a small tree of them (SmallLeafSplitter); with them (one reference
-// per leaf), the node followed by its reference.
+// Every leaf holds one reference: without spatial splits a tagged pointer; with them, the node followed by its
+// reference.
 void* create_leaf(RTCThreadLocalAllocator alloc, const RTCBuildPrimitive* prims, size_t count, void* user) {
   auto& callbacks = *static_cast<Callbacks*>(user);
-  const bool keep_boxes = !callbacks.corners.empty();
-  if (count > (keep_boxes ? 1 : kEmbreeLeafSize)) callbacks.report_broken("a leaf larger than maxLeafSize");
-  if (!keep_boxes) {
-    if (count == 1) return tagged_leaf(prims[0].primID);
-    return SmallLeafSplitter(prims, std::min<size_t>(count, kEmbreeLeafSize), callbacks).build(alloc);
-  }
+  if (count != 1) callbacks.report_broken("a leaf of other than one reference");
+  if (callbacks.corners.empty()) return tagged_leaf(prims[0].primID);
   auto* leaf = new (rtcThreadLocalAlloc(alloc, sizeof(ClippedLeaf), alignof(ClippedLeaf))) ClippedLeaf{{}, prims[0]};
   leaf->node.nodes = 1;
   leaf->node.references = 1;
@@ -276,15 +158,6 @@ void split_primitive(const RTCBuildPrimitive* prim, unsigned int dim, float posi
 void on_error(void* user, RTCError, const char* message) {
   auto* callbacks = static_cast<Callbacks*>(user);
   if (callbacks->error.empty()) callbacks->error = message ? message : "unknown Embree error";
-}
-
-RTCBuildQuality embree_quality(BuildQuality quality) {
-  switch (quality) {
-    case BuildQuality::Low: return RTC_BUILD_QUALITY_LOW;
-    case BuildQuality::Medium: return RTC_BUILD_QUALITY_MEDIUM;
-    case BuildQuality::High: return RTC_BUILD_QUALITY_HIGH;
-  }
-  return RTC_BUILD_QUALITY_MEDIUM;
 }
 
 // Owns an Embree device and BVH for one build.
@@ -428,20 +301,15 @@ BinaryBvh build_over_boxes(std::span<const uint32_t> ids, const BoxOf& box_of, C
   EmbreeSession session(options.threads, &callbacks);
 
   RTCBuildArguments args = rtcDefaultBuildArguments();
-  args.buildQuality = embree_quality(options.quality);
+  // Embree builds only what the binned builder does not: Morton (low) and spatial splits (high, over triangles).
+  args.buildQuality = spatial ? RTC_BUILD_QUALITY_HIGH : RTC_BUILD_QUALITY_LOW;
   args.maxBranchingFactor = 2;
   args.maxDepth = 128;  // SAH binary trees of real meshes exceed Embree's default of 32
   args.sahBlockSize = 1;
   args.minLeafSize = 1;
-  // Embree's costs only weigh a leaf against a split (which split is best does not depend on them). With one
-  // reference per leaf that is decided anyway; at medium quality an unbeatable box step makes Embree stop at
-  // every node of at most kEmbreeLeafSize references and split all larger ones as before, and create_leaf splits
-  // the small ones. Morton (low) and spatial splits (high) keep Embree's own splits down to single references.
-  const bool small_leaves = args.buildQuality == RTC_BUILD_QUALITY_MEDIUM ||
-                            (args.buildQuality == RTC_BUILD_QUALITY_HIGH && !spatial);
-  args.maxLeafSize = small_leaves ? kEmbreeLeafSize : 1;
-  args.traversalCost = small_leaves ? std::numeric_limits<float>::max() : options.box_step_cost;
-  args.intersectionCost = small_leaves ? 1.0f : 0.5f * options.pair_step_cost;
+  args.maxLeafSize = 1;
+  args.traversalCost = options.box_step_cost;
+  args.intersectionCost = 0.5f * options.pair_step_cost;
   args.bvh = session.bvh();
   args.primitives = prims.data();
   args.primitiveCount = ids.size();
@@ -479,9 +347,29 @@ BinaryBvh build_over_boxes(std::span<const uint32_t> ids, const BoxOf& box_of, C
   return binary;
 }
 
+// The binned builder's tree over `count` references, reference i being (box, id) = ref_of(i): the reference
+// array is filled in parallel, each index its own slot.
+template <typename RefOf>
+BinaryBvh binned_over_boxes(size_t count, const RefOf& ref_of, const BuildOptions& options) {
+  std::vector<BinnedRef> refs(count);
+  Executor(options.threads).for_ranges(0, count, size_t{1} << 16, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      const auto [box, id] = ref_of(i);
+      refs[i] = {box.min, id, box.max};
+    }
+  });
+  return build_binned_bvh(std::move(refs), options.threads, options.progress);
+}
+
 }  // namespace
 
 BinaryBvh build_binary_bvh(const Scene& scene, std::span<const uint32_t> triangles, const BuildOptions& options) {
+  const auto triangle_box = [&scene](uint32_t tri) {
+    return triangle_bounds(scene.vertex(tri, 0), scene.vertex(tri, 1), scene.vertex(tri, 2));
+  };
+  if (options.quality == BuildQuality::Medium) return binned_over_boxes(triangles.size(), [&](size_t i) {
+    return std::pair{triangle_box(triangles[i]), triangles[i]};
+  }, options);
   Callbacks callbacks;
   if (options.quality == BuildQuality::High) {
     callbacks.corners.resize(scene.triangles.size());
@@ -489,13 +377,13 @@ BinaryBvh build_binary_bvh(const Scene& scene, std::span<const uint32_t> triangl
       callbacks.corners[tri] = {scene.vertex(tri, 0), scene.vertex(tri, 1), scene.vertex(tri, 2)};
     }
   }
-  const auto triangle_box = [&scene](uint32_t tri) {
-    return triangle_bounds(scene.vertex(tri, 0), scene.vertex(tri, 1), scene.vertex(tri, 2));
-  };
   return build_over_boxes(triangles, triangle_box, callbacks, options, scene.source);
 }
 
 BinaryBvh build_binary_bvh(std::span<const Aabb> boxes, const BuildOptions& options, const std::string& source) {
+  if (options.quality != BuildQuality::Low) return binned_over_boxes(boxes.size(), [&](size_t i) {
+    return std::pair{boxes[i], static_cast<uint32_t>(i)};
+  }, options);
   std::vector<uint32_t> ids(boxes.size());
   std::iota(ids.begin(), ids.end(), 0u);
   Callbacks callbacks;  // no corners: boxes are never split

@@ -1,6 +1,7 @@
 #pragma once
-// BinaryBvh: the flat, index-based binary tree the builder collapses into WideBvh<8>. Produced by the Embree
-// adapter (embree_builder.h) with one reference per leaf, so the collapse alone decides what a real leaf holds.
+// BinaryBvh: the flat, index-based binary tree the builder collapses into WideBvh<8>. Produced by the binned
+// builder (binned_builder.h) or the Embree adapter (embree_builder.h) with one reference per leaf, so the collapse
+// alone decides what a real leaf holds.
 #include <cstddef>
 #include <cstdint>
 #include <vector>

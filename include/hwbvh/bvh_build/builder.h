@@ -1,6 +1,6 @@
 #pragma once
-// Build pipeline, format-neutral: scene triangles -> Embree binary BVH (rtcBuildBVH, SAH; spatial splits at
-// high quality) -> SAH-optimal collapse to WideBvh<8> (Ylitie, Karras, Laine 2017, "Efficient Incoherent Ray
+// Build pipeline, format-neutral: scene triangles -> binary BVH (binned SAH at medium quality, binned_builder.h;
+// Embree's rtcBuildBVH at low, Morton, and high, SAH with spatial splits) -> SAH-optimal collapse to WideBvh<8> (Ylitie, Karras, Laine 2017, "Efficient Incoherent Ray
 // Traversal on GPUs Through Compressed Wide BVHs") with leaves of triangle pairs. The same collapse also gives
 // WideBvh<4> for 4-wide targets (RT IP 2.0) and WideBvh<6> for Intel Xe's 6-wide nodes.
 #include <cstdint>
@@ -39,11 +39,11 @@ struct BuildOptions {
   /// Pair leaf triangles that share no edge too (formats whose pairs are independent triangles, RT IP 3.1).
   bool pair_leftovers = false;
   PairFitFn pair_fits;             ///< optional; empty = any two triangles may pair
-  /// Another builder's tree (given_tree.h) in place of Embree's: a binary one is collapsed as Embree's is, a wide
-  /// one taken as given; quality then plays no part. Unset: Embree builds the binary tree.
+  /// Another builder's tree (given_tree.h) in place of ours: a binary one is collapsed as ours is, a wide one
+  /// taken as given; quality then plays no part. Unset: the binary tree is built (embree_builder.h).
   std::shared_ptr<const TreeTopology> tree;
-  /// Optional: hears "binary BVH" (Embree's build in per mille; not for a given tree) and "collapse" (binary nodes
-  /// evaluated, then references paired).
+  /// Optional: hears "binary BVH" (references placed in leaves; Embree's build in per mille at low and high
+  /// quality; not for a given tree) and "collapse" (binary nodes evaluated, then references paired).
   ProgressCallback progress;
 };
 

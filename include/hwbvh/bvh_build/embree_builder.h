@@ -1,9 +1,8 @@
 #pragma once
-// Embree adapter: builds a BinaryBvh with Embree 3's rtcBuildBVH (binned SAH; Morton at low quality; SAH with
-// spatial splits at high quality, splitting references by exact triangle clipping, see spatial_split.h), over
-// triangles or over plain boxes (a top-level structure's instances). With the binned SAH, Embree stops at nodes of
-// at most 8 references, which the adapter splits down to one reference per leaf by exact SAH sweeps: cheaper than
-// Embree's nodes and callbacks there, and at least as good a split at each node as Embree's few bins.
+// The binary BVH of a build, over triangles or over plain boxes (a top-level structure's instances): at medium
+// quality (and over boxes at high quality) by hwbvh's binned builder (binned_builder.h); otherwise by Embree 3's
+// rtcBuildBVH, Morton at low quality and SAH with spatial splits at high quality (splitting references by exact
+// triangle clipping, see spatial_split.h), through this adapter.
 #include <cstdint>
 #include <span>
 #include <string>
@@ -22,7 +21,7 @@ namespace hwbvh::bvh_build {
 BinaryBvh build_binary_bvh(const Scene& scene, std::span<const uint32_t> triangles, const BuildOptions& options);
 
 /// The same over `boxes` (all non-empty and finite, at least one): each reference's `triangle` is its box's index.
-/// No spatial splits (a box has no shape to clip): high quality is Embree's binned SAH, as medium. Errors name
+/// No spatial splits (a box has no shape to clip): high quality is the binned builder, as medium. Errors name
 /// `source`.
 BinaryBvh build_binary_bvh(std::span<const Aabb> boxes, const BuildOptions& options, const std::string& source);
 
