@@ -231,7 +231,7 @@ TEST(Build, OptimalCollapseBeatsGreedyCollapse) {
   }
 }
 
-// Half the surface area: the SAH's area term, as the Embree adapter sweeps it.
+// Half the surface area: the SAH's area term, as the binned builder's exact sweep costs it.
 float half_area(const Aabb& box) {
   const Vec3 e = box.max - box.min;
   return e.x * e.y + e.y * e.z + e.z * e.x;
@@ -255,8 +255,8 @@ float best_sweep_cost(std::vector<Aabb> boxes) {
   return best;
 }
 
-// At medium quality Embree stops at nodes of a few references and the adapter splits those itself, each node by
-// the best cut of a sweep: Embree's binned SAH (4 bins for so few references) misses some of these cuts.
+// At medium quality the binned builder splits nodes of a few references by the best cut of an exact sweep, where
+// a binned SAH (4 bins for so few references) would miss some of these cuts.
 TEST(Build, SmallSubtreesAreSplitByTheExactSweep) {
   uint32_t checked = 0;
   for (uint32_t seed = 1; seed <= 40; ++seed) {
@@ -283,8 +283,8 @@ TEST(Build, SmallSubtreesAreSplitByTheExactSweep) {
   EXPECT_GT(checked, 1000u);
 }
 
-// The conversion of Embree's nodes writes subtrees of a few thousand nodes in parallel, then the nodes above them:
-// the binary tree must be whole and the same at any thread count.
+// Embree's nodes (low, high) are converted in parallel subtrees, and the binned builder (medium) bins and builds
+// subtrees in parallel: the binary tree must be whole and the same at any thread count.
 TEST(Build, BinaryTreeIsWholeAndTheSameAtAnyThreadCount) {
   const Scene scene = test::random_triangle_soup(30000, 7);
   std::vector<uint32_t> all(scene.triangles.size());
