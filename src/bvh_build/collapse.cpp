@@ -30,7 +30,8 @@ struct Subtree {
   /// C(n, i) = C(n, used) for every i >= used: n's subtree never gains from more subtrees (1 for a binary leaf,
   /// at most the children's sum), so the dynamic program stops there.
   int used;
-  uint32_t cache_begin;  ///< the size of the task's pair cache when n's subtree began
+  uint32_t cache_begin;      ///< the size of the task's pair cache when n's subtree began
+  uint32_t triangles_begin;  ///< where n's distinct triangles begin on the task's triangle stack
 };
 
 // The choices the bottom-up pass made at one binary node, which the top-down pass follows, in 8 bytes: bit 0 leaf
@@ -65,6 +66,15 @@ class Entry {
 // The pairs of leaf candidates, written as the bottom-up pass pairs them, so that the top-down pass copies the
 // chosen leaves' pairs instead of pairing them again. One per task (and one for the nodes above the tasks).
 using PairCache = std::vector<PrimPair>;
+
+// What one evaluation task keeps while it goes through its nodes.
+struct TaskState {
+  explicit TaskState(PairCache& pair_cache) : cache(pair_cache) {}
+  PairCache& cache;
+  /// The distinct triangles, sorted, of each evaluated subtree that may still be part of a leaf (at most
+  /// max_leaf_references_ references), the latest last: a node's are its children's merged, not gathered and sorted.
+  std::vector<uint32_t> triangles;
+};
 
 // The binary nodes that become one wide node's children.
 template <int Width>
@@ -125,17 +135,16 @@ class Collapser {
     caches_.resize(task_begin_.size() + 1);  // the last: the nodes above the tasks
     std::vector<Subtree<Width>> task_results(task_begin_.size());
     Executor(options_.threads).for_each(0, task_begin_.size(), [&](std::size_t t) {
-      std::vector<uint32_t> triangles;
-      PairCache& cache = caches_[t];
+      TaskState state(caches_[t]);
       std::vector<Subtree<Width>> stack;
       for (uint32_t n = task_end_[t]; n-- > task_begin_[t];) {
         if (binary_.nodes[n].is_leaf()) {
-          stack.push_back(evaluate(n, nullptr, nullptr, triangles, cache));
+          stack.push_back(evaluate(n, nullptr, nullptr, state));
           continue;
         }
         const Subtree<Width> left = stack.back();
         stack.pop_back();
-        stack.back() = evaluate(n, &left, &stack.back(), triangles, cache);
+        stack.back() = evaluate(n, &left, &stack.back(), state);
       }
       task_results[t] = stack.back();
       progress.add(task_end_[t] - task_begin_[t]);
@@ -143,28 +152,30 @@ class Collapser {
     std::unordered_map<uint32_t, Subtree<Width>> known;  // the costs of task roots and top nodes, by node
     for (size_t t = 0; t < task_begin_.size(); ++t) known.emplace(task_begin_[t], task_results[t]);
     std::sort(top.begin(), top.end());
-    std::vector<uint32_t> triangles;
+    TaskState state(caches_.back());
     for (auto it = top.rbegin(); it != top.rend(); ++it) {
       const Subtree<Width>& left = known.at(BinaryBvh::left(*it));
       Subtree<Width> right = known.at(binary_.nodes[*it].right);
-      right.cache_begin = static_cast<uint32_t>(caches_.back().size());  // its pairs are in its task's cache
-      known.emplace(*it, evaluate(*it, &left, &right, triangles, caches_.back()));
+      right.cache_begin = right.triangles_begin = 0;  // its pairs and triangles are on its own task's stacks
+      known.emplace(*it, evaluate(*it, &left, &right, state));
     }
   }
 
   // Fills dp_[n] and returns n's costs, from its children's (null for a leaf). n's pairs as a leaf candidate are
-  // kept at the end of `cache`; those of its descendants are dropped when n is a leaf as any number of subtrees.
-  Subtree<Width> evaluate(uint32_t n, const Subtree<Width>* l, const Subtree<Width>* r,
-                          std::vector<uint32_t>& triangles, PairCache& cache) {
+  // kept at the end of the task's cache; those of its descendants are dropped when n is a leaf as any number of
+  // subtrees.
+  Subtree<Width> evaluate(uint32_t n, const Subtree<Width>* l, const Subtree<Width>* r, TaskState& state) {
     const BinaryBvh::Node& node = binary_.nodes[n];
     const float area = node.bounds.surface_area(range_scale_) * area_scale_;
+    PairCache& cache = state.cache;
     Subtree<Width> result;
     result.cache_begin = r ? r->cache_begin : static_cast<uint32_t>(cache.size());
     const auto first_pair = static_cast<uint32_t>(cache.size());
+    const std::span<const uint32_t> triangles = distinct_triangles(n, l, r, state.triangles, result.triangles_begin);
     if (node.is_leaf()) {
       // One reference (the Embree adapter's leaf size): always a valid leaf, whatever i.
       uint8_t leaf_pairs = 0;
-      result.cost.fill(leaf_cost(n, area, kInfinity, triangles, cache, leaf_pairs));
+      result.cost.fill(leaf_cost(area, kInfinity, triangles, cache, leaf_pairs));
       result.used = 1;
       dp_[n] = Entry<Width>(true, 0, leaf_pairs, cache.size() > first_pair ? first_pair : kNoIndex);
       return result;
@@ -192,7 +203,7 @@ class Collapser {
     }
     const float internal = area * options_.box_step_cost + distribute[Width - 1];
     uint8_t leaf_pairs = 0;
-    const float leaf = leaf_cost(n, area, internal, triangles, cache, leaf_pairs);
+    const float leaf = leaf_cost(area, internal, triangles, cache, leaf_pairs);
     const bool is_leaf = leaf < internal;
     Entry<Width> e(is_leaf, split[Width - 1], is_leaf ? leaf_pairs : 0, kNoIndex);
     result.cost[0] = std::min(leaf, internal);
@@ -221,25 +232,39 @@ class Collapser {
     return result;
   }
 
-  // Distinct triangles of n's references, sorted; false if n has too many references to be a leaf.
-  bool leaf_triangles(uint32_t n, std::vector<uint32_t>& out) const {
+  // The distinct triangles of n's references, sorted, put on `stack` in place of its children's (from `begin` on);
+  // empty if n has too many references to be a leaf. An inner node's are its children's merged: the left child's
+  // are last on the stack, above the right child's.
+  std::span<const uint32_t> distinct_triangles(uint32_t n, const Subtree<Width>* l, const Subtree<Width>* r,
+                                               std::vector<uint32_t>& stack, uint32_t& begin) const {
     const BinaryBvh::Node& node = binary_.nodes[n];
-    if (node.ref_count > max_leaf_references_) return false;
-    out.resize(node.ref_count);  // `out` is reused: no reallocation, and no growth checks per element
-    for (uint32_t i = 0; i < node.ref_count; ++i) out[i] = binary_.refs[node.first_ref + i].triangle;
-    if (out.size() > 1) {  // one reference: every binary leaf Embree makes
-      std::sort(out.begin(), out.end());
-      out.erase(std::unique(out.begin(), out.end()), out.end());
+    begin = r ? r->triangles_begin : static_cast<uint32_t>(stack.size());
+    if (node.ref_count > max_leaf_references_) {
+      stack.resize(begin);
+      return {};
     }
-    return true;
+    std::array<uint32_t, TrianglePairing::kMaxTriangles> merged;
+    uint32_t count = 0;
+    if (r) {
+      count = static_cast<uint32_t>(std::set_union(stack.begin() + begin, stack.begin() + l->triangles_begin,
+                                                   stack.begin() + l->triangles_begin, stack.end(), merged.begin()) -
+                                    merged.begin());
+    } else {
+      for (uint32_t i = 0; i < node.ref_count; ++i) merged[i] = binary_.refs[node.first_ref + i].triangle;
+      std::sort(merged.begin(), merged.begin() + node.ref_count);
+      count = static_cast<uint32_t>(std::unique(merged.begin(), merged.begin() + node.ref_count) - merged.begin());
+    }
+    stack.resize(begin + count);
+    std::copy_n(merged.begin(), count, stack.begin() + begin);
+    return std::span(stack).subspan(begin);
   }
 
-  // SAH cost of n's subtree as one leaf (and its pair count), or infinity if it cannot be a leaf or costs at
-  // least `bound` (then it would not be chosen, so pairing and the format's fit test are skipped). A leaf of
-  // several triangles leaves its pairs at the end of `cache`.
-  float leaf_cost(uint32_t n, float area, float bound, std::vector<uint32_t>& triangles, PairCache& cache,
+  // SAH cost of a subtree as one leaf of its distinct `triangles` (and its pair count), or infinity if it cannot be
+  // a leaf (no triangles given) or costs at least `bound` (then it would not be chosen, so pairing and the format's
+  // fit test are skipped). A leaf of several triangles leaves its pairs at the end of `cache`.
+  float leaf_cost(float area, float bound, std::span<const uint32_t> triangles, PairCache& cache,
                   uint8_t& pair_count) const {
-    if (!leaf_triangles(n, triangles)) return kInfinity;
+    if (triangles.empty()) return kInfinity;
     const float step = area * options_.pair_step_cost;
     if (step * static_cast<float>((triangles.size() + 1) / 2) >= bound) return kInfinity;
     if (triangles.size() == 1) {  // one lone pair, which always fits (most calls: the binary leaves)
