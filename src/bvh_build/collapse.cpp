@@ -243,6 +243,10 @@ class Collapser {
       stack.resize(begin);
       return {};
     }
+    if (!r && node.ref_count == 1) {  // every binary leaf Embree makes
+      stack.push_back(binary_.refs[node.first_ref].triangle);
+      return std::span(stack).subspan(begin);
+    }
     std::array<uint32_t, TrianglePairing::kMaxTriangles> merged;
     uint32_t count = 0;
     if (r) {
