@@ -30,7 +30,6 @@ struct Subtree {
   /// C(n, i) = C(n, used) for every i >= used: n's subtree never gains from more subtrees (1 for a binary leaf,
   /// at most the children's sum), so the dynamic program stops there.
   int used;
-  uint32_t cache_begin;      ///< the size of the task's pair cache when n's subtree began
   uint32_t triangles_begin;  ///< where n's distinct triangles begin on the task's triangle stack
 };
 
@@ -47,7 +46,6 @@ class Entry {
       : bits_((leaf ? 1u : 0u) | static_cast<uint32_t>(node_split) << 1 | static_cast<uint32_t>(leaf_pairs) << 4),
         pairs_at_(pairs_at) {}
   void set_how(int i, int k) { bits_ |= static_cast<uint32_t>(k) << (10 + 3 * (i - 2)); }
-  void set_pairs_at(uint32_t at) { pairs_at_ = at; }
 
   [[nodiscard]] bool leaf() const { return (bits_ & 1u) != 0; }
   [[nodiscard]] int node_split() const { return static_cast<int>(bits_ >> 1 & 7u); }
@@ -55,8 +53,6 @@ class Entry {
   [[nodiscard]] int how(int i) const { return static_cast<int>(bits_ >> (10 + 3 * (i - 2)) & 7u); }
   /// n as a leaf: its first pair in its task's pair cache; kNoIndex for one triangle (the pair is its first reference).
   [[nodiscard]] uint32_t pairs_at() const { return pairs_at_; }
-  /// n is a leaf as any number of subtrees: nothing below it can be part of the wide tree (unless n is the root).
-  [[nodiscard]] bool only_leaf() const { return leaf() && bits_ >> 10 == 0; }
 
  private:
   uint32_t bits_;
@@ -156,20 +152,18 @@ class Collapser {
     for (auto it = top.rbegin(); it != top.rend(); ++it) {
       const Subtree<Width>& left = known.at(BinaryBvh::left(*it));
       Subtree<Width> right = known.at(binary_.nodes[*it].right);
-      right.cache_begin = right.triangles_begin = 0;  // its pairs and triangles are on its own task's stacks
+      right.triangles_begin = 0;  // its triangles are on its own task's stack
       known.emplace(*it, evaluate(*it, &left, &right, state));
     }
   }
 
-  // Fills dp_[n] and returns n's costs, from its children's (null for a leaf). n's pairs as a leaf candidate are
-  // kept at the end of the task's cache; those of its descendants are dropped when n is a leaf as any number of
-  // subtrees.
+  // Fills dp_[n] and returns n's costs, from its children's (null for a leaf). n's pairs, when n may be a leaf,
+  // are kept at the end of the task's cache.
   Subtree<Width> evaluate(uint32_t n, const Subtree<Width>* l, const Subtree<Width>* r, TaskState& state) {
     const BinaryBvh::Node& node = binary_.nodes[n];
     const float area = node.bounds.surface_area(range_scale_) * area_scale_;
     PairCache& cache = state.cache;
     Subtree<Width> result;
-    result.cache_begin = r ? r->cache_begin : static_cast<uint32_t>(cache.size());
     const auto first_pair = static_cast<uint32_t>(cache.size());
     const std::span<const uint32_t> triangles = distinct_triangles(n, l, r, state.triangles, result.triangles_begin);
     if (node.is_leaf()) {
@@ -205,7 +199,8 @@ class Collapser {
     uint8_t leaf_pairs = 0;
     const float leaf = leaf_cost(area, internal, triangles, cache, leaf_pairs);
     const bool is_leaf = leaf < internal;
-    Entry<Width> e(is_leaf, split[Width - 1], is_leaf ? leaf_pairs : 0, kNoIndex);
+    Entry<Width> e(is_leaf, split[Width - 1], is_leaf ? leaf_pairs : 0,
+                   is_leaf && cache.size() > first_pair ? first_pair : kNoIndex);
     result.cost[0] = std::min(leaf, internal);
     for (int i = 2; i <= Width; ++i) {
       const bool fewer = result.cost[i - 2] <= distribute[i - 1];
@@ -218,16 +213,7 @@ class Collapser {
     // way, so the leaf only has to beat the children. A two-triangle mesh is then one pair behind one box, not
     // two lone triangles in two leaves that every ray through the box tests one step at a time.
     if (n == 0) root_is_one_leaf_ = e.leaf() && result.cost[0] < distribute[Width - 1];
-    if (!is_leaf) {
-      cache.resize(first_pair);
-    } else if (cache.size() > first_pair) {
-      e.set_pairs_at(first_pair);
-      if (e.only_leaf() && n != 0) {  // the pairs below n are never used: n's take their place
-        std::copy(cache.begin() + first_pair, cache.end(), cache.begin() + result.cache_begin);
-        cache.resize(result.cache_begin + (cache.size() - first_pair));
-        e.set_pairs_at(result.cache_begin);
-      }
-    }
+    if (!is_leaf) cache.resize(first_pair);  // its pairs, if any, are never used
     dp_[n] = e;
     return result;
   }
