@@ -87,7 +87,7 @@ class Collapser {
       : scene_(scene), binary_(binary), options_(options),
         max_leaf_references_(scene ? 2 * options.max_leaf_pairs : 1),
         dp_(std::make_unique_for_overwrite<Entry<Width>[]>(binary.nodes.size())) {
-    if (scene) pairing_.emplace(*scene, options.pair_leftovers, options.pair_fits);
+    if (scene) pairing_.emplace(*scene, options.pair_leftovers, options.pair_fits, Executor(options.threads));
     range_scale_ = range_scale(binary.nodes[0].bounds);
     const float root_area = binary.nodes[0].bounds.surface_area(range_scale_);
     area_scale_ = root_area > 0.0f ? 1.0f / root_area : 1.0f;
