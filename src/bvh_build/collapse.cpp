@@ -103,30 +103,26 @@ class Collapser {
   }
 
  private:
-  // One past the last node of n's subtree: the end of its rightmost path (nodes are in preorder).
-  [[nodiscard]] uint32_t subtree_end(uint32_t n) const {
-    while (!binary_.nodes[n].is_leaf()) n = binary_.nodes[n].right;
-    return n + 1;
-  }
-
-  // Bottom-up pass. Nodes are in preorder, so a subtree is the index range [n, subtree_end(n)) and children come
-  // after their parent: small subtrees are evaluated in parallel (back to front), then the nodes above them.
+  // Bottom-up pass. Nodes are in preorder, so a subtree is an index range [n, end) and children come after their
+  // parent (the left child's subtree ends where the right child begins): small subtrees are evaluated in parallel
+  // (back to front), then the nodes above them.
   // Back to front, a subtree ends with its root, and a node's right subtree comes before its left: the
   // children's costs are the top two entries of a stack, left above right.
   void evaluate_all(ProgressCounter& progress) {
     std::vector<uint32_t> top;
-    for (std::vector<uint32_t> stack{0}; !stack.empty();) {
-      const uint32_t n = stack.back();
+    using Range = std::pair<uint32_t, uint32_t>;  // a subtree's nodes
+    for (std::vector<Range> stack{{0, static_cast<uint32_t>(binary_.nodes.size())}}; !stack.empty();) {
+      const auto [n, end] = stack.back();
       stack.pop_back();
-      const uint32_t end = subtree_end(n);
       if (end - n <= kTaskNodes) {
         task_begin_.push_back(n);  // in preorder: the stack takes left children first
         task_end_.push_back(end);
         continue;
       }
       top.push_back(n);
-      stack.push_back(binary_.nodes[n].right);
-      stack.push_back(BinaryBvh::left(n));
+      const uint32_t right = binary_.nodes[n].right;
+      stack.emplace_back(right, end);
+      stack.emplace_back(BinaryBvh::left(n), right);
     }
     caches_.resize(task_begin_.size() + 1);  // the last: the nodes above the tasks
     std::vector<Subtree<Width>> task_results(task_begin_.size());
