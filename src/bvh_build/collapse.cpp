@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -77,6 +78,8 @@ template <int Width>
 struct WideChildren {
   std::array<uint32_t, Width> nodes;
   int count = 0;
+  uint32_t wide_mask = 0;   ///< bit i: nodes[i] becomes a wide node (else a leaf)
+  uint32_t leaf_pairs = 0;  ///< the pairs of the leaf children
 };
 
 // Leaves of triangle pairs when given a scene; without one, every leaf is one reference (a box of a top-level tree).
@@ -321,20 +324,27 @@ class Collapser {
     for (std::size_t level = 0; level < source.size();) {
       const std::size_t level_end = source.size();
       children.resize(level_end);
-      executor.for_each(level, level_end, [&](std::size_t w) { children[w] = wide_children(source[w], w == 0); },
-                        kLevelGrain);
+      executor.for_each(level, level_end, [&](std::size_t w) {
+        WideChildren<Width>& kids = children[w];
+        kids = wide_children(source[w], w == 0);
+        for (int i = 0; i < kids.count; ++i) {
+          const Entry<Width>& e = dp_[kids.nodes[i]];
+          if (e.leaf()) {
+            kids.leaf_pairs += e.leaf_pairs();
+          } else {
+            kids.wide_mask |= 1u << i;
+          }
+        }
+      }, kLevelGrain);
+      // Serial, but reads only this level's records in order (the per-child lookups ran in parallel above).
       first_pair.resize(level_end);
       first_node.resize(level_end);
       for (std::size_t w = level; w < level_end; ++w) {
         first_pair[w] = pair_total;
+        pair_total += children[w].leaf_pairs;
         first_node[w] = static_cast<uint32_t>(source.size());
-        for (int i = 0; i < children[w].count; ++i) {
-          const uint32_t c = children[w].nodes[i];
-          if (dp_[c].leaf()) {
-            pair_total += dp_[c].leaf_pairs();
-          } else {
-            source.push_back(c);
-          }
+        for (uint32_t m = children[w].wide_mask; m != 0; m &= m - 1) {
+          source.push_back(children[w].nodes[std::countr_zero(m)]);
         }
       }
       level = level_end;
@@ -352,7 +362,7 @@ class Collapser {
           typename WideBvh<Width>::Child& child = wide.children[wide.child_count++];
           child.bounds = binary_.nodes[c].bounds;
           wide.bounds.grow(child.bounds);
-          if (!dp_[c].leaf()) {
+          if ((children[w].wide_mask >> i & 1u) != 0) {
             child.index = next_node++;
             continue;
           }
