@@ -142,6 +142,7 @@ class Collapser {
         stack.back() = evaluate(n, &left, &stack.back(), state);
       }
       task_results[t] = stack.back();
+      caches_[t].shrink_to_fit();  // kept until the top-down pass: no room left from its growth
       progress.add(task_end_[t] - task_begin_[t]);
     });
     std::unordered_map<uint32_t, Subtree<Width>> known;  // the costs of task roots and top nodes, by node
@@ -318,14 +319,14 @@ class Collapser {
   WideBvh<Width> extract(ProgressCounter& progress) const {
     const Executor executor(options_.threads);
     std::vector<uint32_t> source{0};  // the binary node of every wide node
-    std::vector<WideChildren<Width>> children;
     std::vector<uint32_t> first_pair, first_node;  // per wide node: its leaves' first pair, its first wide child
+    std::vector<WideChildren<Width>> children;      // of one level's wide nodes (found again below: less memory)
     uint32_t pair_total = 0;
     for (std::size_t level = 0; level < source.size();) {
       const std::size_t level_end = source.size();
-      children.resize(level_end);
+      children.assign(level_end - level, {});
       executor.for_each(level, level_end, [&](std::size_t w) {
-        WideChildren<Width>& kids = children[w];
+        WideChildren<Width>& kids = children[w - level];
         kids = wide_children(source[w], w == 0);
         for (int i = 0; i < kids.count; ++i) {
           const Entry<Width>& e = dp_[kids.nodes[i]];
@@ -340,12 +341,11 @@ class Collapser {
       first_pair.resize(level_end);
       first_node.resize(level_end);
       for (std::size_t w = level; w < level_end; ++w) {
+        const WideChildren<Width>& kids = children[w - level];
         first_pair[w] = pair_total;
-        pair_total += children[w].leaf_pairs;
+        pair_total += kids.leaf_pairs;
         first_node[w] = static_cast<uint32_t>(source.size());
-        for (uint32_t m = children[w].wide_mask; m != 0; m &= m - 1) {
-          source.push_back(children[w].nodes[std::countr_zero(m)]);
-        }
+        for (uint32_t m = kids.wide_mask; m != 0; m &= m - 1) source.push_back(kids.nodes[std::countr_zero(m)]);
       }
       level = level_end;
     }
@@ -357,12 +357,13 @@ class Collapser {
       for (size_t w = begin; w < end; ++w) {
         typename WideBvh<Width>::Node& wide = out.nodes[w];
         uint32_t next_node = first_node[w], next_pair = first_pair[w];
-        for (int i = 0; i < children[w].count; ++i) {
-          const uint32_t c = children[w].nodes[i];
+        const WideChildren<Width> kids = wide_children(source[w], w == 0);
+        for (int i = 0; i < kids.count; ++i) {
+          const uint32_t c = kids.nodes[i];
           typename WideBvh<Width>::Child& child = wide.children[wide.child_count++];
           child.bounds = binary_.nodes[c].bounds;
           wide.bounds.grow(child.bounds);
-          if ((children[w].wide_mask >> i & 1u) != 0) {
+          if (!dp_[c].leaf()) {
             child.index = next_node++;
             continue;
           }
