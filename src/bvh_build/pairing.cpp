@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -12,30 +14,46 @@
 
 namespace hwbvh::bvh_build {
 
-TrianglePairing::TrianglePairing(const Scene& scene, bool pair_leftovers, PairFitFn pair_fits)
+TrianglePairing::TrianglePairing(const Scene& scene, bool pair_leftovers, PairFitFn pair_fits, const Executor& executor)
     : weld_(scene.positions.size()), scene_(&scene), pair_leftovers_(pair_leftovers), pair_fits_(std::move(pair_fits)) {
   // Equal positions (compared with ==, so -0 matches +0 and NaN matches nothing) get the smallest index among
-  // them: positions are visited in index order and looked up in an open-addressing table of first occurrences.
+  // them: every position is put in an open-addressing table where equal positions share a slot that keeps the
+  // smallest of their indices (an atomic minimum, so the table's values do not depend on the threads' order),
+  // and each position then reads its slot.
   const auto& p = scene.positions;
+  const auto count = static_cast<uint32_t>(p.size());
   const std::size_t mask = std::bit_ceil(2 * p.size() + 1) - 1;
-  std::vector<uint32_t> first(mask + 1, kNoIndex);
+  const auto first = std::make_unique_for_overwrite<uint32_t[]>(mask + 1);
+  constexpr std::size_t kGrain = 1 << 16;
+  executor.for_ranges(0, mask + 1, kGrain,
+                      [&](std::size_t b, std::size_t e) { std::fill(&first[b], &first[e], kNoIndex); });
   const auto key = [](float f) { return uint64_t{f == 0.0f ? 0u : float_bits(f)}; };
-  for (uint32_t i = 0; i < static_cast<uint32_t>(p.size()); ++i) {
-    weld_[i] = i;
-    if (std::isnan(p[i].x) || std::isnan(p[i].y) || std::isnan(p[i].z)) continue;
-    uint64_t h = (key(p[i].x) * 0x9E3779B97F4A7C15ull ^ key(p[i].y)) * 0xC2B2AE3D27D4EB4Full ^ key(p[i].z);
-    h = (h ^ (h >> 29)) * 0xBF58476D1CE4E5B9ull;
-    for (std::size_t slot = (h ^ (h >> 32)) & mask;; slot = (slot + 1) & mask) {
-      if (first[slot] == kNoIndex) {
-        first[slot] = i;
-        break;
-      }
-      if (p[first[slot]] == p[i]) {
-        weld_[i] = first[slot];
-        break;
+  executor.for_ranges(0, count, kGrain, [&](std::size_t b, std::size_t e) {
+    for (auto i = static_cast<uint32_t>(b); i < e; ++i) {
+      weld_[i] = kNoIndex;  // NaN: welded to itself
+      if (std::isnan(p[i].x) || std::isnan(p[i].y) || std::isnan(p[i].z)) continue;
+      uint64_t h = (key(p[i].x) * 0x9E3779B97F4A7C15ull ^ key(p[i].y)) * 0xC2B2AE3D27D4EB4Full ^ key(p[i].z);
+      h = (h ^ (h >> 29)) * 0xBF58476D1CE4E5B9ull;
+      for (std::size_t slot = (h ^ (h >> 32)) & mask;; slot = (slot + 1) & mask) {
+        std::atomic_ref<uint32_t> cell(first[slot]);
+        uint32_t held = cell.load(std::memory_order_relaxed);
+        // An empty slot is taken; a failed attempt leaves in `held` the index another thread put there.
+        if (held == kNoIndex && cell.compare_exchange_strong(held, i, std::memory_order_relaxed)) {
+          weld_[i] = static_cast<uint32_t>(slot);
+          break;
+        }
+        if (p[held] == p[i]) {
+          while (i < held && !cell.compare_exchange_weak(held, i, std::memory_order_relaxed)) {
+          }
+          weld_[i] = static_cast<uint32_t>(slot);
+          break;
+        }
       }
     }
-  }
+  });
+  executor.for_ranges(0, count, kGrain, [&](std::size_t b, std::size_t e) {
+    for (auto i = static_cast<uint32_t>(b); i < e; ++i) weld_[i] = weld_[i] == kNoIndex ? i : first[weld_[i]];
+  });
 }
 
 uint32_t TrianglePairing::pair(std::span<const uint32_t> triangles, std::vector<PrimPair>& out) const {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "fixtures/random_scene.h"
 #include "hwbvh/bvh_build/collapse.h"
 #include "hwbvh/bvh_build/embree_builder.h"
+#include "hwbvh/bvh_build/pairing.h"
 #include "hwbvh/bvh_build/sah.h"
 #include "hwbvh/bvh_build/tree_checks.h"
 #include "hwbvh/core/error.h"
@@ -166,6 +168,47 @@ TEST(Build, DeterministicAcrossThreadCounts) {
       const BuildResult again = build_wide_bvh(scene, options_for(quality, 2));
       EXPECT_TRUE(one.bvh == two.bvh) << scene.source << " " << name(quality);
       EXPECT_TRUE(two.bvh == again.bvh) << scene.source << " " << name(quality);
+    }
+  }
+}
+
+TEST(Build, LeavesHoldThePairingOfTheirTrianglesAtAnyThreadCount) {
+  // Large enough for many evaluation tasks and for breadth-first levels of more wide nodes than one worker takes
+  // at a time; a leaf test that refuses some candidates makes the collapse drop pairs it has kept for them.
+  const Scene scenes[] = {test::grid(160, 160), test::random_soup(30000, 7)};
+  for (const Scene& scene : scenes) {
+    BuildOptions options = options_for(BuildQuality::Medium, 1);
+    options.pair_leftovers = true;
+    options.box_step_cost = 4.0f;  // leaves of several pairs
+    options.leaf_fits = [](const Scene&, std::span<const PrimPair> pairs) { return pairs[0].tri0 % 3 != 0; };
+    const BuildResult one = build_wide_bvh(scene, options);
+    options.threads = 2;
+    const BuildResult two = build_wide_bvh(scene, options);
+    EXPECT_TRUE(one.bvh == two.bvh) << scene.source;
+    const TrianglePairing pairing(scene, true);
+    for (const WideBvh8::Node& node : one.bvh.nodes) {
+      for (uint32_t c = 0; c < node.child_count; ++c) {
+        const WideBvh8::Child& child = node.children[c];
+        if (!child.is_leaf()) continue;
+        const std::span<const PrimPair> leaf(one.bvh.pairs.data() + child.index, child.pair_count);
+        std::vector<uint32_t> triangles;
+        for (const PrimPair& pair : leaf) {
+          triangles.push_back(pair.tri0);
+          if (pair.has_tri1()) triangles.push_back(pair.tri1);
+        }
+        std::sort(triangles.begin(), triangles.end());
+        Aabb box;  // the leaf's bounds are its binary node's: exactly its triangles' box (no spatial splits)
+        for (const uint32_t t : triangles) {
+          for (const uint32_t v : scene.triangles[t].v) box.grow(scene.positions[v]);
+        }
+        ASSERT_TRUE(box == child.bounds) << scene.source;
+        std::vector<PrimPair> expected;
+        pairing.pair(triangles, expected);
+        ASSERT_TRUE(std::equal(leaf.begin(), leaf.end(), expected.begin(), expected.end())) << scene.source;
+        if (leaf.size() > 1 || leaf[0].has_tri1()) {  // a lone triangle is not asked
+          ASSERT_NE(leaf[0].tri0 % 3, 0u) << scene.source;
+        }
+      }
     }
   }
 }

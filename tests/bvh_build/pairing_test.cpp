@@ -55,6 +55,28 @@ TEST(Pairing, QuadWithDuplicatedVerticesIsOnePair) {
   EXPECT_EQ(pairs[0], (PrimPair{0, 1}));
 }
 
+TEST(Pairing, WeldIsTheSameOnAnyNumberOfThreads) {
+  // 120k quads of two triangles with three vertices of their own each (720k positions, welded in many parallel
+  // ranges): every quad is one pair however many threads welded, also when its triangles are far apart in the scene.
+  Scene scene;
+  constexpr int kSide = 300, kQuads = kSide * kSide;
+  const auto corner = [](int q, int dx, int dy) {
+    return Vec3{static_cast<float>(q % kSide + dx), static_cast<float>(q / kSide + dy), 0.0f};
+  };
+  for (int q = 0; q < kQuads; ++q) add_triangle(scene, corner(q, 0, 0), corner(q, 1, 0), corner(q, 1, 1));
+  for (int q = 0; q < kQuads; ++q) add_triangle(scene, corner(q, 0, 0), corner(q, 1, 1), corner(q, 0, 1));
+  const TrianglePairing one(scene, false, {}, Executor(1)), two(scene, false, {}, Executor(2));
+  for (uint32_t q = 0; q < kQuads; q += 97) {
+    // The quad and its right neighbour's first triangle, which shares an edge with neither of the quad's two.
+    const std::vector<uint32_t> tris{q, q + kQuads, q + 1};
+    std::vector<PrimPair> by_one, by_two;
+    one.pair(tris, by_one);
+    two.pair(tris, by_two);
+    ASSERT_EQ(by_one, by_two) << "quad " << q;
+    ASSERT_EQ(by_one[0], (PrimPair{q, q + kQuads})) << "quad " << q;
+  }
+}
+
 TEST(Pairing, TrianglesSharingOnlyAVertexStayLone) {
   Scene scene;
   add_triangle(scene, {0, 0, 0}, {1, 0, 0}, {0, 1, 0});

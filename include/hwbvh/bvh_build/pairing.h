@@ -11,6 +11,7 @@
 
 #include "hwbvh/bvh_build/builder.h"
 #include "hwbvh/bvh_build/wide_bvh.h"
+#include "hwbvh/core/parallel.h"
 #include "hwbvh/scene/scene.h"
 
 namespace hwbvh::bvh_build {
@@ -19,10 +20,12 @@ class TrianglePairing {
  public:
   static constexpr uint32_t kMaxTriangles = 64;  ///< per call (leaves hold at most 2 * 32 triangles)
 
-  /// Welds the scene's vertex positions (equal positions get one id) once, so each call compares small ids.
+  /// Welds the scene's vertex positions (equal positions get one id) once, so each call compares small ids; the
+  /// weld runs on `executor` and is the same at any thread count.
   /// `pair_leftovers`: also pair triangles without a shared edge (see above). `pair_fits`: when set, only
   /// triangles it accepts are paired (edge-sharing or not).
-  explicit TrianglePairing(const Scene& scene, bool pair_leftovers = false, PairFitFn pair_fits = {});
+  explicit TrianglePairing(const Scene& scene, bool pair_leftovers = false, PairFitFn pair_fits = {},
+                           const Executor& executor = Executor(1));
 
   /// Pairs distinct scene triangles `triangles` (at most kMaxTriangles) and appends the pairs to `out`:
   /// edge-sharing triangles are matched greedily, least-connected first (optimal on strips and fans, and
