@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "formats/rdna4/float_steps.h"
 #include "hwbvh/core/bits.h"
 #include "hwbvh/core/error.h"
 
@@ -32,8 +33,8 @@ float sub_directed(float a, float b, Round dir) {
   const double err = (da - (d - b_virtual)) + (-db - b_virtual);  // exact: a - b == d + err
   float f = static_cast<float>(d);
   const double fd = f;
-  if (dir == Round::Up && (fd < d || (fd == d && err > 0))) f = std::nextafter(f, kInf);
-  if (dir == Round::Down && (fd > d || (fd == d && err < 0))) f = std::nextafter(f, -kInf);
+  if (dir == Round::Up && (fd < d || (fd == d && err > 0))) f = next_up(f);
+  if (dir == Round::Down && (fd > d || (fd == d && err < 0))) f = next_down(f);
   return f;
 }
 

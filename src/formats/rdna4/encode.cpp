@@ -24,6 +24,7 @@
 
 #include <glm/vec3.hpp>
 
+#include "formats/rdna4/float_steps.h"
 #include "hwbvh/core/bits.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/parallel.h"
@@ -124,22 +125,6 @@ FrameBounds project(const FrameRows& m, const Aabb& b) {
     out.hi[r] = m[r][0] * hi.x + m[r][1] * hi.y + m[r][2] * hi.z;
   }
   return out;
-}
-
-// std::nextafter(x, +-infinity) without the library call: the padding below runs six times per child box and
-// candidate rotation.
-float next_up(float x) {
-  if (!(x < std::numeric_limits<float>::infinity())) return x;  // NaN, +inf
-  if (x == 0.0f) return std::numeric_limits<float>::denorm_min();
-  const uint32_t bits = float_bits(x);
-  return bits_float(x > 0.0f ? bits + 1 : bits - 1);
-}
-
-float next_down(float x) {
-  if (!(x > -std::numeric_limits<float>::infinity())) return x;  // NaN, -inf
-  if (x == 0.0f) return -std::numeric_limits<float>::denorm_min();
-  const uint32_t bits = float_bits(x);
-  return bits_float(x > 0.0f ? bits - 1 : bits + 1);
 }
 
 // Relative padding of OBB child bounds: GPURT grows each child by 7.15e-7 x the node's largest extent (§3.4);
