@@ -76,18 +76,29 @@ struct FrameBounds {
   std::array<double, 3> hi{};
 };
 
-// A table rotation's rows in double, decoded once: obb_matrix unpacks the spec's tables on every call.
+// A table rotation's rows in double, decoded once: obb_matrix unpacks the spec's tables on every call. Each row
+// factor is also held in both lanes of a two-double vector, for PointColumns::project.
 using FrameRows = std::array<std::array<double, 3>, 3>;
+using Double2 = double __attribute__((vector_size(16)));
 
-const FrameRows& frame_rows(uint32_t index) {
-  static const std::array<FrameRows, kObbMatrixCount> table = [] {
-    std::array<FrameRows, kObbMatrixCount> rows{};
+struct Frame {
+  FrameRows rows{};
+  std::array<std::array<Double2, 3>, 3> lanes{};
+};
+
+const Frame& frame_of(uint32_t index) {
+  static const std::array<Frame, kObbMatrixCount> table = [] {
+    std::array<Frame, kObbMatrixCount> frames{};
     for (uint32_t i = 0; i < kObbMatrixCount; ++i) {
       const Mat3Rows m = obb_matrix(i);
-      for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c) rows[i][r][c] = m[r][c];
+      for (int r = 0; r < 3; ++r) {
+        for (int c = 0; c < 3; ++c) {
+          frames[i].rows[r][c] = m[r][c];
+          frames[i].lanes[r][c] = Double2{m[r][c], m[r][c]};
+        }
+      }
     }
-    return rows;
+    return frames;
   }();
   return table[index];
 }
@@ -108,25 +119,19 @@ struct PointColumns {
     }
   }
 
-  /// Exact bounds of points [first, end) projected onto the rows of m (min/max of doubles: independent of point
+  /// Exact bounds of points [first, end) projected onto the frame's rows (min/max of doubles: independent of point
   /// order, but for which of two equal zeros of opposite sign is kept, a sign that padded_aabb erases). Each lane
   /// of the two-point vectors does what one point at a time would: the same products, summed in the same order.
-  [[nodiscard]] FrameBounds project(const FrameRows& m, uint32_t first, uint32_t end) const {
-    using Double2 = double __attribute__((vector_size(16)));
+  [[nodiscard]] FrameBounds project(const Frame& frame, uint32_t first, uint32_t end) const {
     constexpr double kInf = std::numeric_limits<double>::infinity();
     const auto pair_at = [](const std::vector<double>& column, uint32_t i) {
       Double2 v;
       std::memcpy(&v, &column[i], sizeof v);
       return v;
     };
-    std::array<std::array<Double2, 3>, 3> rows{};  // m[r][k] in both lanes
-    for (int r = 0; r < 3; ++r)
-      for (int k = 0; k < 3; ++k) rows[r][k] = Double2{m[r][k], m[r][k]};
-    std::array<Double2, 3> lo{}, hi{};
-    for (int r = 0; r < 3; ++r) {
-      lo[r] = Double2{kInf, kInf};
-      hi[r] = Double2{-kInf, -kInf};
-    }
+    const auto& rows = frame.lanes;
+    std::array<Double2, 3> lo{Double2{kInf, kInf}, Double2{kInf, kInf}, Double2{kInf, kInf}};
+    std::array<Double2, 3> hi{Double2{-kInf, -kInf}, Double2{-kInf, -kInf}, Double2{-kInf, -kInf}};
     uint32_t i = first;
     for (; i + 2 <= end; i += 2) {
       const Double2 px = pair_at(x, i), py = pair_at(y, i), pz = pair_at(z, i);
@@ -141,6 +146,7 @@ struct PointColumns {
       b.lo[r] = std::min(lo[r][0], lo[r][1]);
       b.hi[r] = std::max(hi[r][0], hi[r][1]);
       if (i < end) {
+        const FrameRows& m = frame.rows;
         const double d = m[r][0] * x[i] + m[r][1] * y[i] + m[r][2] * z[i];
         b.lo[r] = std::min(b.lo[r], d);
         b.hi[r] = std::max(b.hi[r], d);
@@ -206,8 +212,8 @@ struct ChildPoints {
   std::vector<uint32_t> vertices;  // add_points' scratch
 
   [[nodiscard]] bool empty(uint32_t c) const { return first[c] == first[c + 1]; }
-  [[nodiscard]] FrameBounds project(const FrameRows& m, uint32_t c) const {
-    return points.project(m, first[c], first[c + 1]);
+  [[nodiscard]] FrameBounds project(const Frame& frame, uint32_t c) const {
+    return points.project(frame, first[c], first[c + 1]);
   }
 };
 
@@ -268,11 +274,11 @@ class ObbChooser {
   // points (the geometry lies inside both, so the tighter bound per axis is valid). An empty intersection can
   // only come from rounding on a flat child, and then the AABB projection alone is kept.
   FrameBounds child_bounds_in(const WideBvh8::Node& node, const ChildPoints& points, uint32_t c,
-                              const FrameRows& m) const {
-    if (points.inside[c]) return points.project(m, c);  // what the intersection below would give
-    FrameBounds result = project(m, node.children[c].bounds);
+                              const Frame& frame) const {
+    if (points.inside[c]) return points.project(frame, c);  // what the intersection below would give
+    FrameBounds result = project(frame.rows, node.children[c].bounds);
     if (points.empty(c)) return result;
-    const FrameBounds tight = points.project(m, c);
+    const FrameBounds tight = points.project(frame, c);
     for (int r = 0; r < 3; ++r) {
       const double lo = std::max(result.lo[r], tight.lo[r]);
       const double hi = std::min(result.hi[r], tight.hi[r]);
@@ -313,11 +319,11 @@ class ObbChooser {
     if (candidate_count == 0) return best;
     gather(node, points);
     for (const uint32_t index : std::span(indices).first(candidate_count)) {
-      const FrameRows& m = frame_rows(index);
+      const Frame& frame = frame_of(index);
       std::array<Aabb, 8> boxes{};
       double area = 0.0;
       for (uint32_t c = 0; c < node.child_count && area < best_area; ++c) {
-        boxes[c] = padded_aabb(child_bounds_in(node, points, c, m));
+        boxes[c] = padded_aabb(child_bounds_in(node, points, c, frame));
         area += boxes[c].surface_area(range);
       }
       if (area < best_area) {

@@ -8,18 +8,22 @@
 
 namespace hwbvh::rdna4 {
 
+// By the bit pattern, whose integer order is the float order within each sign: +0 and positive finite floats step
+// up by adding one (+0 to the smallest subnormal), negative ones and -infinity step toward zero by subtracting one.
 constexpr float next_up(float x) {
-  if (!(x < std::numeric_limits<float>::infinity())) return x;  // NaN, +inf
-  if (x == 0.0f) return std::numeric_limits<float>::denorm_min();
   const uint32_t bits = float_bits(x);
-  return bits_float(x > 0.0f ? bits + 1 : bits - 1);
+  if (bits < 0x7F800000u) return bits_float(bits + 1);
+  if (bits > 0x80000000u && bits <= 0xFF800000u) return bits_float(bits - 1);
+  if (bits == 0x80000000u) return std::numeric_limits<float>::denorm_min();  // -0
+  return x;                                                                   // +infinity, NaN
 }
 
 constexpr float next_down(float x) {
-  if (!(x > -std::numeric_limits<float>::infinity())) return x;  // NaN, -inf
-  if (x == 0.0f) return -std::numeric_limits<float>::denorm_min();
   const uint32_t bits = float_bits(x);
-  return bits_float(x > 0.0f ? bits - 1 : bits + 1);
+  if (bits >= 0x80000000u && bits < 0xFF800000u) return bits_float(bits + 1);  // -0 to minus the smallest subnormal
+  if (bits != 0 && bits <= 0x7F800000u) return bits_float(bits - 1);
+  if (bits == 0) return -std::numeric_limits<float>::denorm_min();  // +0
+  return x;                                                         // -infinity, NaN
 }
 
 }  // namespace hwbvh::rdna4
