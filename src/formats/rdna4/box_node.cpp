@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "formats/rdna4/float_steps.h"
 #include "hwbvh/core/bits.h"
 #include "hwbvh/core/error.h"
 
@@ -32,8 +33,8 @@ float sub_directed(float a, float b, Round dir) {
   const double err = (da - (d - b_virtual)) + (-db - b_virtual);  // exact: a - b == d + err
   float f = static_cast<float>(d);
   const double fd = f;
-  if (dir == Round::Up && (fd < d || (fd == d && err > 0))) f = std::nextafter(f, kInf);
-  if (dir == Round::Down && (fd > d || (fd == d && err < 0))) f = std::nextafter(f, -kInf);
+  if (dir == Round::Up && (fd < d || (fd == d && err > 0))) f = next_up(f);
+  if (dir == Round::Down && (fd > d || (fd == d && err < 0))) f = next_down(f);
   return f;
 }
 
@@ -75,10 +76,19 @@ std::array<uint32_t, 6> quantize_box(const QuantFrame& frame, const Aabb& box) {
     const double rcp = std::bit_cast<double>(uint64_t{1023u + 139u - e} << 52);
     const double lo = static_cast<double>(sub_directed(box.min[a], frame.origin[a], Round::Down)) * rcp;
     const double hi = static_cast<double>(sub_directed(box.max[a], frame.origin[a], Round::Up)) * rcp;
-    const double qmin = lo >= 0.0 ? std::min(std::floor(lo), double{kQuantMax}) : 0.0;
-    const double qmax = hi <= kQuantMax + 1.0 ? std::max(std::ceil(hi), 1.0) : kQuantMax + 1.0;
-    planes[static_cast<size_t>(a)] = static_cast<uint32_t>(qmin);
-    planes[static_cast<size_t>(a) + 3] = static_cast<uint32_t>(qmax) - 1;  // stored minus one
+    // qmin = floor(lo) and qmax = ceil(hi), clamped to 0..4095 and 1..4096 (NaN: 0 and 4096). Taken by truncation,
+    // which is exact for the positive values below the clamps: without SSE4.1, std::floor and std::ceil are a
+    // dozen instructions each, and this runs for every plane of every child.
+    const uint32_t qmin = !(lo >= 0.0) ? 0u : lo < kQuantMax ? static_cast<uint32_t>(lo) : kQuantMax;
+    uint32_t qmax = kQuantMax + 1;
+    if (hi <= 1.0) {
+      qmax = 1;
+    } else if (hi <= kQuantMax + 1.0) {
+      qmax = static_cast<uint32_t>(hi);
+      if (qmax < hi) ++qmax;
+    }
+    planes[static_cast<size_t>(a)] = qmin;
+    planes[static_cast<size_t>(a) + 3] = qmax - 1;  // stored minus one
   }
   return planes;
 }

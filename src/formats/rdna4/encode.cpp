@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <span>
 #include <string>
@@ -24,6 +25,7 @@
 
 #include <glm/vec3.hpp>
 
+#include "formats/rdna4/float_steps.h"
 #include "hwbvh/core/bits.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/core/parallel.h"
@@ -74,39 +76,85 @@ struct FrameBounds {
   std::array<double, 3> hi{};
 };
 
-// A table rotation's rows in double, decoded once: obb_matrix unpacks the spec's tables on every call.
+// A table rotation's rows in double, decoded once: obb_matrix unpacks the spec's tables on every call. Each row
+// factor is also held in both lanes of a two-double vector, for PointColumns::project.
 using FrameRows = std::array<std::array<double, 3>, 3>;
+using Double2 = double __attribute__((vector_size(16)));
 
-const FrameRows& frame_rows(uint32_t index) {
-  static const std::array<FrameRows, kObbMatrixCount> table = [] {
-    std::array<FrameRows, kObbMatrixCount> rows{};
+struct Frame {
+  FrameRows rows{};
+  std::array<std::array<Double2, 3>, 3> lanes{};
+};
+
+const Frame& frame_of(uint32_t index) {
+  static const std::array<Frame, kObbMatrixCount> table = [] {
+    std::array<Frame, kObbMatrixCount> frames{};
     for (uint32_t i = 0; i < kObbMatrixCount; ++i) {
       const Mat3Rows m = obb_matrix(i);
-      for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c) rows[i][r][c] = m[r][c];
+      for (int r = 0; r < 3; ++r) {
+        for (int c = 0; c < 3; ++c) {
+          frames[i].rows[r][c] = m[r][c];
+          frames[i].lanes[r][c] = Double2{m[r][c], m[r][c]};
+        }
+      }
     }
-    return rows;
+    return frames;
   }();
   return table[index];
 }
 
-/// Exact bounds of `points` projected onto the rows of m (min/max of doubles: independent of point order). The
-/// points are floats held in double: products with the rows' floats are exact, only the sums round.
-FrameBounds project(const FrameRows& m, std::span<const glm::dvec3> points) {
-  FrameBounds b;
-  for (int r = 0; r < 3; ++r) {
-    b.lo[r] = std::numeric_limits<double>::infinity();
-    b.hi[r] = -std::numeric_limits<double>::infinity();
-  }
-  for (const glm::dvec3& p : points) {
-    for (int r = 0; r < 3; ++r) {
-      const double d = m[r][0] * p.x + m[r][1] * p.y + m[r][2] * p.z;
-      b.lo[r] = std::min(b.lo[r], d);
-      b.hi[r] = std::max(b.hi[r], d);
+// Points in double, one column per coordinate, so that two points are projected at once (PointColumns::project).
+// The points are floats held in double: products with the rows' floats are exact, only the sums round.
+struct PointColumns {
+  std::vector<double> x, y, z;
+
+  void assign(std::span<const Vec3> points) {
+    x.resize(points.size());
+    y.resize(points.size());
+    z.resize(points.size());
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      x[i] = points[i].x;
+      y[i] = points[i].y;
+      z[i] = points[i].z;
     }
   }
-  return b;
-}
+
+  /// Exact bounds of points [first, end) projected onto the frame's rows (min/max of doubles: independent of point
+  /// order, but for which of two equal zeros of opposite sign is kept, a sign that padded_aabb erases). Each lane
+  /// of the two-point vectors does what one point at a time would: the same products, summed in the same order.
+  [[nodiscard]] FrameBounds project(const Frame& frame, uint32_t first, uint32_t end) const {
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    const auto pair_at = [](const std::vector<double>& column, uint32_t i) {
+      Double2 v;
+      std::memcpy(&v, &column[i], sizeof v);
+      return v;
+    };
+    const auto& rows = frame.lanes;
+    std::array<Double2, 3> lo{Double2{kInf, kInf}, Double2{kInf, kInf}, Double2{kInf, kInf}};
+    std::array<Double2, 3> hi{Double2{-kInf, -kInf}, Double2{-kInf, -kInf}, Double2{-kInf, -kInf}};
+    uint32_t i = first;
+    for (; i + 2 <= end; i += 2) {
+      const Double2 px = pair_at(x, i), py = pair_at(y, i), pz = pair_at(z, i);
+      for (int r = 0; r < 3; ++r) {
+        const Double2 d = rows[r][0] * px + rows[r][1] * py + rows[r][2] * pz;
+        lo[r] = d < lo[r] ? d : lo[r];  // std::min(lo, d) per lane
+        hi[r] = d > hi[r] ? d : hi[r];
+      }
+    }
+    FrameBounds b;
+    for (int r = 0; r < 3; ++r) {
+      b.lo[r] = std::min(lo[r][0], lo[r][1]);
+      b.hi[r] = std::max(hi[r][0], hi[r][1]);
+      if (i < end) {
+        const FrameRows& m = frame.rows;
+        const double d = m[r][0] * x[i] + m[r][1] * y[i] + m[r][2] * z[i];
+        b.lo[r] = std::min(b.lo[r], d);
+        b.hi[r] = std::max(b.hi[r], d);
+      }
+    }
+    return b;
+  }
+};
 
 /// Exact bounds of box b's eight corners projected onto the rows of m, without visiting the corners: products
 /// of floats are exact in double and rounded sums are monotonic, so per row the corner taking each
@@ -124,22 +172,6 @@ FrameBounds project(const FrameRows& m, const Aabb& b) {
     out.hi[r] = m[r][0] * hi.x + m[r][1] * hi.y + m[r][2] * hi.z;
   }
   return out;
-}
-
-// std::nextafter(x, +-infinity) without the library call: the padding below runs six times per child box and
-// candidate rotation.
-float next_up(float x) {
-  if (!(x < std::numeric_limits<float>::infinity())) return x;  // NaN, +inf
-  if (x == 0.0f) return std::numeric_limits<float>::denorm_min();
-  const uint32_t bits = float_bits(x);
-  return bits_float(x > 0.0f ? bits + 1 : bits - 1);
-}
-
-float next_down(float x) {
-  if (!(x > -std::numeric_limits<float>::infinity())) return x;  // NaN, -inf
-  if (x == 0.0f) return -std::numeric_limits<float>::denorm_min();
-  const uint32_t bits = float_bits(x);
-  return bits_float(x > 0.0f ? bits - 1 : bits + 1);
 }
 
 // Relative padding of OBB child bounds: GPURT grows each child by 7.15e-7 x the node's largest extent (§3.4);
@@ -175,12 +207,13 @@ struct ChildPoints {
   // Child c has points and all lie in its AABB (a leaf's vertices, without spatial splits): then in any frame the
   // projection of its AABB holds theirs (monotonic rounding), and theirs alone is the tighter bound.
   std::array<bool, 8> inside{};
-  std::vector<glm::dvec3> points;
+  PointColumns points;
   std::vector<Vec3> gathered;      // add_points' output, before the conversion to double
   std::vector<uint32_t> vertices;  // add_points' scratch
 
-  [[nodiscard]] std::span<const glm::dvec3> of(uint32_t c) const {
-    return std::span(points).subspan(first[c], first[c + 1] - first[c]);
+  [[nodiscard]] bool empty(uint32_t c) const { return first[c] == first[c + 1]; }
+  [[nodiscard]] FrameBounds project(const Frame& frame, uint32_t c) const {
+    return points.project(frame, first[c], first[c + 1]);
   }
 };
 
@@ -234,19 +267,18 @@ class ObbChooser {
                       std::all_of(points.begin(), points.end(), [&](Vec3 p) { return child.bounds.contains(p); });
     }
     out.first[node.child_count] = static_cast<uint32_t>(out.gathered.size());
-    out.points.assign(out.gathered.begin(), out.gathered.end());
+    out.points.assign(out.gathered);
   }
 
   // Child c's bounds in frame m: its AABB projected, intersected per axis with the projection of its other
   // points (the geometry lies inside both, so the tighter bound per axis is valid). An empty intersection can
   // only come from rounding on a flat child, and then the AABB projection alone is kept.
   FrameBounds child_bounds_in(const WideBvh8::Node& node, const ChildPoints& points, uint32_t c,
-                              const FrameRows& m) const {
-    const std::span<const glm::dvec3> other = points.of(c);
-    if (points.inside[c]) return project(m, other);  // what the intersection below would give
-    FrameBounds result = project(m, node.children[c].bounds);
-    if (other.empty()) return result;
-    const FrameBounds tight = project(m, other);
+                              const Frame& frame) const {
+    if (points.inside[c]) return points.project(frame, c);  // what the intersection below would give
+    FrameBounds result = project(frame.rows, node.children[c].bounds);
+    if (points.empty(c)) return result;
+    const FrameBounds tight = points.project(frame, c);
     for (int r = 0; r < 3; ++r) {
       const double lo = std::max(result.lo[r], tight.lo[r]);
       const double hi = std::min(result.hi[r], tight.hi[r]);
@@ -287,11 +319,11 @@ class ObbChooser {
     if (candidate_count == 0) return best;
     gather(node, points);
     for (const uint32_t index : std::span(indices).first(candidate_count)) {
-      const FrameRows& m = frame_rows(index);
+      const Frame& frame = frame_of(index);
       std::array<Aabb, 8> boxes{};
       double area = 0.0;
       for (uint32_t c = 0; c < node.child_count && area < best_area; ++c) {
-        boxes[c] = padded_aabb(child_bounds_in(node, points, c, m));
+        boxes[c] = padded_aabb(child_bounds_in(node, points, c, frame));
         area += boxes[c].surface_area(range);
       }
       if (area < best_area) {

@@ -132,12 +132,15 @@ uint32_t matrix_to_obb_index(const Mat3Rows& r) {
 uint32_t matrix_to_best_obb_index(const Mat3Rows& rows) {
   Mat3Rows r = rows;
   if (det(r) < 0.0f) r[2] = -r[2];
+  // The rows' cyclic shifts, written out: building them by index arithmetic cost more than scoring them.
+  const std::array<uint32_t, 3> indices{matrix_to_obb_index(r), matrix_to_obb_index({r[1], r[2], r[0]}),
+                                        matrix_to_obb_index({r[2], r[0], r[1]})};
   uint32_t best = kNoObb;
   float best_score = -1.0f;
-  for (int shift = 0; shift < 3; ++shift) {
-    const Mat3Rows permuted{r[shift], r[(shift + 1) % 3], r[(shift + 2) % 3]};
-    const uint32_t index = matrix_to_obb_index(permuted);
-    if (shift > 0 && index == best) continue;  // the same score again, which would not replace it
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    const uint32_t index = indices[k];
+    // An index met before scores the same again, which would not replace the best (the first of equal scores).
+    if (std::find(indices.begin(), indices.begin() + k, index) != indices.begin() + k) continue;
     const float score = match_score(r, table_matrix(index));  // index 127 (no OBB) scores the identity
     if (score > best_score) {
       best = index;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "exact_math.h"
+#include "formats/rdna4/float_steps.h"
 #include "hwbvh/core/bits.h"
 #include "hwbvh/core/error.h"
 #include "hwbvh/formats/rdna4/box_node.h"
@@ -44,6 +45,30 @@ TEST(NodePointer, KindOfEveryType) {
     }
   }
   static_assert(node_kind(kRootPointer) == NodeKind::Box);
+}
+
+// The inlined float steps of the encoders against std::nextafter: every 257th bit pattern (all exponents, both
+// signs, NaNs and infinities among them) and the patterns around zero, the smallest normal and infinity.
+TEST(FloatSteps, MatchNextafter) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const auto check = [&](uint32_t bits) {
+    const float x = bits_float(bits);
+    if (std::isnan(x)) {  // any NaN will do (the encoders never step one)
+      ASSERT_TRUE(std::isnan(next_up(x)) && std::isnan(next_down(x))) << bits;
+      return;
+    }
+    ASSERT_EQ(float_bits(next_up(x)), float_bits(std::nextafter(x, kInf))) << bits;
+    ASSERT_EQ(float_bits(next_down(x)), float_bits(std::nextafter(x, -kInf))) << bits;
+  };
+  for (uint64_t bits = 0; bits <= 0xFFFFFFFFu; bits += 257) check(static_cast<uint32_t>(bits));
+  for (const uint32_t around : {0x00000000u, 0x00800000u, 0x7F800000u}) {
+    for (uint32_t d = 0; d < 4; ++d) {
+      check(around + d);
+      check((around | 0x80000000u) + d);
+      check(around - d);
+      check((around | 0x80000000u) - d);
+    }
+  }
 }
 
 TEST(BoxNode, WorkedExampleEncodes) {
