@@ -367,9 +367,10 @@ BinaryBvh build_binary_bvh(const Scene& scene, std::span<const uint32_t> triangl
   const auto triangle_box = [&scene](uint32_t tri) {
     return triangle_bounds(scene.vertex(tri, 0), scene.vertex(tri, 1), scene.vertex(tri, 2));
   };
-  if (options.quality == BuildQuality::Medium) return binned_over_boxes(triangles.size(), [&](size_t i) {
-    return std::pair{triangle_box(triangles[i]), triangles[i]};
-  }, options);
+  if (options.quality == BuildQuality::Medium) {
+    const auto reference = [&](size_t i) { return std::pair{triangle_box(triangles[i]), triangles[i]}; };
+    return binned_over_boxes(triangles.size(), reference, options);
+  }
   Callbacks callbacks;
   if (options.quality == BuildQuality::High) {
     callbacks.corners.resize(scene.triangles.size());
@@ -381,9 +382,10 @@ BinaryBvh build_binary_bvh(const Scene& scene, std::span<const uint32_t> triangl
 }
 
 BinaryBvh build_binary_bvh(std::span<const Aabb> boxes, const BuildOptions& options, const std::string& source) {
-  if (options.quality != BuildQuality::Low) return binned_over_boxes(boxes.size(), [&](size_t i) {
-    return std::pair{boxes[i], static_cast<uint32_t>(i)};
-  }, options);
+  if (options.quality != BuildQuality::Low) {
+    const auto reference = [&](size_t i) { return std::pair{boxes[i], static_cast<uint32_t>(i)}; };
+    return binned_over_boxes(boxes.size(), reference, options);
+  }
   std::vector<uint32_t> ids(boxes.size());
   std::iota(ids.begin(), ids.end(), 0u);
   Callbacks callbacks;  // no corners: boxes are never split
