@@ -43,7 +43,7 @@ struct BuildOptions {
   /// one taken as given; quality then plays no part. Unset: Embree builds the binary tree.
   std::shared_ptr<const TreeTopology> tree;
   /// Optional: hears "binary BVH" (Embree's build in per mille; not for a given tree) and "collapse" (binary nodes
-  /// evaluated, then references paired).
+  /// evaluated, then the chosen leaves' references placed).
   ProgressCallback progress;
 };
 
