@@ -96,7 +96,7 @@ class Collapser {
     area_scale_ = root_area > 0.0f ? 1.0f / root_area : 1.0f;
   }
 
-  // Progress in binary nodes evaluated, then in references paired into the wide tree's leaves.
+  // Progress in binary nodes evaluated, then in references placed in the wide tree's leaves.
   WideBvh<Width> run() {
     ProgressCounter progress(options_.progress, "collapse", binary_.nodes.size() + binary_.refs.size());
     evaluate_all(progress);

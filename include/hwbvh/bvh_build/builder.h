@@ -43,7 +43,8 @@ struct BuildOptions {
   /// taken as given; quality then plays no part. Unset: the binary tree is built (embree_builder.h).
   std::shared_ptr<const TreeTopology> tree;
   /// Optional: hears "binary BVH" (references placed in leaves; Embree's build in per mille at low and high
-  /// quality; not for a given tree) and "collapse" (binary nodes evaluated, then references paired).
+  /// quality; not for a given tree) and "collapse" (binary nodes evaluated, then the chosen leaves' references
+  /// placed).
   ProgressCallback progress;
 };
 
