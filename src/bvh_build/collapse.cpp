@@ -76,7 +76,7 @@ struct TaskState {
 // The binary nodes that become one wide node's children.
 template <int Width>
 struct WideChildren {
-  std::array<uint32_t, Width> nodes;
+  std::array<uint32_t, Width> nodes{};
   int count = 0;
   uint32_t wide_mask = 0;   ///< bit i: nodes[i] becomes a wide node (else a leaf)
   uint32_t leaf_pairs = 0;  ///< the pairs of the leaf children
