@@ -380,7 +380,7 @@ class Builder {
       left.box = lower_first ? best.lower_box : best.upper_box;
       right.box = lower_first ? best.upper_box : best.lower_box;
     } else {
-      left_count = task.count / 2;
+      left_count = task.count - task.count / 2;  // the larger half first, as above
       const Bounds l = bounds(task.begin, task.begin + left_count);
       const Bounds r = bounds(task.begin + left_count, task.begin + task.count);
       left.box = l.box;

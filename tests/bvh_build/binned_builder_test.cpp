@@ -112,6 +112,21 @@ TEST(BinnedBuilder, SameBytesAtOneAndTwoThreads) {
   EXPECT_TRUE(same_bytes(one, build(boxes, 0)));
 }
 
+// Above the exact sweep's size, a binned split puts the side with more references first (as Embree orders
+// children, which the collapse's pairing and the steps per ray were measured with).
+TEST(BinnedBuilder, LargerChildComesFirstAtBinnedNodes) {
+  const std::vector<Aabb> boxes = random_boxes(5000, 9);
+  const BinaryBvh bvh = build(boxes);
+  uint32_t binned = 0;
+  for (uint32_t n = 0; n < bvh.nodes.size(); ++n) {
+    const BinaryBvh::Node& node = bvh.nodes[n];
+    if (node.ref_count <= 8) continue;
+    EXPECT_GE(bvh.nodes[BinaryBvh::left(n)].ref_count, bvh.nodes[node.right].ref_count) << n;
+    ++binned;
+  }
+  EXPECT_GT(binned, 500u);
+}
+
 // Unit cubes at x = 0, 1, 2 and 100: the SAH puts the far one alone (3 * 7 + 1 * 3 = 24, where the even cut
 // costs 2 * 5 + 2 * 199), and the three near ones tie between their two cuts (1 * 3 + 2 * 5 either way): the
 // first cut wins, along the first axis.
@@ -153,6 +168,10 @@ TEST(BinnedBuilder, EqualCentroidsAreSplitAtTheMiddle) {
     EXPECT_EQ(bvh.nodes[1].ref_count, 500u);
     EXPECT_EQ(bvh.nodes[2].ref_count, 250u);
   }
+  boxes.pop_back();  // 999: the larger half first
+  const BinaryBvh odd = build(boxes);
+  expect_exact_tree(odd, boxes);
+  EXPECT_EQ(odd.nodes[1].ref_count, 500u);
 }
 
 TEST(BinnedBuilder, OneAndTwoReferences) {
