@@ -1,7 +1,8 @@
 #pragma once
 // Build pipeline, format-neutral: scene triangles -> binary BVH (binned SAH at medium quality, binned_builder.h;
-// Embree's rtcBuildBVH at low, Morton, and high, SAH with spatial splits) -> SAH-optimal collapse to WideBvh<8> (Ylitie, Karras, Laine 2017, "Efficient Incoherent Ray
-// Traversal on GPUs Through Compressed Wide BVHs") with leaves of triangle pairs. The same collapse also gives
+// Embree's rtcBuildBVH at low, Morton, and high, SAH with spatial splits) -> SAH-optimal collapse to WideBvh<8>
+// (Ylitie, Karras, Laine 2017, "Efficient Incoherent Ray Traversal on GPUs Through Compressed Wide BVHs") with
+// leaves of triangle pairs. The same collapse also gives
 // WideBvh<4> for 4-wide targets (RT IP 2.0) and WideBvh<6> for Intel Xe's 6-wide nodes.
 #include <cstdint>
 #include <functional>
@@ -61,7 +62,7 @@ struct BuildStats {
   uint32_t leaves = 0;
   uint32_t pairs = 0;
   double sah_cost = 0.0;              ///< SAH cost of the wide tree with the options' step costs
-  double seconds_binary = 0.0;        ///< Embree rtcBuildBVH, or reading a given tree
+  double seconds_binary = 0.0;        ///< the binary build, or reading a given tree
   double seconds_collapse = 0.0;      ///< collapse + pairing
 };
 
