@@ -167,7 +167,7 @@ class Collapser {
     const auto first_pair = static_cast<uint32_t>(cache.size());
     const std::span<const uint32_t> triangles = distinct_triangles(n, l, r, state.triangles, result.triangles_begin);
     if (node.is_leaf()) {
-      // One reference (the Embree adapter's leaf size): always a valid leaf, whatever i.
+      // One reference (the binary builders' leaf size): always a valid leaf, whatever i.
       uint8_t leaf_pairs = 0;
       result.cost.fill(leaf_cost(area, kInfinity, triangles, cache, leaf_pairs));
       result.used = 1;
@@ -229,7 +229,7 @@ class Collapser {
       stack.resize(begin);
       return {};
     }
-    if (!r && node.ref_count == 1) {  // every binary leaf Embree makes
+    if (!r && node.ref_count == 1) {  // every binary leaf the binary builders make
       stack.push_back(binary_.refs[node.first_ref].triangle);
       return std::span(stack).subspan(begin);
     }
